@@ -22,6 +22,7 @@
 #include <hexagon_types.h>
 #include <hvx_hexagon_protos.h>
 #include "../src/kernels.h"
+#include "kernels_hexagon.h"
 
 #if !defined(__HVX__) || __HVX_LENGTH__ != 128
 #error "kernels_hvx.c needs 128-byte HVX (-mcpu=hexagonv67+hvxv67+hvx_length128b or -mhvx -mhvx-length=128B)"
@@ -275,7 +276,9 @@ static void hvx_vec_f32(const float *x, float *y, float *rowsum, float *rowmax,
     hx_kernels_ref.vec_f32(x, y, rowsum, rowmax, cols, passes, r0, r1);
 }
 
-static const hx_kernels hvx_table = {
+/* Exported so that the device build (kernels_device.c) can reuse the HVX
+ * entries and override M with HMX and D with user DMA. */
+const hx_kernels hx_kernels_hvx = {
     .name = "hvx",
     .gemm_f32_prep_bytes = hvx_f32_prep_bytes,
     .gemm_f32_prepare = hvx_f32_prepare,
@@ -288,4 +291,6 @@ static const hx_kernels hvx_table = {
     .copy2d = hvx_copy2d,
 };
 
-const hx_kernels *hx_kernels_fast(void) { return &hvx_table; }
+#ifndef HX_HVX_NO_FAST_ENTRY
+const hx_kernels *hx_kernels_fast(void) { return &hx_kernels_hvx; }
+#endif
