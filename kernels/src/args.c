@@ -1,0 +1,241 @@
+/* Command-line parsing and validation.  Every error names the option. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+
+const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
+const char *const hx_group_names[HX_NGROUPS + 1] = {"A", "B", "C", "D", "alone"};
+const char *const hx_engine_names[HX_NENG_NAMED] = {"host", "vec", "mx", "dma"};
+
+const char *hx_workload_name(uint32_t mask) {
+    switch (mask) {
+    case HX_BIT(HX_M) | HX_BIT(HX_V): return "mv";
+    case HX_BIT(HX_M) | HX_BIT(HX_D): return "md";
+    case HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D): return "mvd";
+    case HX_BIT(HX_M): return "M";
+    case HX_BIT(HX_V): return "V";
+    case HX_BIT(HX_D): return "D";
+    default: return "?";
+    }
+}
+
+void hx_usage(FILE *f) {
+    fputs("usage: hxrun --out FILE.jsonl [options]   (see docs/runner.md)\n"
+          "  --npy-dir DIR  --workloads mv,md,mvd  --precision fp32|u8i8  --m-shape M,N,K\n"
+          "  --v-variant compute|onchip|ddr  --v-shape R,C  --v-passes P  --v-workers N\n"
+          "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --scratch-bytes N\n"
+          "  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
+          "  --affinity host=0,vec=1,mx=0,dma=1  --calibrate M=100,V=80,D=60\n"
+          "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V\n"
+          "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch\n",
+          f);
+}
+
+static int fail(char *err, size_t n, const char *opt, const char *why, const char *val) {
+    snprintf(err, n, "%s: %s (got '%s')", opt, why, val ? val : "");
+    return -1;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 0);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* "a,b,c" of integers within [lo, hi]; exactly n of them. */
+static int parse_ints(const char *s, int n, long lo, long hi, int *out) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL, *tok = strtok_r(buf, ",", &save);
+    int i = 0;
+    for (; tok && i < n; i++, tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (parse_long(tok, lo, hi, &v)) return -1;
+        out[i] = (int)v;
+    }
+    return (i == n && !tok) ? 0 : -1;
+}
+
+static int parse_workloads(const char *s, hx_config *c) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    c->nworkloads = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        uint32_t m;
+        if (!strcmp(tok, "mv")) m = HX_BIT(HX_M) | HX_BIT(HX_V);
+        else if (!strcmp(tok, "md")) m = HX_BIT(HX_M) | HX_BIT(HX_D);
+        else if (!strcmp(tok, "mvd")) m = HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D);
+        else return -1;
+        for (int i = 0; i < c->nworkloads; i++)
+            if (c->workloads[i] == m) return -1;
+        if (c->nworkloads == HX_MAX_WORKLOADS) return -1;
+        c->workloads[c->nworkloads++] = m;
+    }
+    return c->nworkloads ? 0 : -1;
+}
+
+static int parse_groups(const char *s, hx_config *c) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    c->groups = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int g = -1;
+        for (int i = 0; i < HX_NGROUPS; i++)
+            if (!strcmp(tok, hx_group_names[i])) g = i;
+        if (g < 0) return -1;
+        c->groups |= HX_BIT(g);
+    }
+    return c->groups ? 0 : -1;
+}
+
+/* "name=value,..." where name is one of `names`; values are doubles in [lo, hi]. */
+static int parse_named(const char *s, const char *const *names, int n, double lo, double hi, double *out, int *seen) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return -1;
+        *eq = 0;
+        int idx = -1;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tok, names[i])) idx = i;
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (idx < 0 || end == eq + 1 || *end || v < lo || v > hi) return -1;
+        out[idx] = v;
+        if (seen) seen[idx] = 1;
+    }
+    return 0;
+}
+
+int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
+    memset(c, 0, sizeof *c);
+    c->nworkloads = 1;
+    c->workloads[0] = HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D);
+    c->precision = HX_FP32;
+    c->m = c->n = c->k = 256;
+    c->v_variant = HX_V_ONCHIP;
+    c->v_rows = -1, c->v_cols = -1, c->v_passes = -1, c->v_workers = 1;
+    c->d_rows = 1024, c->d_row_bytes = 2048, c->d_src_stride = -1, c->d_desc_rows = 64;
+    c->scratch_bytes = 8u << 20;
+    c->warmup = 5, c->rounds = 30, c->seed = 1;
+    c->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000};
+    for (int i = 0; i < HX_NENG_NAMED; i++) c->affinity[i] = -1;
+    c->early_completion = 1;
+    c->groups = 0xF;
+    int vshape_set = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) return 1;
+        if (!strcmp(o, "--check-at-publish")) { c->check_at_publish = 1; continue; }
+        if (strncmp(o, "--", 2) != 0) return fail(err, n, o, "unexpected argument", o);
+        if (i + 1 >= argc) return fail(err, n, o, "missing value", "");
+        const char *v = argv[++i];
+        long L;
+        int t[3];
+        if (!strcmp(o, "--out")) c->out_path = v;
+        else if (!strcmp(o, "--npy-dir")) c->npy_dir = v;
+        else if (!strcmp(o, "--workloads")) { if (parse_workloads(v, c)) return fail(err, n, o, "expected a comma list of distinct mv, md, mvd", v); }
+        else if (!strcmp(o, "--precision")) {
+            if (!strcmp(v, "fp32")) c->precision = HX_FP32;
+            else if (!strcmp(v, "u8i8")) c->precision = HX_U8I8;
+            else return fail(err, n, o, "expected fp32 or u8i8", v);
+        } else if (!strcmp(o, "--m-shape")) {
+            if (parse_ints(v, 3, 1, 8192, t)) return fail(err, n, o, "expected M,N,K each in [1, 8192]", v);
+            c->m = t[0], c->n = t[1], c->k = t[2];
+        } else if (!strcmp(o, "--v-variant")) {
+            if (!strcmp(v, "compute")) c->v_variant = HX_V_COMPUTE;
+            else if (!strcmp(v, "onchip")) c->v_variant = HX_V_ONCHIP;
+            else if (!strcmp(v, "ddr")) c->v_variant = HX_V_DDR;
+            else return fail(err, n, o, "expected compute, onchip or ddr", v);
+        } else if (!strcmp(o, "--v-shape")) {
+            if (parse_ints(v, 2, 1, 1 << 16, t)) return fail(err, n, o, "expected ROWS,COLS each in [1, 65536]", v);
+            c->v_rows = t[0], c->v_cols = t[1], vshape_set = 1;
+        } else if (!strcmp(o, "--v-passes")) {
+            if (parse_long(v, 1, 4096, &L)) return fail(err, n, o, "expected an integer in [1, 4096]", v);
+            c->v_passes = (int)L;
+        } else if (!strcmp(o, "--v-workers")) {
+            if (parse_long(v, 1, HX_MAX_VWORKERS, &L)) return fail(err, n, o, "expected an integer in [1, 8]", v);
+            c->v_workers = (int)L;
+        } else if (!strcmp(o, "--d-shape")) {
+            if (parse_ints(v, 2, 1, 1 << 24, t)) return fail(err, n, o, "expected ROWS,ROW_BYTES each >= 1", v);
+            c->d_rows = t[0], c->d_row_bytes = t[1];
+        } else if (!strcmp(o, "--d-src-stride")) {
+            if (parse_long(v, 1, 1 << 26, &L)) return fail(err, n, o, "expected a positive integer", v);
+            c->d_src_stride = (int)L;
+        } else if (!strcmp(o, "--d-desc-rows")) {
+            if (parse_long(v, 1, 1 << 24, &L)) return fail(err, n, o, "expected a positive integer", v);
+            c->d_desc_rows = (int)L;
+        } else if (!strcmp(o, "--scratch-bytes")) {
+            if (parse_long(v, 0, 1L << 34, &L)) return fail(err, n, o, "expected a byte count", v);
+            c->scratch_bytes = (size_t)L;
+        } else if (!strcmp(o, "--warmup")) {
+            if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
+            c->warmup = (int)L;
+        } else if (!strcmp(o, "--rounds")) {
+            if (parse_long(v, 1, 10000000, &L)) return fail(err, n, o, "expected an integer >= 1", v);
+            c->rounds = (int)L;
+        } else if (!strcmp(o, "--seed")) {
+            char *end;
+            errno = 0;
+            c->seed = strtoull(v, &end, 0);
+            if (errno || end == v || *end) return fail(err, n, o, "expected an unsigned integer", v);
+        } else if (!strcmp(o, "--wait")) {
+            if (!strcmp(v, "spin")) c->wait.strategy = HX_WAIT_SPIN;
+            else if (!strcmp(v, "spin-block")) c->wait.strategy = HX_WAIT_SPIN_BLOCK;
+            else return fail(err, n, o, "expected spin or spin-block", v);
+        } else if (!strcmp(o, "--spin-ns")) {
+            if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
+            c->wait.spin_ns = (uint64_t)L;
+        } else if (!strcmp(o, "--affinity")) {
+            double a[HX_NENG_NAMED] = {-1, -1, -1, -1};
+            if (parse_named(v, hx_engine_names, HX_NENG_NAMED, 0, 1023, a, NULL))
+                return fail(err, n, o, "expected engine=core pairs with engines host, vec, mx, dma", v);
+            for (int e = 0; e < HX_NENG_NAMED; e++) c->affinity[e] = (int)a[e];
+        } else if (!strcmp(o, "--calibrate")) {
+            int seen[HX_NTASKS] = {0};
+            if (parse_named(v, hx_task_names, HX_NTASKS, 0, 1e7, c->calib_us, seen))
+                return fail(err, n, o, "expected M=us,V=us,D=us with microseconds in [0, 1e7]", v);
+            c->calibrate = 1;
+        } else if (!strcmp(o, "--early-completion")) {
+            if (!strcmp(v, "on")) c->early_completion = 1;
+            else if (!strcmp(v, "off")) c->early_completion = 0;
+            else return fail(err, n, o, "expected on or off", v);
+        } else if (!strcmp(o, "--groups")) {
+            if (parse_groups(v, c)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
+        } else if (!strcmp(o, "--label")) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || c->nlabels == HX_MAX_LABELS) return fail(err, n, o, "expected KEY=VALUE (at most 16)", v);
+            char *key = strndup(v, (size_t)(eq - v));
+            c->label_key[c->nlabels] = key;
+            c->label_val[c->nlabels++] = eq + 1;
+        } else if (!strcmp(o, "--inject-conflict")) {
+            if (!strcmp(v, "V-out-aliases-M-out")) c->inject = HX_INJECT_V_OUT_M_OUT;
+            else if (!strcmp(v, "D-dst-aliases-V-scratch")) c->inject = HX_INJECT_D_DST_V_SCRATCH;
+            else return fail(err, n, o, "expected V-out-aliases-M-out or D-dst-aliases-V-scratch", v);
+        } else {
+            return fail(err, n, o, "unknown option", o);
+        }
+    }
+    if (!c->out_path) return fail(err, n, "--out", "is required", "");
+    /* Per-variant defaults: compute is cache-resident with many passes, onchip
+     * fits the arena, ddr streams an array far larger than any cache. */
+    static const int def_rows[] = {64, 512, 4096}, def_cols[] = {256, 1024, 4096}, def_passes[] = {32, 1, 1};
+    if (!vshape_set) c->v_rows = def_rows[c->v_variant], c->v_cols = def_cols[c->v_variant];
+    if (c->v_passes < 0) c->v_passes = def_passes[c->v_variant];
+    if (c->v_workers > c->v_rows) return fail(err, n, "--v-workers", "more vector workers than rows", "");
+    if (c->d_src_stride < 0) c->d_src_stride = 2 * c->d_row_bytes;
+    if (c->d_src_stride < c->d_row_bytes) return fail(err, n, "--d-src-stride", "must be >= row bytes", "");
+    if (c->inject == HX_INJECT_D_DST_V_SCRATCH && c->v_variant != HX_V_ONCHIP)
+        return fail(err, n, "--inject-conflict", "D-dst-aliases-V-scratch needs --v-variant onchip", "");
+    return 0;
+}

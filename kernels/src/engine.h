@@ -1,0 +1,34 @@
+/* An engine: one device-side thread serving one work queue (the analogue of a
+ * Hexagon HMX queue, HVX work queue or DMA queue).  Producers push jobs and
+ * ring a doorbell; the engine sleeps on the doorbell per the wait policy. */
+#ifndef HX_ENGINE_H
+#define HX_ENGINE_H
+#include "event.h"
+#include "platform.h"
+
+#define HX_QUEUE_CAP 64u
+
+struct hx_engine;
+typedef struct hx_job {
+    void (*run)(struct hx_job *job, struct hx_engine *engine);
+} hx_job;
+
+typedef struct hx_engine {
+    char name[16];
+    int core;
+    hx_job *ring[HX_QUEUE_CAP];
+    uint32_t head; /* next slot the engine pops */
+    uint32_t tail; /* next slot a producer fills */
+    uint32_t lock; /* producers may be the host or another engine */
+    hx_counter doorbell;
+    uint32_t stop;
+    const hx_wait_policy *wait;
+    hx_thread *thread;
+} hx_engine;
+
+int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_policy *wait,
+                    char *err, size_t errlen);
+/* Returns 0, or -1 if the queue is full (a bug in the caller: depth is bounded). */
+int hx_engine_push(hx_engine *e, hx_job *job);
+void hx_engine_stop(hx_engine *e);
+#endif

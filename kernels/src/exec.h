@@ -1,0 +1,120 @@
+/* The executor: tasks, their engines, the fused entry, and the host-side
+ * submission of groups A-D.  Device side: exec_device.c.  Host side:
+ * exec_host.c.  Task data and preparation: tasks.c. */
+#ifndef HX_EXEC_H
+#define HX_EXEC_H
+#include "arena.h"
+#include "config.h"
+#include "engine.h"
+#include "kernels.h"
+#include "ranges.h"
+
+struct hx_exec;
+
+typedef struct hx_task {
+    int id;
+    struct hx_exec *x;
+    hx_engine *engine;
+    int ready;    /* inputs prepared (checked by the fused entry) */
+    int empty;    /* this trial runs zero work */
+    uint64_t calib_ns;
+    uint32_t slot_mask; /* its scratch slot in the arena plan */
+    /* per-trial record, written by the engine, read by the host after the
+     * task's completion has been published (acquire) */
+    uint64_t begin, end, host_seen;
+    const char *ran_on;
+    hx_event dev_done;  /* engine -> fused entry (eM, eD) */
+    hx_event published; /* completion visible to the host */
+    hx_job request_job; /* standalone request (groups A, B, alone) */
+    hx_job launch_job;  /* async launch from the fused entry */
+    /* outputs, for poisoning and checksums */
+    int nout;
+    void *out[3];
+    size_t out_bytes[3];
+    hx_range_set ranges;
+} hx_task;
+
+typedef struct hx_wait_rec {
+    const char *who, *on;
+    uint64_t begin, end;
+} hx_wait_rec;
+
+#define HX_MAX_WAITS 32
+
+typedef struct hx_vchunk {
+    hx_job job;
+    struct hx_exec *x;
+    int r0, r1;
+    hx_event done;
+} hx_vchunk;
+
+typedef struct hx_fused_req {
+    hx_job job;
+    struct hx_exec *x;
+    uint32_t mask;
+    int barrier; /* 1: group C (full barrier after each task); 0: group D */
+    uint64_t entry_begin, entry_end;
+    int failed;
+    char error[512];
+    hx_event done;
+} hx_fused_req;
+
+typedef struct hx_exec {
+    const hx_config *cfg;
+    const hx_kernels *k;
+    hx_engine vec, mx, dma;
+    int nvworkers; /* extra vector workers beyond the entry thread */
+    hx_engine vworker[HX_MAX_VWORKERS];
+    hx_vchunk vchunk[HX_MAX_VWORKERS + 1];
+    hx_task task[HX_NTASKS];
+    hx_arena arena;
+    hx_counter host_channel; /* bumped on every publish: early completion */
+    hx_fused_req fused;
+    hx_wait_rec waits[HX_MAX_WAITS];
+    uint32_t nwaits;
+    uint64_t epoch;
+
+    /* task data (tasks.c) */
+    struct {
+        void *A, *B;  /* logical inputs (kept for the .npy dump) */
+        void *prep;   /* prepared layout */
+        size_t prep_bytes;
+        void *C;
+        uint64_t prep_ns;
+    } m;
+    struct {
+        void *x, *y, *rowsum, *rowmax;
+        int in_scratch;
+    } v;
+    struct {
+        uint8_t *src, *dst;
+        size_t src_bytes, dst_bytes;
+        int dst_stride, ndesc;
+        hx_copy_desc *chain;
+    } d;
+} hx_exec;
+
+/* tasks.c */
+int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *err, size_t errlen);
+void hx_exec_teardown(hx_exec *x);
+void hx_task_work(hx_task *t);          /* the task's computation (or empty / calibration) */
+void hx_task_poison(hx_task *t);        /* overwrite outputs so skipped work cannot pass */
+uint64_t hx_task_checksum(const hx_task *t);
+size_t hx_elem_bytes_v(const hx_config *cfg);
+
+/* exec_device.c */
+uint64_t hx_exec_now(const hx_exec *x); /* ns since the run's epoch */
+void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e);
+void hx_task_init_jobs(hx_task *t);
+void hx_fused_init(hx_fused_req *f, hx_exec *x);
+int hx_plan_check(hx_exec *x, uint32_t mask, char *err, size_t errlen);
+
+/* exec_host.c: one trial of a group; fills the record fields of the tasks and
+ * the host timestamps. */
+typedef struct hx_host_times {
+    uint64_t submit_begin, submit_end, wait_begin, wait_end;
+    uint64_t submit_ns, wait_ns; /* summed over the group's requests */
+    int requests;
+} hx_host_times;
+int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen);
+#endif

@@ -1,0 +1,156 @@
+/* Device side of the executor: what runs on the engines.  A task runs either
+ * as its own request (groups A, B and alone runs) or as an asynchronous
+ * launch from the fused entry (groups C and D).  C and D share every line of
+ * the fused entry; only the barrier switch differs. */
+#include <stdio.h>
+#include <string.h>
+#include "exec.h"
+
+uint64_t hx_exec_now(const hx_exec *x) { return hx_now_ns() - x->epoch; }
+
+void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e) {
+    uint32_t i = __atomic_fetch_add(&x->nwaits, 1u, __ATOMIC_RELAXED);
+    if (i < HX_MAX_WAITS) x->waits[i] = (hx_wait_rec){who, on, b, e};
+}
+
+static void run_timed(hx_task *t, hx_engine *e) {
+    t->ran_on = e->name;
+    t->begin = hx_exec_now(t->x);
+    hx_task_work(t);
+    t->end = hx_exec_now(t->x);
+}
+
+/* Publishing: the release store in hx_event_signal orders every output write
+ * before the flag; the host's acquire load of the flag then sees the data. */
+static void publish(hx_task *t) {
+    hx_event_signal(&t->published);
+    hx_counter_bump(&t->x->host_channel);
+}
+
+static void request_run(hx_job *job, hx_engine *e) {
+    hx_task *t = (hx_task *)((char *)job - offsetof(hx_task, request_job));
+    /* The backend's normal path acquires scratch per request. */
+    if (hx_arena_reserve(&t->x->arena, t->slot_mask) != 0) {
+        fprintf(stderr, "hxrun: internal error: scratch slot of %s reserved twice\n", hx_task_names[t->id]);
+    }
+    run_timed(t, e);
+    hx_arena_release(&t->x->arena, t->slot_mask);
+    publish(t);
+}
+
+static void launch_run(hx_job *job, hx_engine *e) {
+    hx_task *t = (hx_task *)((char *)job - offsetof(hx_task, launch_job));
+    run_timed(t, e);
+    hx_event_signal(&t->dev_done);
+}
+
+void hx_task_init_jobs(hx_task *t) {
+    t->request_job.run = request_run;
+    t->launch_job.run = launch_run;
+}
+
+/* V with a vector quota > 1: rows are split across the entry thread and the
+ * extra vector workers. */
+static void vchunk_run(hx_job *job, hx_engine *e) {
+    (void)e;
+    hx_vchunk *c = (hx_vchunk *)job;
+    hx_exec *x = c->x;
+    const hx_config *cfg = x->cfg;
+    if (cfg->precision == HX_FP32)
+        x->k->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
+                      cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+    else
+        x->k->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum,
+                      (int16_t *)x->v.rowmax, cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+    hx_event_signal(&c->done);
+}
+
+void hx_task_work_v_split(hx_exec *x); /* used by tasks.c */
+void hx_task_work_v_split(hx_exec *x) {
+    int parts = x->nvworkers + 1, rows = x->cfg->v_rows;
+    for (int i = 0; i < parts; i++) {
+        hx_vchunk *c = &x->vchunk[i];
+        c->job.run = vchunk_run;
+        c->x = x;
+        c->r0 = (int)((long)rows * i / parts);
+        c->r1 = (int)((long)rows * (i + 1) / parts);
+        hx_event_reset(&c->done);
+    }
+    for (int i = 1; i < parts; i++) hx_engine_push(&x->vworker[i - 1], &x->vchunk[i].job);
+    vchunk_run(&x->vchunk[0].job, &x->vec);
+    for (int i = 1; i < parts; i++) hx_event_wait(&x->vchunk[i].done, &x->cfg->wait);
+}
+
+/* Step 1 of the fused entry: inputs ready, no range or scratch conflicts. */
+int hx_plan_check(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
+    const hx_range_set *sets[HX_NTASKS];
+    int n = 0;
+    for (int i = 0; i < HX_NTASKS; i++) {
+        if (!(mask & HX_BIT(i))) continue;
+        if (!__atomic_load_n(&x->task[i].ready, __ATOMIC_ACQUIRE)) {
+            snprintf(err, errlen, "task %s: inputs not ready", hx_task_names[i]);
+            return -1;
+        }
+        sets[n++] = &x->task[i].ranges;
+    }
+    return hx_ranges_check(sets, n, err, errlen);
+}
+
+static void wait_dev(hx_exec *x, hx_task *t, const char *ev) {
+    uint64_t b = hx_exec_now(x);
+    hx_event_wait(&t->dev_done, &x->cfg->wait);
+    hx_exec_note_wait(x, "vec", ev, b, hx_exec_now(x));
+}
+
+static void fused_run(hx_job *job, hx_engine *e) {
+    hx_fused_req *f = (hx_fused_req *)job;
+    hx_exec *x = f->x;
+    hx_task *M = &x->task[HX_M], *V = &x->task[HX_V], *D = &x->task[HX_D];
+    int hasM = !!(f->mask & HX_BIT(HX_M)), hasV = !!(f->mask & HX_BIT(HX_V)), hasD = !!(f->mask & HX_BIT(HX_D));
+    f->entry_begin = hx_exec_now(x);
+
+    /* 1. inputs ready, ranges and scratch do not conflict */
+    if (hx_plan_check(x, f->mask, f->error, sizeof f->error) != 0) goto fail;
+    /* 2. scratch for all tasks at once: they are live together */
+    uint32_t slots = (hasM ? M->slot_mask : 0) | (hasV ? V->slot_mask : 0) | (hasD ? D->slot_mask : 0);
+    if (hx_arena_reserve(&x->arena, slots) != 0) {
+        snprintf(f->error, sizeof f->error, "scratch slots already live at fused entry");
+        goto fail;
+    }
+    /* 3. launch M -> eM, launch D -> eD (C: full barrier after each) */
+    if (hasM) {
+        hx_engine_push(M->engine, &M->launch_job);
+        if (f->barrier) { wait_dev(x, M, "eM"); publish(M); }
+    }
+    if (hasD) {
+        hx_engine_push(D->engine, &D->launch_job);
+        if (f->barrier) { wait_dev(x, D, "eD"); publish(D); }
+    }
+    /* 4. run V here, publish it, release what it no longer needs */
+    if (hasV) {
+        run_timed(V, e);
+        publish(V);
+        hx_arena_release(&x->arena, V->slot_mask);
+    }
+    /* 5. wait eM, publish M; wait eD, publish D */
+    if (!f->barrier) {
+        if (hasM) { wait_dev(x, M, "eM"); publish(M); }
+        if (hasD) { wait_dev(x, D, "eD"); publish(D); }
+    }
+    hx_arena_release(&x->arena, slots & ~(hasV ? V->slot_mask : 0));
+    f->entry_end = hx_exec_now(x);
+    /* 6. one return for the whole entry */
+    hx_event_signal(&f->done);
+    hx_counter_bump(&x->host_channel);
+    return;
+fail:
+    f->failed = 1;
+    f->entry_end = hx_exec_now(x);
+    hx_event_signal(&f->done);
+    hx_counter_bump(&x->host_channel);
+}
+
+void hx_fused_init(hx_fused_req *f, hx_exec *x) {
+    f->job.run = fused_run;
+    f->x = x;
+}

@@ -1,0 +1,261 @@
+/* Host SIMD kernels, written with GCC/Clang vector extensions so the same
+ * source vectorises for AVX2/AVX-512 (x86-64) or NEON (AArch64) under
+ * -march=native.  Prepared layouts are packed panels: the packing is the
+ * "layout preparation" that the runner times separately. */
+#include <math.h>
+#include <string.h>
+#include "kernels.h"
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+#define MR 6  /* rows of C per micro-tile */
+#define NR 16 /* columns of C per micro-tile: two 8-wide vectors */
+#define KC 256 /* k-block kept hot in L1 for one B micro-panel */
+
+static inline v8f loadf(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+static inline void storef(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+static inline v8i loadi(const int32_t *p) { v8i v; memcpy(&v, p, sizeof v); return v; }
+static inline void storei(int32_t *p, v8i v) { memcpy(p, &v, sizeof v); }
+
+/* Lane-wise select (C has no vector ?:): m lanes are all-ones or zero. */
+static inline v8f self(v8i m, v8f a, v8f b) {
+    v8i ai, bi, r;
+    memcpy(&ai, &a, sizeof ai), memcpy(&bi, &b, sizeof bi);
+    r = (m & ai) | (~m & bi);
+    v8f out;
+    memcpy(&out, &r, sizeof out);
+    return out;
+}
+static inline v8i seli(v8i m, v8i a, v8i b) { return (m & a) | (~m & b); }
+
+static int panels(int x, int w) { return (x + w - 1) / w; }
+
+/* ---- M: fp32 GEMM ---------------------------------------------------- */
+/* A: ceil(m/MR) panels, each k x MR (k-major, zero padded rows).
+ * B: ceil(n/NR) panels, each k x NR (zero padded columns). */
+static size_t f32_prep_bytes(int m, int n, int k) {
+    return ((size_t)panels(m, MR) * MR + (size_t)panels(n, NR) * NR) * (size_t)k * sizeof(float);
+}
+
+static void f32_prepare(const float *A, const float *B, int m, int n, int k, void *prep) {
+    float *Ap = (float *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
+    for (int ip = 0; ip < panels(m, MR); ip++)
+        for (int p = 0; p < k; p++)
+            for (int r = 0; r < MR; r++) {
+                int i = ip * MR + r;
+                Ap[((size_t)ip * k + p) * MR + r] = i < m ? A[(size_t)i * k + p] : 0.0f;
+            }
+    for (int jp = 0; jp < panels(n, NR); jp++)
+        for (int p = 0; p < k; p++)
+            for (int c = 0; c < NR; c++) {
+                int j = jp * NR + c;
+                Bp[((size_t)jp * k + p) * NR + c] = j < n ? B[(size_t)p * n + j] : 0.0f;
+            }
+}
+
+/* C tile (MR x NR) = or += a[kc x MR] * b[kc x NR] */
+static void f32_micro(const float *a, const float *b, int kc, float *C, int ldc, int rows, int cols, int accumulate) {
+    v8f c[MR][2] = {{{0}}};
+    for (int p = 0; p < kc; p++) {
+        v8f b0 = loadf(b + p * NR), b1 = loadf(b + p * NR + 8);
+        for (int r = 0; r < MR; r++) {
+            v8f ar = (v8f){0} + a[p * MR + r]; /* broadcast */
+            c[r][0] += ar * b0;
+            c[r][1] += ar * b1;
+        }
+    }
+    if (rows == MR && cols == NR) {
+        for (int r = 0; r < MR; r++) {
+            float *row = C + (size_t)r * ldc;
+            if (accumulate) c[r][0] += loadf(row), c[r][1] += loadf(row + 8);
+            storef(row, c[r][0]);
+            storef(row + 8, c[r][1]);
+        }
+        return;
+    }
+    float t[MR][NR];
+    for (int r = 0; r < MR; r++) storef(t[r], c[r][0]), storef(t[r] + 8, c[r][1]);
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < cols; j++) C[(size_t)r * ldc + j] = accumulate ? C[(size_t)r * ldc + j] + t[r][j] : t[r][j];
+}
+
+static void f32_run(const void *prep, float *C, int m, int n, int k) {
+    const float *Ap = (const float *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
+    for (int k0 = 0; k0 < k; k0 += KC) {
+        int kc = k - k0 < KC ? k - k0 : KC;
+        for (int jp = 0; jp < panels(n, NR); jp++) {
+            const float *b = Bp + ((size_t)jp * k + k0) * NR;
+            int cols = n - jp * NR < NR ? n - jp * NR : NR;
+            for (int ip = 0; ip < panels(m, MR); ip++) {
+                int rows = m - ip * MR < MR ? m - ip * MR : MR;
+                f32_micro(Ap + ((size_t)ip * k + k0) * MR, b, kc, C + (size_t)ip * MR * n + jp * NR, n, rows, cols,
+                          k0 > 0);
+            }
+        }
+    }
+}
+
+/* ---- M: u8 x i8 -> i32 GEMM (exact) ----------------------------------- */
+/* Same panel scheme with operands widened to int32 at preparation time. */
+static size_t u8i8_prep_bytes(int m, int n, int k) {
+    return ((size_t)panels(m, MR) * MR + (size_t)panels(n, NR) * NR) * (size_t)k * sizeof(int32_t);
+}
+
+static void u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k, void *prep) {
+    int32_t *Ap = (int32_t *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
+    for (int ip = 0; ip < panels(m, MR); ip++)
+        for (int p = 0; p < k; p++)
+            for (int r = 0; r < MR; r++) {
+                int i = ip * MR + r;
+                Ap[((size_t)ip * k + p) * MR + r] = i < m ? A[(size_t)i * k + p] : 0;
+            }
+    for (int jp = 0; jp < panels(n, NR); jp++)
+        for (int p = 0; p < k; p++)
+            for (int c = 0; c < NR; c++) {
+                int j = jp * NR + c;
+                Bp[((size_t)jp * k + p) * NR + c] = j < n ? B[(size_t)p * n + j] : 0;
+            }
+}
+
+static void u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
+    const int32_t *Ap = (const int32_t *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
+    for (int jp = 0; jp < panels(n, NR); jp++) {
+        const int32_t *b = Bp + (size_t)jp * k * NR;
+        int cols = n - jp * NR < NR ? n - jp * NR : NR;
+        for (int ip = 0; ip < panels(m, MR); ip++) {
+            const int32_t *a = Ap + (size_t)ip * k * MR;
+            int rows = m - ip * MR < MR ? m - ip * MR : MR;
+            v8i c[MR][2] = {{{0}}};
+            for (int p = 0; p < k; p++) {
+                v8i b0 = loadi(b + p * NR), b1 = loadi(b + p * NR + 8);
+                for (int r = 0; r < MR; r++) {
+                    v8i ar = (v8i){0} + a[p * MR + r];
+                    c[r][0] += ar * b0;
+                    c[r][1] += ar * b1;
+                }
+            }
+            int32_t t[MR][NR];
+            for (int r = 0; r < MR; r++) storei(t[r], c[r][0]), storei(t[r] + 8, c[r][1]);
+            for (int r = 0; r < rows; r++) memcpy(C + (size_t)(ip * MR + r) * n + jp * NR, t[r], (size_t)cols * 4);
+        }
+    }
+}
+
+/* ---- V: SiLU + row reduction (fp32) ----------------------------------- */
+/* exp(x) for 8 lanes: Cody-Waite range reduction and a degree-6 polynomial
+ * (relative error ~2 ulp), so the activation vectorises without -ffast-math. */
+static inline v8f vexp(v8f x) {
+    const v8f lo = (v8f){0} - 87.0f, hi = (v8f){0} + 88.0f;
+    x = self(x < lo, lo, x);
+    x = self(x > hi, hi, x);
+    v8f fx = x * 1.44269504088896341f;
+    v8i n;
+    for (int i = 0; i < 8; i++) n[i] = (int32_t)__builtin_floorf(fx[i] + 0.5f);
+    v8f nf = __builtin_convertvector(n, v8f);
+    v8f r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
+    v8f p = (v8f){0} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    v8i bits = (n + 127) << 23;
+    v8f scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+static void vec_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0, int r1) {
+    for (int r = r0; r < r1; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        v8f s = {0}, mx = (v8f){0} - INFINITY;
+        int c = 0;
+        for (; c + 8 <= cols; c += 8) {
+            v8f v = loadf(xr + c);
+            for (int p = 0; p < passes; p++) v = v / (1.0f + vexp(-v));
+            storef(yr + c, v);
+            s += v;
+            mx = self(v > mx, v, mx);
+        }
+        float ss = 0.0f, mm = -INFINITY;
+        for (int i = 0; i < 8; i++) ss += s[i], mm = mx[i] > mm ? mx[i] : mm;
+        for (; c < cols; c++) {
+            float v = xr[c];
+            for (int p = 0; p < passes; p++) v = v / (1.0f + expf(-v));
+            yr[c] = v;
+            ss += v;
+            mm = v > mm ? v : mm;
+        }
+        rowsum[r] = ss;
+        rowmax[r] = mm;
+    }
+}
+
+/* ---- V: Q13 hard-swish + row reduction (int16, exact) ------------------ */
+static void vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax, int cols, int passes, int r0, int r1) {
+    for (int r = r0; r < r1; r++) {
+        const int16_t *xr = x + (size_t)r * cols;
+        int16_t *yr = y + (size_t)r * cols;
+        v8i s = {0}, mx = (v8i){0} - 32768;
+        int c = 0;
+        for (; c + 8 <= cols; c += 8) {
+            v8i v;
+            for (int i = 0; i < 8; i++) v[i] = xr[c + i];
+            for (int p = 0; p < passes; p++) {
+                v8i g = v + 4096;
+                g = seli(g < 0, (v8i){0}, g);
+                g = seli(g > 8192, (v8i){0} + 8192, g);
+                v = (v * g) >> 13;
+            }
+            for (int i = 0; i < 8; i++) yr[c + i] = (int16_t)v[i];
+            s += v;
+            mx = seli(v > mx, v, mx);
+        }
+        uint32_t ss = 0;
+        int32_t mm = -32768;
+        for (int i = 0; i < 8; i++) ss += (uint32_t)s[i], mm = mx[i] > mm ? mx[i] : mm;
+        for (; c < cols; c++) {
+            int32_t v = xr[c];
+            for (int p = 0; p < passes; p++) {
+                int32_t g = v + 4096;
+                g = g < 0 ? 0 : (g > 8192 ? 8192 : g);
+                v = (v * g) >> 13;
+            }
+            yr[c] = (int16_t)v;
+            ss += (uint32_t)v;
+            mm = v > mm ? v : mm;
+        }
+        rowsum[r] = (int32_t)ss;
+        rowmax[r] = (int16_t)mm;
+    }
+}
+
+/* ---- D: 2-D descriptor chain ------------------------------------------ */
+static void copy2d(const hx_copy_desc *d) {
+    for (; d; d = d->next) {
+        if (d->src_stride == d->row_bytes && d->dst_stride == d->row_bytes) {
+            memcpy(d->dst, d->src, (size_t)d->rows * d->row_bytes); /* contiguous: one burst */
+            continue;
+        }
+        for (uint32_t r = 0; r < d->rows; r++)
+            memcpy(d->dst + (size_t)r * d->dst_stride, d->src + (size_t)r * d->src_stride, d->row_bytes);
+    }
+}
+
+static const hx_kernels host_kernels = {
+    .name = "host-simd",
+    .gemm_f32_prep_bytes = f32_prep_bytes,
+    .gemm_f32_prepare = f32_prepare,
+    .gemm_f32_run = f32_run,
+    .gemm_u8i8_prep_bytes = u8i8_prep_bytes,
+    .gemm_u8i8_prepare = u8i8_prepare,
+    .gemm_u8i8_run = u8i8_run,
+    .vec_f32 = vec_f32,
+    .vec_i16 = vec_i16,
+    .copy2d = copy2d,
+};
+
+const hx_kernels *hx_kernels_fast(void) { return &host_kernels; }

@@ -1,0 +1,59 @@
+/* hxrun: runs one sweep point (see docs/runner.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+#include "protocol.h"
+
+int main(int argc, char **argv) {
+    hx_config cfg;
+    char err[1024] = "";
+    int rc = hx_parse_args(argc, argv, &cfg, err, sizeof err);
+    if (rc > 0) {
+        hx_usage(stdout);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "hxrun: error: %s\n", err);
+        hx_usage(stderr);
+        return 2;
+    }
+    if (cfg.affinity[HX_ENG_HOST] >= 0 && hx_pin_self(cfg.affinity[HX_ENG_HOST]) != 0) {
+        fprintf(stderr, "hxrun: error: --affinity: cannot pin host to core %d\n", cfg.affinity[HX_ENG_HOST]);
+        return 2;
+    }
+    static hx_exec x; /* large: keep it off the stack */
+    rc = hx_exec_setup(&x, &cfg, hx_kernels_fast(), err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "hxrun: error: %s\n", err);
+        hx_exec_teardown(&x);
+        return rc == -3 ? 3 : 1;
+    }
+    /* Write to FILE.tmp and rename on completion: a crash or a kill never
+     * leaves a file that looks like a result. */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", cfg.out_path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        fprintf(stderr, "hxrun: error: cannot open %s for writing\n", tmp);
+        hx_exec_teardown(&x);
+        return 1;
+    }
+    rc = hx_protocol_run(&x, out, err, sizeof err);
+    hx_exec_teardown(&x);
+    if (fclose(out) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "write error on %.900s", tmp);
+        rc = 1;
+    }
+    if (rc == 1) {
+        fprintf(stderr, "hxrun: error: %s\n", err);
+        remove(tmp);
+        return 1;
+    }
+    if (rename(tmp, cfg.out_path) != 0) {
+        fprintf(stderr, "hxrun: error: cannot rename %s to %s\n", tmp, cfg.out_path);
+        return 1;
+    }
+    if (rc == 4) fprintf(stderr, "hxrun: error: checksum mismatch in some trials (see %s)\n", cfg.out_path);
+    return rc;
+}

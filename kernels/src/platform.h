@@ -1,0 +1,46 @@
+/* Platform layer: the only place that knows about the OS.
+ *
+ * The executor, kernels and protocol call these functions and nothing else
+ * OS-specific.  platform_posix.c implements them for Linux (host and
+ * hexagon-linux-musl under QEMU); hexagon/platform_qurt.c implements them on
+ * the cDSP with QuRT and HAP (SDK only). */
+#ifndef HX_PLATFORM_H
+#define HX_PLATFORM_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic clock in nanoseconds since an arbitrary origin. */
+uint64_t hx_now_ns(void);
+/* CPU time consumed by the calling thread, ns (calibration tasks busy-wait on
+ * this so that oversubscribed cores serialise them honestly). */
+uint64_t hx_thread_cpu_ns(void);
+/* Resolution the OS claims for hx_now_ns, ns. */
+uint64_t hx_clock_resolution_ns(void);
+const char *hx_clock_source(void);
+
+typedef struct hx_thread hx_thread;
+typedef void (*hx_thread_fn)(void *arg);
+/* core < 0: let the OS place the thread.  Returns NULL and fills err on failure. */
+hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core,
+                           char *err, size_t errlen);
+void hx_thread_join(hx_thread *t);
+/* Pins the calling thread; returns 0 on success. */
+int hx_pin_self(int core);
+
+/* Wait primitives on a 32-bit word (futex semantics): sleep while *addr ==
+ * expected (spurious wake-ups allowed); wake every sleeper on addr. */
+void hx_word_wait(uint32_t *addr, uint32_t expected);
+void hx_word_wake_all(uint32_t *addr);
+/* One iteration of a polite spin loop. */
+void hx_cpu_relax(void);
+void hx_yield(void);
+
+int hx_online_cores(void);
+/* Writes a human-readable CPU model into buf. */
+void hx_cpu_model(char *buf, size_t len);
+/* Name of the target this binary was built for ("host", "hexagon-qemu", ...). */
+const char *hx_platform_name(void);
+
+void *hx_alloc(size_t bytes, size_t align);
+void hx_free(void *p);
+#endif

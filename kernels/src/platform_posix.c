@@ -1,0 +1,142 @@
+/* POSIX/Linux implementation of platform.h: pthreads, CLOCK_MONOTONIC and
+ * futexes.  Used on the host and for hexagon-linux-musl under QEMU. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "platform.h"
+
+#ifndef HX_PLATFORM_NAME
+#define HX_PLATFORM_NAME "host"
+#endif
+
+uint64_t hx_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hx_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hx_clock_resolution_ns(void) {
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *hx_clock_source(void) { return "clock_gettime(CLOCK_MONOTONIC)"; }
+const char *hx_platform_name(void) { return HX_PLATFORM_NAME; }
+
+struct hx_thread {
+    pthread_t tid;
+    hx_thread_fn fn;
+    void *arg;
+    int core;
+    char name[16];
+};
+
+static void *trampoline(void *p) {
+    hx_thread *t = (hx_thread *)p;
+    if (t->core >= 0) hx_pin_self(t->core);
+    t->fn(t->arg);
+    return NULL;
+}
+
+hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core,
+                           char *err, size_t errlen) {
+    hx_thread *t = (hx_thread *)calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory creating thread %s", name);
+        return NULL;
+    }
+    t->fn = fn;
+    t->arg = arg;
+    t->core = core;
+    snprintf(t->name, sizeof t->name, "%s", name);
+    int rc = pthread_create(&t->tid, NULL, trampoline, t);
+    if (rc != 0) {
+        snprintf(err, errlen, "pthread_create(%s): %s", name, strerror(rc));
+        free(t);
+        return NULL;
+    }
+    pthread_setname_np(t->tid, t->name);
+    return t;
+}
+
+void hx_thread_join(hx_thread *t) {
+    if (!t) return;
+    pthread_join(t->tid, NULL);
+    free(t);
+}
+
+int hx_pin_self(int core) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(core, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : -1;
+}
+
+void hx_word_wait(uint32_t *addr, uint32_t expected) {
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+void hx_word_wake_all(uint32_t *addr) {
+    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+}
+
+void hx_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void hx_yield(void) { sched_yield(); }
+
+int hx_online_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void hx_cpu_model(char *buf, size_t len) {
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Hardware", 8) == 0) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ' || *c == '\t') c++;
+                c[strcspn(c, "\n")] = 0;
+                snprintf(buf, len, "%s", c);
+                break;
+            }
+        }
+    }
+    fclose(f);
+}
+
+void *hx_alloc(size_t bytes, size_t align) {
+    void *p = NULL;
+    if (align < sizeof(void *)) align = sizeof(void *);
+    if (posix_memalign(&p, align, bytes ? bytes : align) != 0) return NULL;
+    return p;
+}
+
+void hx_free(void *p) { free(p); }

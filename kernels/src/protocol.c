@@ -1,0 +1,379 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "json.h"
+#include "npy.h"
+#include "protocol.h"
+
+#ifndef HX_COMPILER
+#define HX_COMPILER "unknown"
+#endif
+#ifndef HX_CFLAGS
+#define HX_CFLAGS "unknown"
+#endif
+
+typedef struct trial_kind {
+    int group;
+    uint32_t mask;
+    int empty;
+} trial_kind;
+
+static uint64_t round_rng(uint64_t seed, int64_t round) {
+    uint64_t z = seed ^ ((uint64_t)round * 0x9E3779B97F4A7C15ull) ^ 0xD1B54A32D192ED03ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t next_u64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Median cost of reading the clock twice back to back. */
+static uint64_t clock_read_overhead_ns(void) {
+    enum { N = 1001 };
+    uint64_t d[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t a = hx_now_ns(), b = hx_now_ns();
+        d[i] = b - a;
+    }
+    for (int i = 1; i < N; i++) /* insertion sort: N is small */
+        for (int j = i; j > 0 && d[j - 1] > d[j]; j--) {
+            uint64_t t = d[j];
+            d[j] = d[j - 1], d[j - 1] = t;
+        }
+    return d[N / 2];
+}
+
+static int engines_used(const hx_exec *x) {
+    uint32_t all = 0;
+    for (int w = 0; w < x->cfg->nworkloads; w++) all |= x->cfg->workloads[w];
+    int n = __builtin_popcount(all);
+    if (all & HX_BIT(HX_V)) n += x->nvworkers;
+    return n;
+}
+
+void hx_write_meta(hx_exec *x, FILE *out) {
+    const hx_config *c = x->cfg;
+    hx_json j;
+    char model[256];
+    hx_cpu_model(model, sizeof model);
+    int cores = hx_online_cores();
+    int used = engines_used(x);
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "meta");
+    hx_json_i64(&j, "schema_version", 1);
+    hx_json_str(&j, "target", hx_platform_name());
+    hx_json_str(&j, "kernels", x->k->name);
+    hx_json_str(&j, "compiler", HX_COMPILER);
+    hx_json_str(&j, "compiler_version", __VERSION__);
+    hx_json_str(&j, "cflags", HX_CFLAGS);
+    hx_json_str(&j, "cpu_model", model);
+    hx_json_i64(&j, "online_cores", cores);
+    hx_json_arr(&j, "engines");
+    hx_json_str(&j, NULL, "host");
+    hx_json_str(&j, NULL, "vec");
+    for (int i = 0; i < x->nvworkers; i++) hx_json_str(&j, NULL, x->vworker[i].name);
+    hx_json_str(&j, NULL, "mx");
+    hx_json_str(&j, NULL, "dma");
+    hx_json_close(&j, ']');
+    hx_json_i64(&j, "device_engines_used", used);
+    hx_json_obj(&j, "affinity");
+    for (int i = 0; i < HX_NENG_NAMED; i++) hx_json_i64(&j, hx_engine_names[i], c->affinity[i]);
+    hx_json_close(&j, '}');
+    hx_json_bool(&j, "engines_exceed_cores", used > cores);
+    hx_json_obj(&j, "clock");
+    hx_json_str(&j, "source", hx_clock_source());
+    hx_json_u64(&j, "resolution_ns", hx_clock_resolution_ns());
+    hx_json_u64(&j, "read_overhead_ns", clock_read_overhead_ns());
+    hx_json_close(&j, '}');
+    hx_json_u64(&j, "epoch", x->epoch);
+
+    hx_json_obj(&j, "args");
+    hx_json_str(&j, "out", c->out_path);
+    hx_json_str(&j, "npy_dir", c->npy_dir);
+    hx_json_arr(&j, "workloads");
+    for (int w = 0; w < c->nworkloads; w++) hx_json_str(&j, NULL, hx_workload_name(c->workloads[w]));
+    hx_json_close(&j, ']');
+    hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "u8i8");
+    hx_json_i64(&j, "m", c->m), hx_json_i64(&j, "n", c->n), hx_json_i64(&j, "k", c->k);
+    static const char *const variants[] = {"compute", "onchip", "ddr"};
+    hx_json_str(&j, "v_variant", variants[c->v_variant]);
+    hx_json_i64(&j, "v_rows", c->v_rows), hx_json_i64(&j, "v_cols", c->v_cols);
+    hx_json_i64(&j, "v_passes", c->v_passes), hx_json_i64(&j, "v_workers", c->v_workers);
+    hx_json_i64(&j, "d_rows", c->d_rows), hx_json_i64(&j, "d_row_bytes", c->d_row_bytes);
+    hx_json_i64(&j, "d_src_stride", c->d_src_stride), hx_json_i64(&j, "d_desc_rows", c->d_desc_rows);
+    hx_json_u64(&j, "scratch_bytes", c->scratch_bytes);
+    hx_json_i64(&j, "warmup", c->warmup), hx_json_i64(&j, "rounds", c->rounds);
+    hx_json_u64(&j, "seed", c->seed);
+    hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
+    hx_json_u64(&j, "spin_ns", c->wait.spin_ns);
+    hx_json_bool(&j, "early_completion", c->early_completion);
+    hx_json_bool(&j, "check_at_publish", c->check_at_publish);
+    hx_json_arr(&j, "groups");
+    for (int g = 0; g < HX_NGROUPS; g++)
+        if (c->groups & HX_BIT(g)) hx_json_str(&j, NULL, hx_group_names[g]);
+    hx_json_close(&j, ']');
+    hx_json_close(&j, '}');
+
+    hx_json_arr(&j, "workloads");
+    for (int w = 0; w < c->nworkloads; w++) hx_json_str(&j, NULL, hx_workload_name(c->workloads[w]));
+    hx_json_close(&j, ']');
+
+    size_t ve = hx_elem_bytes_v(c), vab = (size_t)c->v_rows * c->v_cols * ve;
+    hx_json_obj(&j, "tasks");
+    hx_json_obj(&j, "M");
+    hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "u8i8");
+    hx_json_i64(&j, "m", c->m), hx_json_i64(&j, "n", c->n), hx_json_i64(&j, "k", c->k);
+    hx_json_u64(&j, "flops", 2ull * c->m * c->n * c->k);
+    hx_json_u64(&j, "bytes_in", x->m.prep_bytes);
+    hx_json_u64(&j, "bytes_out", (uint64_t)c->m * c->n * 4);
+    hx_json_u64(&j, "prep_ns", x->m.prep_ns);
+    hx_json_close(&j, '}');
+    hx_json_obj(&j, "V");
+    hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "i16");
+    hx_json_str(&j, "activation", c->precision == HX_FP32 ? "silu" : "hardswish_q13");
+    hx_json_str(&j, "variant", variants[c->v_variant]);
+    hx_json_i64(&j, "rows", c->v_rows), hx_json_i64(&j, "cols", c->v_cols);
+    hx_json_i64(&j, "passes", c->v_passes), hx_json_i64(&j, "workers", c->v_workers);
+    hx_json_u64(&j, "bytes_in", vab);
+    hx_json_u64(&j, "bytes_out", vab + (uint64_t)c->v_rows * (4 + ve));
+    hx_json_bool(&j, "in_scratch", x->v.in_scratch);
+    hx_json_close(&j, '}');
+    hx_json_obj(&j, "D");
+    hx_json_i64(&j, "rows", c->d_rows), hx_json_i64(&j, "row_bytes", c->d_row_bytes);
+    hx_json_i64(&j, "src_stride", c->d_src_stride), hx_json_i64(&j, "dst_stride", x->d.dst_stride);
+    hx_json_i64(&j, "descriptors", x->d.ndesc);
+    hx_json_u64(&j, "bytes", x->d.dst_bytes);
+    hx_json_close(&j, '}');
+    hx_json_close(&j, '}');
+
+    hx_json_obj(&j, "scratch");
+    hx_json_u64(&j, "capacity", x->arena.capacity);
+    hx_json_obj(&j, "reserved");
+    for (int i = 0; i < HX_NTASKS; i++) hx_json_u64(&j, hx_task_names[i], x->arena.slot_bytes[i]);
+    hx_json_close(&j, '}');
+    hx_json_close(&j, '}');
+    if (c->calibrate) {
+        hx_json_obj(&j, "calibration");
+        for (int i = 0; i < HX_NTASKS; i++) hx_json_f64(&j, hx_task_names[i], c->calib_us[i]);
+        hx_json_close(&j, '}');
+    } else {
+        hx_json_null(&j, "calibration");
+    }
+    hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
+    hx_json_u64(&j, "spin_ns", c->wait.spin_ns);
+    hx_json_bool(&j, "early_completion", c->early_completion);
+    hx_json_obj(&j, "labels");
+    for (int i = 0; i < c->nlabels; i++) hx_json_str(&j, c->label_key[i], c->label_val[i]);
+    hx_json_close(&j, '}');
+    hx_json_arr(&j, "warnings");
+    if (used > cores) {
+        char w[200];
+        snprintf(w, sizeof w, "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the cores, not the engines",
+                 used, cores);
+        hx_json_str(&j, NULL, w);
+    }
+    if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
+        hx_json_str(&j, NULL, "spin waits with more threads than cores: waiting threads steal cycles from working ones");
+    if (c->calibrate) hx_json_str(&j, NULL, "calibration run: tasks are busy-waits, outputs are not checked");
+    hx_json_close(&j, ']');
+    hx_json_end(&j);
+}
+
+static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->cfg->calibrate; }
+
+static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const trial_kind *k,
+                        const hx_host_times *h, const uint64_t *verified, int *mismatches) {
+    const hx_config *c = x->cfg;
+    hx_json j;
+    int ok = 1;
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "trial");
+    hx_json_i64(&j, "round", round);
+    hx_json_i64(&j, "seq", seq);
+    hx_json_bool(&j, "warmup", round < 0);
+    hx_json_str(&j, "workload", k->group == HX_G_ALONE ? hx_task_names[__builtin_ctz(k->mask)] : hx_workload_name(k->mask));
+    hx_json_str(&j, "group", hx_group_names[k->group]);
+    hx_json_bool(&j, "empty", k->empty);
+    hx_json_obj(&j, "host");
+    hx_json_u64(&j, "submit_begin", h->submit_begin), hx_json_u64(&j, "submit_end", h->submit_end);
+    hx_json_u64(&j, "wait_begin", h->wait_begin), hx_json_u64(&j, "wait_end", h->wait_end);
+    hx_json_u64(&j, "submit_ns", h->submit_ns), hx_json_u64(&j, "wait_ns", h->wait_ns);
+    hx_json_i64(&j, "requests", h->requests);
+    hx_json_close(&j, '}');
+    if (k->group == HX_G_C || k->group == HX_G_D) {
+        hx_json_obj(&j, "device");
+        hx_json_u64(&j, "entry_begin", x->fused.entry_begin), hx_json_u64(&j, "entry_end", x->fused.entry_end);
+        hx_json_close(&j, '}');
+    } else {
+        hx_json_null(&j, "device");
+    }
+    hx_json_arr(&j, "tasks");
+    for (int i = 0; i < HX_NTASKS; i++) {
+        if (!(k->mask & HX_BIT(i))) continue;
+        hx_task *t = &x->task[i];
+        hx_json_obj(&j, NULL);
+        hx_json_str(&j, "task", hx_task_names[i]);
+        hx_json_str(&j, "engine", t->ran_on);
+        hx_json_u64(&j, "begin", t->begin), hx_json_u64(&j, "end", t->end);
+        hx_json_u64(&j, "host_seen", t->host_seen);
+        if (has_output_check(x, k->empty)) {
+            uint64_t cs = hx_task_checksum(t);
+            hx_json_hex64(&j, "checksum", cs);
+            if (cs != verified[i]) ok = 0;
+        } else {
+            hx_json_null(&j, "checksum");
+        }
+        hx_json_close(&j, '}');
+    }
+    hx_json_close(&j, ']');
+    hx_json_arr(&j, "waits");
+    uint32_t nw = x->nwaits < HX_MAX_WAITS ? x->nwaits : HX_MAX_WAITS;
+    for (uint32_t i = 0; i < nw; i++) {
+        hx_json_obj(&j, NULL);
+        hx_json_str(&j, "who", x->waits[i].who), hx_json_str(&j, "on", x->waits[i].on);
+        hx_json_u64(&j, "begin", x->waits[i].begin), hx_json_u64(&j, "end", x->waits[i].end);
+        hx_json_close(&j, '}');
+    }
+    hx_json_close(&j, ']');
+    hx_json_u64(&j, "scratch_peak_bytes", hx_arena_peak(&x->arena));
+    hx_json_u64(&j, "makespan_ns", h->wait_end - h->submit_begin);
+    hx_json_bool(&j, "checksums_ok", ok);
+    hx_json_end(&j);
+    if (!ok) (*mismatches)++;
+    (void)c;
+}
+
+static void poison(hx_exec *x, uint32_t mask) {
+    for (int i = 0; i < HX_NTASKS; i++)
+        if (mask & HX_BIT(i)) hx_task_poison(&x->task[i]);
+}
+
+static int dump_npy(hx_exec *x, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    char path[1024];
+    mkdir(c->npy_dir, 0777);
+    int f32 = c->precision == HX_FP32;
+    struct { const char *name, *dtype; int ndim; size_t shape[2]; const void *data; size_t elem; } files[] = {
+        {"M_A", f32 ? "<f4" : "|u1", 2, {(size_t)c->m, (size_t)c->k}, x->m.A, f32 ? 4u : 1u},
+        {"M_B", f32 ? "<f4" : "|i1", 2, {(size_t)c->k, (size_t)c->n}, x->m.B, f32 ? 4u : 1u},
+        {"M_C", f32 ? "<f4" : "<i4", 2, {(size_t)c->m, (size_t)c->n}, x->m.C, 4},
+        {"V_X", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.x, f32 ? 4u : 2u},
+        {"V_Y", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.y, f32 ? 4u : 2u},
+        {"V_rowsum", f32 ? "<f4" : "<i4", 1, {(size_t)c->v_rows, 0}, x->v.rowsum, 4},
+        {"V_rowmax", f32 ? "<f4" : "<i2", 1, {(size_t)c->v_rows, 0}, x->v.rowmax, f32 ? 4u : 2u},
+        {"D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride}, x->d.src, 1},
+        {"D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.dst, 1},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t n = files[i].shape[0] * (files[i].ndim == 2 ? files[i].shape[1] : 1);
+        snprintf(path, sizeof path, "%s/%s.npy", c->npy_dir, files[i].name);
+        if (hx_npy_write(path, files[i].dtype, files[i].ndim, files[i].shape, files[i].data, n * files[i].elem)) {
+            snprintf(err, errlen, "cannot write %s", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Verification round: every workload once in group D; its checksums become
+ * the reference every later trial is compared against, and its inputs and
+ * outputs go to .npy for the numpy check. */
+static int verify(hx_exec *x, FILE *out, uint64_t *verified, int *mismatches, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    int have[HX_NTASKS] = {0};
+    for (int w = 0; w < c->nworkloads; w++) {
+        uint32_t mask = c->workloads[w];
+        hx_host_times h;
+        poison(x, mask);
+        if (hx_run_group(x, HX_G_D, mask, 0, &h, err, errlen)) return -1;
+        hx_json j;
+        hx_json_begin(&j, out);
+        hx_json_str(&j, "record", "verify");
+        hx_json_str(&j, "workload", hx_workload_name(mask));
+        hx_json_str(&j, "group", "D");
+        hx_json_obj(&j, "checksums");
+        for (int i = 0; i < HX_NTASKS; i++) {
+            if (!(mask & HX_BIT(i))) continue;
+            if (c->calibrate) {
+                hx_json_null(&j, hx_task_names[i]);
+                continue;
+            }
+            uint64_t cs = hx_task_checksum(&x->task[i]);
+            hx_json_hex64(&j, hx_task_names[i], cs);
+            if (!have[i]) verified[i] = cs, have[i] = 1;
+            else if (verified[i] != cs) (*mismatches)++; /* same task, same inputs: must agree */
+        }
+        hx_json_close(&j, '}');
+        int last = w + 1 == c->nworkloads;
+        if (c->npy_dir && last && !c->calibrate) {
+            /* The last workload's outputs are what the files hold; tasks it
+             * lacks keep the output of the last workload that ran them. */
+            if (dump_npy(x, err, errlen)) return -1;
+            hx_json_obj(&j, "files");
+            static const char *const names[] = {"M_A", "M_B", "M_C", "V_X", "V_Y", "V_rowsum", "V_rowmax", "D_src", "D_dst"};
+            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                char p[64];
+                snprintf(p, sizeof p, "%s.npy", names[i]);
+                hx_json_str(&j, names[i], p);
+            }
+            hx_json_close(&j, '}');
+        }
+        hx_json_end(&j);
+    }
+    return 0;
+}
+
+int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    trial_kind kinds[HX_MAX_WORKLOADS * HX_NGROUPS * 2 + HX_NTASKS];
+    int nk = 0;
+    uint32_t all = 0;
+    for (int w = 0; w < c->nworkloads; w++) {
+        all |= c->workloads[w];
+        for (int g = 0; g < HX_NGROUPS; g++) {
+            if (!(c->groups & HX_BIT(g))) continue;
+            kinds[nk++] = (trial_kind){g, c->workloads[w], 0};
+            kinds[nk++] = (trial_kind){g, c->workloads[w], 1};
+        }
+    }
+    for (int i = 0; i < HX_NTASKS; i++)
+        if (all & HX_BIT(i)) kinds[nk++] = (trial_kind){HX_G_ALONE, HX_BIT(i), 0};
+
+    uint64_t verified[HX_NTASKS] = {0};
+    int mismatches = 0, trials = 0;
+    uint64_t t0 = hx_now_ns();
+    hx_write_meta(x, out);
+    if (verify(x, out, verified, &mismatches, err, errlen)) return 1;
+
+    for (int64_t r = -(int64_t)c->warmup; r < c->rounds; r++) {
+        trial_kind order[sizeof kinds / sizeof kinds[0]];
+        memcpy(order, kinds, sizeof(trial_kind) * (size_t)nk);
+        uint64_t s = round_rng(c->seed, r);
+        for (int i = nk - 1; i > 0; i--) { /* Fisher-Yates: interleaving cancels drift */
+            int jx = (int)(next_u64(&s) % (uint64_t)(i + 1));
+            trial_kind t = order[i];
+            order[i] = order[jx], order[jx] = t;
+        }
+        for (int i = 0; i < nk; i++) {
+            hx_host_times h;
+            if (!order[i].empty && !c->calibrate) poison(x, order[i].mask);
+            if (hx_run_group(x, order[i].group, order[i].mask, order[i].empty, &h, err, errlen)) return 1;
+            write_trial(x, out, r, i, &order[i], &h, verified, &mismatches);
+            trials++;
+        }
+    }
+    hx_json j;
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "end");
+    hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
+    hx_json_i64(&j, "trials", trials);
+    hx_json_i64(&j, "checksum_mismatches", mismatches);
+    hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
+    hx_json_end(&j);
+    return mismatches ? 4 : 0;
+}

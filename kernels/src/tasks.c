@@ -1,0 +1,254 @@
+/* The three tasks: their data, preparation, buffer plan, declared ranges and
+ * the work each performs.  Each task owns its inputs, outputs and scratch. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "exec.h"
+
+void hx_task_work_v_split(hx_exec *x); /* exec_device.c */
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static float uniform(uint64_t *s, float lo, float hi) {
+    return lo + (hi - lo) * (float)((splitmix64(s) >> 40) * (1.0 / 16777216.0));
+}
+static void fill_bytes(uint64_t *s, void *p, size_t n) {
+    uint8_t *b = (uint8_t *)p;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t r = splitmix64(s);
+        memcpy(b + i, &r, n - i < 8 ? n - i : 8);
+    }
+}
+
+size_t hx_elem_bytes_v(const hx_config *cfg) { return cfg->precision == HX_FP32 ? 4 : 2; }
+
+static void *must_alloc(size_t bytes, const char *what, char *err, size_t errlen) {
+    void *p = hx_alloc(bytes, 128);
+    if (!p) snprintf(err, errlen, "cannot allocate %zu bytes for %s", bytes, what);
+    return p;
+}
+
+/* Busy-wait for the calibration tasks.  Thread CPU time, not wall time: if
+ * the OS serialises two "concurrent" busy-waits on one core, the measurement
+ * must show it. */
+static void busy_wait(uint64_t ns) {
+    uint64_t start = hx_thread_cpu_ns();
+    while (hx_thread_cpu_ns() - start < ns) hx_cpu_relax();
+}
+
+void hx_task_work(hx_task *t) {
+    hx_exec *x = t->x;
+    const hx_config *cfg = x->cfg;
+    if (t->empty) return;
+    if (t->calib_ns) {
+        busy_wait(t->calib_ns);
+        return;
+    }
+    switch (t->id) {
+    case HX_M:
+        if (cfg->precision == HX_FP32)
+            x->k->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
+        else
+            x->k->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
+        break;
+    case HX_V:
+        hx_task_work_v_split(x);
+        break;
+    case HX_D:
+        x->k->copy2d(x->d.chain);
+        break;
+    }
+}
+
+void hx_task_poison(hx_task *t) {
+    for (int j = 0; j < t->nout; j++) memset(t->out[j], 0xA5, t->out_bytes[j]);
+}
+
+uint64_t hx_task_checksum(const hx_task *t) {
+    uint64_t h = 0;
+    for (int j = 0; j < t->nout; j++) h += hx_checksum(t->out[j], t->out_bytes[j]) * (uint64_t)(2 * j + 1);
+    return h;
+}
+
+static int setup_m(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    size_t mk = (size_t)c->m * c->k, kn = (size_t)c->k * c->n, mn = (size_t)c->m * c->n;
+    if (c->precision == HX_FP32) {
+        float *A = must_alloc(mk * 4, "M.A", err, errlen), *B = A ? must_alloc(kn * 4, "M.B", err, errlen) : NULL;
+        if (!B) return -1;
+        for (size_t i = 0; i < mk; i++) A[i] = uniform(rng, -1.f, 1.f);
+        for (size_t i = 0; i < kn; i++) B[i] = uniform(rng, -1.f, 1.f);
+        x->m.A = A, x->m.B = B;
+        x->m.prep_bytes = x->k->gemm_f32_prep_bytes(c->m, c->n, c->k);
+        x->m.C = must_alloc(mn * 4, "M.C", err, errlen);
+    } else {
+        uint8_t *A = must_alloc(mk, "M.A", err, errlen);
+        int8_t *B = A ? must_alloc(kn, "M.B", err, errlen) : NULL;
+        if (!B) return -1;
+        fill_bytes(rng, A, mk);
+        fill_bytes(rng, B, kn);
+        x->m.A = A, x->m.B = B;
+        x->m.prep_bytes = x->k->gemm_u8i8_prep_bytes(c->m, c->n, c->k);
+        x->m.C = must_alloc(mn * 4, "M.C", err, errlen);
+    }
+    if (!x->m.C || !(x->m.prep = must_alloc(x->m.prep_bytes, "M prepared layout", err, errlen))) return -1;
+    /* Layout preparation is outside the timed region, and timed on its own. */
+    uint64_t t0 = hx_now_ns();
+    if (c->precision == HX_FP32)
+        x->k->gemm_f32_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
+    else
+        x->k->gemm_u8i8_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
+    x->m.prep_ns = hx_now_ns() - t0;
+    return 0;
+}
+
+static size_t v_array_bytes(const hx_config *c) { return (size_t)c->v_rows * c->v_cols * hx_elem_bytes_v(c); }
+
+static int setup_v_buffers(hx_exec *x, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    size_t ab = v_array_bytes(c);
+    if (x->v.in_scratch) {
+        x->v.x = hx_arena_slot(&x->arena, HX_V);
+        x->v.y = (uint8_t *)x->v.x + ((ab + 63) & ~(size_t)63);
+    } else {
+        x->v.x = must_alloc(ab, "V.x", err, errlen);
+        x->v.y = x->v.x ? must_alloc(ab, "V.y", err, errlen) : NULL;
+        if (!x->v.y) return -1;
+    }
+    x->v.rowsum = must_alloc((size_t)c->v_rows * 4, "V.rowsum", err, errlen);
+    x->v.rowmax = x->v.rowsum ? must_alloc((size_t)c->v_rows * hx_elem_bytes_v(c), "V.rowmax", err, errlen) : NULL;
+    return x->v.rowmax ? 0 : -1;
+}
+
+static void fill_v(hx_exec *x, uint64_t *rng) {
+    const hx_config *c = x->cfg;
+    size_t n = (size_t)c->v_rows * c->v_cols;
+    if (c->precision == HX_FP32)
+        for (size_t i = 0; i < n; i++) ((float *)x->v.x)[i] = uniform(rng, -6.f, 6.f);
+    else
+        fill_bytes(rng, x->v.x, n * 2);
+}
+
+static int setup_d(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    x->d.dst_stride = c->d_row_bytes;
+    x->d.src_bytes = (size_t)c->d_rows * c->d_src_stride;
+    x->d.dst_bytes = (size_t)c->d_rows * c->d_row_bytes;
+    x->d.src = must_alloc(x->d.src_bytes, "D.src (DDR)", err, errlen);
+    if (!x->d.src) return -1;
+    fill_bytes(rng, x->d.src, x->d.src_bytes);
+    x->d.dst = hx_arena_slot(&x->arena, HX_D);
+    return 0;
+}
+
+/* Descriptor chain: one 2-D descriptor per d_desc_rows rows, linked. */
+static int build_chain(hx_exec *x, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    int n = (c->d_rows + c->d_desc_rows - 1) / c->d_desc_rows;
+    x->d.chain = must_alloc(sizeof(hx_copy_desc) * (size_t)n, "D descriptors", err, errlen);
+    if (!x->d.chain) return -1;
+    for (int i = 0; i < n; i++) {
+        int r0 = i * c->d_desc_rows, rows = c->d_rows - r0 < c->d_desc_rows ? c->d_rows - r0 : c->d_desc_rows;
+        x->d.chain[i] = (hx_copy_desc){x->d.src + (size_t)r0 * c->d_src_stride,
+                                       x->d.dst + (size_t)r0 * x->d.dst_stride,
+                                       (uint32_t)rows, (uint32_t)c->d_row_bytes,
+                                       (uint32_t)c->d_src_stride, (uint32_t)x->d.dst_stride,
+                                       i + 1 < n ? &x->d.chain[i + 1] : NULL};
+    }
+    x->d.ndesc = n;
+    return 0;
+}
+
+static void declare_ranges(hx_exec *x) {
+    const hx_config *c = x->cfg;
+    hx_task *M = &x->task[HX_M], *V = &x->task[HX_V], *D = &x->task[HX_D];
+    size_t ab = v_array_bytes(c);
+    M->ranges.task = "M";
+    hx_ranges_add(&M->ranges, "M.prepared", x->m.prep, x->m.prep_bytes, HX_READ);
+    hx_ranges_add(&M->ranges, "M.C", x->m.C, (size_t)c->m * c->n * 4, HX_WRITE);
+    V->ranges.task = "V";
+    hx_ranges_add(&V->ranges, "V.x", x->v.x, ab, x->v.in_scratch ? HX_SCRATCH : HX_READ);
+    hx_ranges_add(&V->ranges, "V.y", x->v.y, ab, x->v.in_scratch ? HX_SCRATCH : HX_WRITE);
+    hx_ranges_add(&V->ranges, "V.rowsum", x->v.rowsum, (size_t)c->v_rows * 4, HX_WRITE);
+    hx_ranges_add(&V->ranges, "V.rowmax", x->v.rowmax, (size_t)c->v_rows * hx_elem_bytes_v(c), HX_WRITE);
+    D->ranges.task = "D";
+    hx_ranges_add(&D->ranges, "D.src", x->d.src, x->d.src_bytes, HX_READ);
+    hx_ranges_add(&D->ranges, "D.dst", x->d.dst, x->d.dst_bytes, HX_SCRATCH);
+}
+
+int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *err, size_t errlen) {
+    memset(x, 0, sizeof *x);
+    x->cfg = cfg;
+    x->k = k;
+    x->epoch = hx_now_ns();
+    uint64_t rng = cfg->seed;
+
+    /* The buffer plan: one slot per task, shared by every group. */
+    x->v.in_scratch = cfg->v_variant == HX_V_ONCHIP;
+    size_t vab = (v_array_bytes(cfg) + 63) & ~(size_t)63;
+    const char *names[HX_NTASKS] = {"M", "V", "D"};
+    size_t bytes[HX_NTASKS] = {0, x->v.in_scratch ? 2 * vab : 0, (size_t)cfg->d_rows * cfg->d_row_bytes};
+    if (hx_arena_plan(&x->arena, cfg->scratch_bytes, HX_NTASKS, names, bytes, err, errlen) != 0) return -3;
+
+    if (setup_m(x, &rng, err, errlen) || setup_v_buffers(x, err, errlen) || setup_d(x, &rng, err, errlen) ||
+        build_chain(x, err, errlen))
+        return -1;
+    fill_v(x, &rng);
+
+    /* Test hooks: alias real buffers so the real check must catch them. */
+    if (cfg->inject == HX_INJECT_V_OUT_M_OUT) x->v.y = x->m.C;
+    if (cfg->inject == HX_INJECT_D_DST_V_SCRATCH) x->d.dst = x->v.in_scratch ? (uint8_t *)x->v.x : (uint8_t *)x->v.y;
+    declare_ranges(x);
+
+    hx_task *M = &x->task[HX_M], *V = &x->task[HX_V], *D = &x->task[HX_D];
+    for (int i = 0; i < HX_NTASKS; i++) {
+        hx_task *t = &x->task[i];
+        t->id = i;
+        t->x = x;
+        t->slot_mask = bytes[i] ? HX_BIT(i) : 0;
+        t->calib_ns = cfg->calibrate ? (uint64_t)(cfg->calib_us[i] * 1000.0) : 0;
+        hx_task_init_jobs(t);
+    }
+    M->nout = 1, M->out[0] = x->m.C, M->out_bytes[0] = (size_t)cfg->m * cfg->n * 4;
+    V->nout = 3, V->out[0] = x->v.y, V->out_bytes[0] = v_array_bytes(cfg);
+    V->out[1] = x->v.rowsum, V->out_bytes[1] = (size_t)cfg->v_rows * 4;
+    V->out[2] = x->v.rowmax, V->out_bytes[2] = (size_t)cfg->v_rows * hx_elem_bytes_v(cfg);
+    D->nout = 1, D->out[0] = x->d.dst, D->out_bytes[0] = x->d.dst_bytes;
+
+    /* Reject a conflicting plan before any thread starts or any trial runs. */
+    {
+        const hx_range_set *sets[HX_NTASKS] = {&M->ranges, &V->ranges, &D->ranges};
+        if (hx_ranges_check(sets, HX_NTASKS, err, errlen) != 0) return -3;
+    }
+
+    x->nvworkers = cfg->v_workers - 1;
+    if (hx_engine_start(&x->vec, "vec", cfg->affinity[HX_ENG_VEC], &cfg->wait, err, errlen) ||
+        hx_engine_start(&x->mx, "mx", cfg->affinity[HX_ENG_MX], &cfg->wait, err, errlen) ||
+        hx_engine_start(&x->dma, "dma", cfg->affinity[HX_ENG_DMA], &cfg->wait, err, errlen))
+        return -1;
+    for (int i = 0; i < x->nvworkers; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "vec%d", i + 1);
+        if (hx_engine_start(&x->vworker[i], name, -1, &cfg->wait, err, errlen)) return -1;
+    }
+    M->engine = &x->mx, V->engine = &x->vec, D->engine = &x->dma;
+    hx_fused_init(&x->fused, x);
+    for (int i = 0; i < HX_NTASKS; i++) __atomic_store_n(&x->task[i].ready, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void hx_exec_teardown(hx_exec *x) {
+    hx_engine_stop(&x->vec);
+    hx_engine_stop(&x->mx);
+    hx_engine_stop(&x->dma);
+    for (int i = 0; i < x->nvworkers; i++) hx_engine_stop(&x->vworker[i]);
+    hx_free(x->m.A), hx_free(x->m.B), hx_free(x->m.prep), hx_free(x->m.C);
+    if (!x->v.in_scratch) hx_free(x->v.x), hx_free(x->v.y);
+    hx_free(x->v.rowsum), hx_free(x->v.rowmax);
+    hx_free(x->d.src), hx_free(x->d.chain);
+    hx_arena_free(&x->arena);
+}
