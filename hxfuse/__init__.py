@@ -1,0 +1,8 @@
+"""hxfuse: analysis of horizontal-fusion measurements (groups A-D, see
+../shared/design/experiment-model.md and docs/columns.md).
+
+The modules are pure functions over tidy pandas tables; only :mod:`hxfuse.io`
+touches files.
+"""
+
+__version__ = "0.1.0"

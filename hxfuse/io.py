@@ -1,0 +1,213 @@
+"""Reading the runner's JSON Lines output (docs/runner.md) into tidy tables.
+
+This is the only module of the analysis that touches files.  :func:`parse_records`
+does the actual work on already-decoded lines so that tests and other callers
+can stay in memory.
+
+Tables produced (joined on ``trial_id``, which numbers the trial records in file
+order starting at 0):
+
+``trials``  one row per trial record, host/device objects flattened
+            (``host_submit_begin``, ..., ``device_entry_begin``, ...).
+``tasks``   one row per trial x task record (a task may have several records,
+            e.g. one per vector worker), with the trial's keys repeated so
+            the table can be filtered without a join.
+``waits``   one row per wait record.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any, Iterable
+
+import pandas as pd
+
+# Columns of the trial keys that are copied into the tasks and waits tables.
+TRIAL_KEYS = ["trial_id", "round", "seq", "warmup", "workload", "group", "empty"]
+
+TRIAL_COLUMNS = TRIAL_KEYS + [
+    "host_submit_begin",
+    "host_submit_end",
+    "host_wait_begin",
+    "host_wait_end",
+    "device_entry_begin",
+    "device_entry_end",
+    "scratch_peak_bytes",
+    "makespan_ns",
+    "checksums_ok",
+]
+TASK_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "host_seen", "checksum"]
+WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
+
+
+class IncompleteRunError(ValueError):
+    """The file is not a complete runner output and must not be used."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One runner output file (one sweep point)."""
+
+    meta: dict[str, Any]
+    trials: pd.DataFrame
+    tasks: pd.DataFrame
+    waits: pd.DataFrame
+    verify: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] = field(default_factory=dict)
+    source: str = "<memory>"
+
+
+def read_run(path: str | PathLike[str]) -> Run:
+    """Read a runner JSON Lines file.
+
+    Raises :class:`IncompleteRunError` naming the file and line when a line is
+    not a JSON object with a ``record`` field, when the first record is not
+    ``meta``, or when there is no ``end`` record (the runner was killed).
+    """
+    source = str(path)
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    return parse_records(lines, source=source)
+
+
+def _decode(lines: Iterable[str], source: str) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            # A blank line is harmless (e.g. a trailing newline pair).
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IncompleteRunError(
+                f"{source}:{lineno}: malformed JSON ({exc.msg}); the run is truncated or corrupt"
+            ) from None
+        if not isinstance(obj, dict) or "record" not in obj:
+            raise IncompleteRunError(f"{source}:{lineno}: not a runner record (no 'record' field)")
+        out.append((lineno, obj))
+    return out
+
+
+def _num(value: Any) -> float:
+    """Timestamps may be null (e.g. ``device`` in groups A/B); keep them as NaN."""
+    return math.nan if value is None else value
+
+
+def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
+    """Build a :class:`Run` from the text lines of a runner output."""
+    records = _decode(lines, source)
+    if not records:
+        raise IncompleteRunError(f"{source}: empty file, no meta and no end record")
+    first_line, first = records[0]
+    if first["record"] != "meta":
+        raise IncompleteRunError(
+            f"{source}:{first_line}: first record is {first['record']!r}, expected 'meta'"
+        )
+    meta = {k: v for k, v in first.items() if k != "record"}
+
+    trial_rows: list[dict[str, Any]] = []
+    task_rows: list[dict[str, Any]] = []
+    wait_rows: list[dict[str, Any]] = []
+    verify: list[dict[str, Any]] = []
+    end: dict[str, Any] | None = None
+
+    for lineno, rec in records[1:]:
+        kind = rec["record"]
+        if end is not None:
+            raise IncompleteRunError(f"{source}:{lineno}: {kind!r} record after the 'end' record")
+        if kind == "trial":
+            try:
+                trial_id = len(trial_rows)
+                keys = {
+                    "trial_id": trial_id,
+                    "round": int(rec["round"]),
+                    "seq": int(rec.get("seq", -1)),
+                    "warmup": bool(rec["warmup"]),
+                    "workload": str(rec["workload"]),
+                    "group": str(rec["group"]),
+                    "empty": bool(rec.get("empty", False)),
+                }
+                host = rec["host"]
+                device = rec.get("device") or {}
+                trial_rows.append(
+                    keys
+                    | {
+                        "host_submit_begin": host["submit_begin"],
+                        "host_submit_end": host["submit_end"],
+                        "host_wait_begin": host["wait_begin"],
+                        "host_wait_end": host["wait_end"],
+                        "device_entry_begin": _num(device.get("entry_begin")),
+                        "device_entry_end": _num(device.get("entry_end")),
+                        "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),
+                        "makespan_ns": rec["makespan_ns"],
+                        "checksums_ok": bool(rec["checksums_ok"]),
+                    }
+                )
+                for t in rec.get("tasks") or []:
+                    task_rows.append(
+                        keys
+                        | {
+                            "task": str(t["task"]),
+                            "engine": str(t["engine"]),
+                            "begin": t["begin"],
+                            "end": t["end"],
+                            "host_seen": _num(t.get("host_seen")),
+                            "checksum": t.get("checksum"),
+                        }
+                    )
+                for w in rec.get("waits") or []:
+                    wait_rows.append(
+                        keys
+                        | {
+                            "who": str(w["who"]),
+                            "on": str(w["on"]),
+                            "begin": w["begin"],
+                            "end": w["end"],
+                        }
+                    )
+            except (KeyError, TypeError, ValueError) as exc:
+                raise IncompleteRunError(
+                    f"{source}:{lineno}: malformed trial record ({type(exc).__name__}: {exc})"
+                ) from None
+        elif kind == "verify":
+            verify.append({k: v for k, v in rec.items() if k != "record"})
+        elif kind == "end":
+            end = {k: v for k, v in rec.items() if k != "record"}
+        elif kind == "meta":
+            raise IncompleteRunError(f"{source}:{lineno}: second 'meta' record")
+        else:
+            # Unknown record kinds from a newer runner are ignored on purpose,
+            # so an added record type does not invalidate old analysis code.
+            continue
+
+    if end is None:
+        raise IncompleteRunError(
+            f"{source}: no 'end' record after line {records[-1][0]}; the run did not finish"
+        )
+
+    trials = pd.DataFrame(trial_rows, columns=TRIAL_COLUMNS)
+    tasks = pd.DataFrame(task_rows, columns=TASK_COLUMNS)
+    waits = pd.DataFrame(wait_rows, columns=WAIT_COLUMNS)
+    for df in (trials, tasks, waits):
+        _fix_dtypes(df)
+    return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, verify=verify, end=end, source=source)
+
+
+def _fix_dtypes(df: pd.DataFrame) -> None:
+    # Empty tables would otherwise get object columns, which break arithmetic
+    # in the metrics (e.g. a run with no wait records).
+    ints = {"trial_id", "round", "seq"}
+    bools = {"warmup", "empty", "checksums_ok"}
+    strs = {"workload", "group", "task", "engine", "who", "on", "checksum"}
+    for col in df.columns:
+        if col in ints:
+            df[col] = df[col].astype("int64")
+        elif col in bools:
+            df[col] = df[col].astype(bool)
+        elif col in strs:
+            df[col] = df[col].astype(object)
+        else:
+            df[col] = pd.to_numeric(df[col]).astype("float64")

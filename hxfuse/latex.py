@@ -1,0 +1,252 @@
+"""LaTeX output of the pipeline (rule ``table``).
+
+- ``results_table.tex``: a booktabs table rendered with Jinja2 from
+  ``workflow/templates/results_table.tex.j2`` (LaTeX-safe delimiters:
+  ``<< var >>``, ``<% block %>``, ``<# comment #>``).  One row per point x
+  workload: median makespans of A and D, the paired speedups D/A, D/B, D/C,
+  C/A with their bootstrap intervals, the overlap efficiency eta (vs the sum of
+  alone times) and the verdict of the plan's section 6 table.  Failed points
+  show "failed" and no numbers; emulated targets show no timings.
+- ``results_macros.tex``: headline numbers for the text.  Letters-only macros
+  (``\\hxNpoints``, ``\\hxNfailed``, ``\\hxConfigHash``, ``\\hxCommit``,
+  ``\\hxMedianDAmv`` ...) plus ``\\hxval{target/sweep/workload/point/KEY}`` for
+  any point (KEY: DA, DB, DC, CA, BA, TA, TD, eta).
+- ``figures.tex``: the figure environments the paper inputs.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+EMULATED_TARGETS = {"hexagon-qemu"}
+SPEEDUPS = [("DA", "D", "speedup_over_A"), ("DB", "D", "speedup_over_B"),
+            ("DC", "D", "speedup_over_C"), ("CA", "C", "speedup_over_A"),
+            ("BA", "B", "speedup_over_A")]
+_TEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                "\\": r"\textbackslash{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def tex_escape(s) -> str:
+    return "".join(_TEX_SPECIAL.get(c, c) for c in str(s))
+
+
+def _finite(v) -> bool:
+    try:
+        return v is not None and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt(v, digits: int = 2) -> str:
+    return f"{float(v):.{digits}f}" if _finite(v) else "--"
+
+
+def fmt_ms(ns) -> str:
+    if not _finite(ns):
+        return "--"
+    ms = float(ns) / 1e6
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def spd_cell(v, lo, hi) -> str:
+    r"""``\hxspd{value}{lo}{hi}`` (defined in the macros file), or -- ."""
+    if not _finite(v):
+        return "--"
+    return rf"\hxspd{{{fmt(v)}}}{{{fmt(lo)}}}{{{fmt(hi)}}}"
+
+
+def verdict_tex(key) -> str:
+    """Short verdict for the table: 'D<C+overlap' -> 'D$<$C + overlap'."""
+    if not isinstance(key, str) or not key:
+        return "--"
+    s = tex_escape(key).replace(r"\textless{}", "$<$").replace(r"\textgreater{}", "$>$")
+    s = s.replace(r"\textasciitilde{}", r"$\sim$").replace("+", " + ").replace(",", ", ")
+    return s
+
+
+def _rows_of(summary: pd.DataFrame) -> dict:
+    return {g: summary[summary["group"] == g] for g in ("A", "B", "C", "D")}
+
+
+def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
+    """One dict per point x workload, in config order, ready for the template."""
+    rows = []
+    if summary.empty:
+        return rows
+    emulated = target in EMULATED_TARGETS
+    by = _rows_of(summary)
+    order = {(s, p["name"]): (i, j) for i, (s, sw) in enumerate(sweeps.items())
+             for j, p in enumerate(sw["points"])}
+    d = by["D"].copy()
+    d["_o"] = [order.get((s, p), (99, 99)) for s, p in zip(d["sweep"], d["point"])]
+    wl_order = {"mv": 0, "md": 1, "mvd": 2}
+    d["_w"] = d["workload"].map(wl_order).fillna(9)
+    d = d.sort_values(["_w", "_o"], kind="stable")
+    for r in d.to_dict(orient="records"):
+        key = (r["point_id"], r["workload"])
+        def grp(g, col):
+            s = by[g]
+            s = s[(s["point_id"] == key[0]) & (s["workload"] == key[1])]
+            return s[col].iloc[0] if len(s) and col in s else math.nan
+        ok = bool(r.get("point_ok", True))
+        row = {"target": tex_escape(target), "sweep": tex_escape(r["sweep"]),
+               "workload": tex_escape(r["workload"]), "point": tex_escape(r.get("label", r["point"])),
+               "x": f"{float(r['x']):g}", "ok": ok, "emulated": emulated,
+               "reason": tex_escape(str(r.get("excluded_reason", "") or "")[:60])}
+        if ok and not emulated:
+            row["TA"] = fmt_ms(grp("A", "makespan_ns"))
+            row["TD"] = fmt_ms(r["makespan_ns"])
+            for k, g, col in SPEEDUPS:
+                row[k] = spd_cell(grp(g, col), grp(g, f"{col}_lo"), grp(g, f"{col}_hi"))
+            row["eta"] = fmt(r.get("eta_vs_alone"))
+            row["verdict"] = verdict_tex(r.get("verdict_key", ""))
+        else:
+            mark = r"\emph{emulated}" if emulated and ok else r"\emph{failed}"
+            row.update({"TA": mark, "TD": "", "eta": "", "verdict": "excluded" if not ok else "--",
+                        **{k: "" for k, _, _ in SPEEDUPS}})
+        rows.append(row)
+    return rows
+
+
+def render_table(rows: list[dict], template: str | Path, caption_extra: str = "",
+                 failed: Sequence[dict] = ()) -> str:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(template).parent)),
+        block_start_string="<%", block_end_string="%>",
+        variable_start_string="<<", variable_end_string=">>",
+        comment_start_string="<#", comment_end_string="#>",
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined, autoescape=False,
+    )
+    tpl = env.get_template(Path(template).name)
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    return tpl.render(rows=rows, caption_extra=caption_extra, targets=targets,
+                      failed=[{k: tex_escape(v) for k, v in f.items()} for f in failed])
+
+
+def _csname(key: str) -> str:
+    return key.replace("\\", "/")
+
+
+def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: dict) -> str:
+    lines = ["% Generated by hxfuse.latex (rule `table`); do not edit.",
+             r"\providecommand{\hxspd}[3]{#1\,{\scriptsize[#2,\,#3]}}",
+             r"\makeatletter",
+             r"\newcommand{\hxval}[1]{\@ifundefined{hx@v@#1}{\textbf{??}}{\@nameuse{hx@v@#1}}}",
+             r"\makeatother"]
+
+    def define(name: str, value: str) -> None:
+        lines.append(rf"\newcommand{{\{name}}}{{{value}}}")
+
+    def val(key: str, value: str) -> None:
+        lines.append(rf"\expandafter\def\csname hx@v@{_csname(key)}\endcsname{{{value}}}")
+
+    n_points = sum(int(d.get("n_points", 0)) for d in docs.values())
+    n_failed = sum(len(d.get("failed_points", [])) for d in docs.values())
+    prov = next(iter(docs.values()), {}).get("provenance", {}) if docs else {}
+    commit = (prov.get("git_commit") or "unknown")[:10]
+    dirty = any(g.get("git_dirty") for d in docs.values()
+                for g in d.get("provenance", {}).get("points_git", []))
+    define("hxNpoints", str(n_points))
+    define("hxNfailed", str(n_failed))
+    define("hxConfigHash", tex_escape(prov.get("config_hash", "unknown")))
+    define("hxCommit", tex_escape(commit + ("-dirty" if dirty else "")))
+    define("hxTargets", tex_escape(", ".join(docs)))
+    compilers = sorted({c for d in docs.values() for c in d.get("provenance", {}).get("compilers", [])})
+    define("hxCompiler", tex_escape("; ".join(compilers) or "unknown"))
+    for target, s in summaries.items():
+        if s.empty:
+            continue
+        letters = re.sub(r"[^A-Za-z]", "", target.title())
+        emulated = target in EMULATED_TARGETS
+        for g, col, key in (("D", "speedup_over_A", "DA"), ("D", "speedup_over_C", "DC"),
+                            ("D", "speedup_over_B", "DB"), ("C", "speedup_over_A", "CA")):
+            sub = s[(s["group"] == g) & s["point_ok"].astype(bool)]
+            for w, ws in sub.groupby("workload"):
+                vals = pd.to_numeric(ws[col], errors="coerce").dropna()
+                if len(vals) and not emulated:
+                    # target-qualified always; the first target also unqualified
+                    define(f"hx{letters}Median{key}{w}", fmt(vals.median()))
+                    define(f"hx{letters}Max{key}{w}", fmt(vals.max()))
+                    if target == next(iter(summaries)):
+                        define(f"hxMedian{key}{w}", fmt(vals.median()))
+                        define(f"hxMax{key}{w}", fmt(vals.max()))
+        for r in s.to_dict(orient="records"):
+            base = f"{target}/{r['point_id']}"
+            if r["group"] == "D":
+                for key, g, col in SPEEDUPS:
+                    gs = s[(s["group"] == g) & (s["point_id"] == r["point_id"])
+                           & (s["workload"] == r["workload"])]
+                    if len(gs) and _finite(gs[col].iloc[0]) and not emulated:
+                        val(f"{base}/{key}", fmt(gs[col].iloc[0]))
+                        val(f"{base}/{key}lo", fmt(gs[f"{col}_lo"].iloc[0]))
+                        val(f"{base}/{key}hi", fmt(gs[f"{col}_hi"].iloc[0]))
+                if _finite(r.get("eta_vs_alone")) and not emulated:
+                    val(f"{base}/eta", fmt(r["eta_vs_alone"]))
+            if r["group"] in ("A", "D") and _finite(r.get("makespan_ns")) and not emulated:
+                val(f"{base}/T{r['group']}", fmt_ms(r["makespan_ns"]))
+    return "\n".join(lines) + "\n"
+
+
+def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] = ()) -> str:
+    """Figure environments for the paper (paths relative to paper/)."""
+    out = ["% Generated by hxfuse.latex (rule `table`); do not edit."]
+    for t in targets:
+        emu = " (emulated: functional only, timings are not performance)" if t in EMULATED_TARGETS else ""
+        for s, sw in sweeps.items():
+            title = tex_escape(sw.get("title", s))
+            for kind, cap in (("speedup", "Paired speedups T\\textsubscript{Y}/T\\textsubscript{X} "
+                                          "(median and bootstrap 95\\% interval over rounds); "
+                                          "dashed line: no difference."),
+                              ("slowdown", "Per-task slowdown $T_i^X/T_i$ per group (median and "
+                                           "bootstrap 95\\% interval over rounds).")):
+                out += [r"\begin{figure}[tbp]", r"\centering",
+                        rf"\includegraphics[width=\linewidth]{{../results/{t}/figures/{kind}_{s}.pdf}}",
+                        rf"\caption{{{title}, target \texttt{{{tex_escape(t)}}}{emu}. {cap}}}",
+                        rf"\label{{fig:{kind}-{t}-{s}}}", r"\end{figure}", ""]
+    for tl in timelines:
+        parts = Path(tl).with_suffix("").parts  # results/<t>/figures/timeline/<s>/<w>/<p>
+        t, s, w, p = parts[1], parts[-3], parts[-2], parts[-1]
+        out += [r"\begin{figure}[tbp]", r"\centering",
+                rf"\includegraphics[width=0.85\linewidth]{{../{tl}}}",
+                rf"\caption{{Timeline of the median round of each group, target \texttt{{{tex_escape(t)}}}, "
+                rf"sweep {tex_escape(s)}, workload {tex_escape(w)}, point {tex_escape(p)}.}}",
+                rf"\label{{fig:timeline-{t}-{s}-{w}-{p}}}", r"\end{figure}", ""]
+    return "\n".join(out) + "\n"
+
+
+def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template: str,
+              sweeps: dict, out_table: str, out_macros: str, out_figures: str,
+              timelines_in_paper: int = 3) -> None:
+    tabs, docs = {}, {}
+    for csv, js in zip(summaries, summaries_json):
+        doc = json.loads(Path(js).read_text())
+        target = doc["target"]
+        try:
+            tabs[target] = pd.read_csv(csv)
+        except pd.errors.EmptyDataError:
+            tabs[target] = pd.DataFrame()
+        docs[target] = doc
+    rows = [r for t, s in tabs.items() for r in table_rows(s, sweeps, t)]
+    failed = [{"target": f["target"], "point": f["point_id"], "reason": f["reason"][:90]}
+              for d in docs.values() for f in d.get("failed_points", [])]
+    Path(out_table).parent.mkdir(parents=True, exist_ok=True)
+    Path(out_table).write_text(render_table(rows, template, failed=failed))
+    Path(out_macros).write_text(macros(tabs, docs, sweeps))
+    # the timeline of the "similar"-like middle point of each workload of the first sweep
+    timelines = []
+    for t in tabs:
+        for s, sw in list(sweeps.items())[:1]:
+            pts = sw["points"]
+            mid = pts[len(pts) // 2]["name"]
+            for w in sw["workloads"]:
+                timelines.append(f"results/{t}/figures/timeline/{s}/{w}/{mid}.pdf")
+    Path(out_figures).write_text(figures_tex(list(tabs), sweeps, timelines[:timelines_in_paper]))

@@ -1,0 +1,342 @@
+"""Per-trial and per-point metrics of the experiment model.
+
+Formulas: ../shared/design/experiment-model.md, section "Metrics".  Column
+meanings: docs/columns.md.
+
+Timing definitions (all in ns, from the runner's clock):
+
+* ``makespan_ns``  host boundary: ``host.wait_end - host.submit_begin``.  This
+  is T_X, the quantity every speedup and overlap efficiency uses, because it
+  is the same boundary for every group (A/B have no device entry).
+* ``device_ns``    C/D: the fused entry's span ``entry_end - entry_begin``;
+  A/B/alone: the task span ``max(task end) - min(task begin)``.
+* device start     C/D: ``entry_begin``; otherwise the first task's begin.  A
+  task's *completion* ``T_i^X`` is its end minus the device start, so the
+  cost of the entry (checks, scratch reservation) and, in A/B, of the host
+  round trips between tasks counts against the task, while the host's
+  submit cost before the first task does not.
+* slowdown         ``SD_i = T_i^X / T_i`` with ``T_i`` the median *duration*
+  of task i in its measured alone runs (for an alone run completion equals
+  duration, so SD of an alone run is ~1).
+
+Warm-up trials never enter a statistic; empty-variant trials only enter the
+control-overhead figures.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import intervals as iv
+from .io import Run
+
+TASKS: tuple[str, ...] = ("M", "V", "D")
+GROUPS: tuple[str, ...] = ("A", "B", "C", "D")
+ALONE = "alone"
+# Speedup pairs reported everywhere, as (faster-candidate X, baseline Y):
+# speedup of X over Y = T_Y / T_X.
+SPEEDUP_PAIRS: tuple[tuple[str, str], ...] = (("D", "A"), ("D", "B"), ("D", "C"), ("C", "A"), ("B", "A"))
+
+_ENGINE_ORDER = {"mx": 0, "vec": 1, "dma": 3}
+
+
+def engine_sort_key(engine: str) -> tuple[int, int, str]:
+    """mx, vec, vec1, vec2, ..., dma, then anything else alphabetically."""
+    m = re.fullmatch(r"vec(\d+)", engine)
+    if m:
+        return (2, int(m.group(1)), engine)
+    return (_ENGINE_ORDER.get(engine, 9), 0, engine)
+
+
+def tasks_of(workload: str) -> list[str]:
+    """Task letters of a workload name: 'mvd' -> ['M', 'V', 'D']; alone 'M' -> ['M']."""
+    return [c.upper() for c in workload if c.upper() in TASKS]
+
+
+def task_bytes(meta: Mapping[str, Any]) -> dict[str, float]:
+    """Bytes each task moves, from ``meta.tasks``.
+
+    M and V: bytes read plus bytes written.  D: the bytes copied (each byte is
+    read once and written once; a DMA's bandwidth is quoted per byte copied).
+    """
+    tasks = meta.get("tasks") or {}
+    out: dict[str, float] = {}
+    for name, spec in tasks.items():
+        if not isinstance(spec, Mapping):
+            continue
+        if "bytes" in spec:
+            out[name] = float(spec["bytes"])
+        elif "bytes_in" in spec or "bytes_out" in spec:
+            out[name] = float(spec.get("bytes_in", 0)) + float(spec.get("bytes_out", 0))
+    return out
+
+
+def task_prep_ns(meta: Mapping[str, Any]) -> dict[str, float]:
+    """Preparation time (e.g. GEMM packing) done before timing, per task."""
+    tasks = meta.get("tasks") or {}
+    return {
+        name: float(spec["prep_ns"])
+        for name, spec in tasks.items()
+        if isinstance(spec, Mapping) and spec.get("prep_ns") is not None
+    }
+
+
+# ---------------------------------------------------------------- per trial
+
+
+def device_start_ns(trials: pd.DataFrame, tasks: pd.DataFrame) -> pd.Series:
+    """Device start per trial_id: entry begin for C/D, first task begin otherwise."""
+    first_begin = tasks.groupby("trial_id")["begin"].min()
+    start = trials.set_index("trial_id")["device_entry_begin"]
+    return start.fillna(first_begin.reindex(start.index))
+
+
+def task_metrics(run: Run) -> pd.DataFrame:
+    """One row per trial x task (several records of one task are merged).
+
+    Columns: trial keys, task, engines, begin, end, host_seen, duration_ns,
+    completion_ns, host_seen_latency_ns, latency_no_early_ns.
+    """
+    t = run.tasks
+    if t.empty:
+        return pd.DataFrame(
+            columns=[
+                "trial_id", "task", "engines", "begin", "end", "host_seen", "duration_ns",
+                "completion_ns", "host_seen_latency_ns", "latency_no_early_ns",
+            ]
+        )
+    agg = (
+        t.groupby(["trial_id", "task"], sort=False)
+        .agg(
+            engines=("engine", lambda s: ",".join(sorted(set(s), key=engine_sort_key))),
+            begin=("begin", "min"),
+            end=("end", "max"),
+            host_seen=("host_seen", "max"),
+        )
+        .reset_index()
+    )
+    trials = run.trials.set_index("trial_id")
+    start = device_start_ns(run.trials, t)
+    agg["duration_ns"] = agg["end"] - agg["begin"]
+    agg["completion_ns"] = agg["end"] - agg["trial_id"].map(start)
+    # How long after the device finished did the host learn of it: with the
+    # early-completion interface (host_seen) and without it (the entry's
+    # single return, i.e. the end of the host's wait).
+    agg["host_seen_latency_ns"] = agg["host_seen"] - agg["end"]
+    agg["latency_no_early_ns"] = agg["trial_id"].map(trials["host_wait_end"]) - agg["end"]
+    return agg
+
+
+def _engine_intervals(tasks: pd.DataFrame) -> dict[int, dict[str, np.ndarray]]:
+    out: dict[int, dict[str, np.ndarray]] = {}
+    for (trial_id, engine), g in tasks.groupby(["trial_id", "engine"], sort=False):
+        out.setdefault(int(trial_id), {})[str(engine)] = g[["begin", "end"]].to_numpy(float)
+    return out
+
+
+def trial_metrics(run: Run) -> pd.DataFrame:
+    """The per-trial tidy table (one row per trial, warm-up rows included and flagged).
+
+    See docs/columns.md for every column.  Per-task columns exist for M, V and
+    D in every run (NaN where the trial has no such task) so that tables of
+    different points concatenate cleanly; per-engine columns exist for the
+    engines seen in this run.
+    """
+    tr = run.trials.copy()
+    base = tr[["trial_id", "round", "seq", "warmup", "workload", "group", "empty"]].copy()
+    base["makespan_ns"] = tr["makespan_ns"]
+    start = device_start_ns(tr, run.tasks)
+    task_span = run.tasks.groupby("trial_id").agg(b=("begin", "min"), e=("end", "max"))
+    span = (task_span["e"] - task_span["b"]).reindex(tr["trial_id"]).to_numpy()
+    entry = (tr["device_entry_end"] - tr["device_entry_begin"]).to_numpy()
+    base["device_ns"] = np.where(np.isfinite(entry), entry, span)
+    base["host_submit_ns"] = tr["host_submit_end"] - tr["host_submit_begin"]
+    base["host_wait_ns"] = tr["host_wait_end"] - tr["host_wait_begin"]
+    # Host time not covered by device activity: submit, wake-up and return.
+    base["host_overhead_ns"] = base["makespan_ns"] - base["device_ns"]
+    base["device_start_ns"] = tr["trial_id"].map(start).to_numpy()
+    base["scratch_peak_bytes"] = tr["scratch_peak_bytes"]
+    base["checksums_ok"] = tr["checksums_ok"]
+    base["n_tasks"] = base["workload"].map(lambda w: len(tasks_of(w)))
+
+    # Per-task columns, wide.
+    tm = task_metrics(run)
+    per_task_cols = ["duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns"]
+    nbytes = task_bytes(run.meta)
+    prep = task_prep_ns(run.meta)
+    for task in TASKS:
+        sub = tm[tm["task"] == task].set_index("trial_id")
+        for col in per_task_cols:
+            base[f"{task}_{col}"] = base["trial_id"].map(sub[col]).astype(float)
+        b = nbytes.get(task, math.nan)
+        base[f"{task}_bytes"] = np.where(base[f"{task}_duration_ns"].notna(), b, np.nan)
+        # bytes per ns == GB/s (1e9 bytes per second).  Empty tasks move nothing.
+        base[f"{task}_bandwidth_GBps"] = np.where(
+            base["empty"], np.nan, base[f"{task}_bytes"] / base[f"{task}_duration_ns"]
+        )
+    # End to end: preparation of the tasks the trial runs (packing is done
+    # once before timing) plus the measured makespan.
+    base["prep_ns"] = base["workload"].map(lambda w: sum(prep.get(t, 0.0) for t in tasks_of(w)))
+    base["end_to_end_ns"] = base["prep_ns"] + base["makespan_ns"]
+
+    # Per-engine busy time, utilisation and pairwise overlaps.
+    engines = sorted(set(run.tasks["engine"]), key=engine_sort_key)
+    by_trial = _engine_intervals(run.tasks)
+    busy = {e: np.full(len(base), np.nan) for e in engines}
+    pairs = list(itertools.combinations(engines, 2))
+    overlap = {p: np.full(len(base), np.nan) for p in pairs}
+    overlap_max = np.full(len(base), np.nan)
+    concurrent = np.full(len(base), np.nan)
+    for row, trial_id in enumerate(base["trial_id"].to_numpy()):
+        sets = by_trial.get(int(trial_id), {})
+        for e, s in sets.items():
+            busy[e][row] = iv.union_length(s)
+        vals = []
+        for a, b in pairs:
+            if a in sets and b in sets:
+                overlap[(a, b)][row] = iv.pairwise_overlap(sets[a], sets[b])
+                vals.append(overlap[(a, b)][row])
+        vals = [v for v in vals if math.isfinite(v)]
+        if vals:
+            overlap_max[row] = max(vals)
+        if sets:
+            concurrent[row] = iv.concurrency_length(list(sets.values()), at_least=2)
+    makespan = base["makespan_ns"].to_numpy(float)
+    for e in engines:
+        base[f"busy_{e}_ns"] = busy[e]
+        base[f"util_{e}"] = busy[e] / makespan
+    for a, b in pairs:
+        base[f"overlap_{a}_{b}"] = overlap[(a, b)]
+    base["overlap_max"] = overlap_max
+    # Time with at least two engines busy; the absolute counterpart of the
+    # pairwise ratios, comparable across groups.
+    base["concurrent_ns"] = concurrent
+    return base
+
+
+# ---------------------------------------------------------------- per point
+
+
+def measured(tm: pd.DataFrame, empty: bool = False) -> pd.DataFrame:
+    """Trials that enter statistics: not warm-up, and of the given variant."""
+    return tm[(~tm["warmup"].astype(bool)) & (tm["empty"].astype(bool) == empty)]
+
+
+def alone_durations(tm: pd.DataFrame) -> dict[str, float]:
+    """T_i: median duration of task i over its measured, non-empty alone runs."""
+    m = measured(tm)
+    m = m[m["group"] == ALONE]
+    out = {}
+    for task in TASKS:
+        d = m.loc[m["workload"].str.upper() == task, f"{task}_duration_ns"].dropna()
+        if len(d):
+            out[task] = float(np.median(d))
+    return out
+
+
+def engines_available(n_tasks: int, online_cores: int | None) -> int:
+    """k: engines that can actually run at once (a host build shares cores)."""
+    if online_cores is None or not online_cores or online_cores < 1:
+        return n_tasks
+    return max(1, min(n_tasks, int(online_cores)))
+
+
+def serial_bounds(alone: Mapping[str, float], tasks: Sequence[str], k: int) -> dict[str, float]:
+    """T_serial = sum T_i, T_ideal = max T_i, resource-aware bound max(T_ideal, T_serial / k).
+
+    NaN when an alone time is missing: a partial sum would understate T_serial.
+    """
+    vals = [alone.get(t, math.nan) for t in tasks]
+    if not vals or any(not math.isfinite(v) for v in vals):
+        return {"t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
+    t_serial = float(sum(vals))
+    t_ideal = float(max(vals))
+    return {"t_serial_ns": t_serial, "t_ideal_ns": t_ideal, "t_bound_ns": max(t_ideal, t_serial / k)}
+
+
+def overlap_efficiency(t_serial: float, t_ideal: float, t_x: float) -> float:
+    """eta = (T_serial - T_X) / (T_serial - T_ideal): 1 perfect overlap, 0 serial, < 0 worse.
+
+    NaN when T_serial == T_ideal (a single task leaves nothing to overlap).
+    """
+    denom = t_serial - t_ideal
+    if not math.isfinite(denom) or denom <= 0 or not math.isfinite(t_x):
+        return math.nan
+    return (t_serial - t_x) / denom
+
+
+def slowdowns(tm: pd.DataFrame, alone: Mapping[str, float]) -> pd.DataFrame:
+    """Per-trial SD_i, NP_i, STP, ANTT and fairness.
+
+    Returns a frame aligned with ``tm`` (same index) with columns
+    ``{T}_slowdown``, ``{T}_np``, ``stp``, ``antt``, ``fairness``.  Only the
+    tasks of each trial's workload count; a trial whose tasks lack an alone
+    time, and every empty trial, gets NaN for the aggregates (a partial STP
+    would not be comparable).
+    """
+    out = pd.DataFrame(index=tm.index)
+    sd = np.full((len(tm), len(TASKS)), np.nan)
+    for j, task in enumerate(TASKS):
+        t_alone = alone.get(task, math.nan)
+        if math.isfinite(t_alone) and t_alone > 0:
+            sd[:, j] = tm[f"{task}_completion_ns"].to_numpy(float) / t_alone
+    sd[tm["empty"].to_numpy(bool)] = np.nan
+    with np.errstate(divide="ignore"):
+        npv = 1.0 / sd
+    for j, task in enumerate(TASKS):
+        out[f"{task}_slowdown"] = sd[:, j]
+        out[f"{task}_np"] = npv[:, j]
+    present = tm[[f"{t}_completion_ns" for t in TASKS]].notna().to_numpy()
+    complete = present.any(axis=1) & (np.isfinite(sd) == present).all(axis=1)
+    n = present.sum(axis=1).clip(min=1)
+    sd0 = np.where(present, sd, 0.0)
+    np0 = np.where(present, npv, 0.0)
+    np_lo = np.where(present, npv, np.inf).min(axis=1)
+    np_hi = np.where(present, npv, -np.inf).max(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["stp"] = np.where(complete, np0.sum(axis=1), np.nan)
+        out["antt"] = np.where(complete, sd0.sum(axis=1) / n, np.nan)
+        out["fairness"] = np.where(complete, np_lo / np_hi, np.nan)
+    return out
+
+
+def paired_makespans(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+    """Measured non-empty makespans of one workload, one row per round, one column per group."""
+    m = measured(tm)
+    m = m[(m["workload"] == workload) & (m["group"].isin(GROUPS))]
+    # A round has one trial per group; if a runner ever repeats one, the
+    # median keeps the pairing defined instead of failing.
+    return m.pivot_table(index="round", columns="group", values="makespan_ns", aggfunc="median")
+
+
+def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+    """Per-round speedups T_Y / T_X for SPEEDUP_PAIRS (columns ``speedup_X_over_Y``).
+
+    Rounds where either group is missing are NaN for that pair, never paired
+    across rounds: rounds interleave the groups so that slow drifts cancel.
+    """
+    wide = paired_makespans(tm, workload)
+    out = pd.DataFrame(index=wide.index)
+    for x, y in SPEEDUP_PAIRS:
+        if x in wide and y in wide:
+            out[f"speedup_{x}_over_{y}"] = wide[y] / wide[x]
+        else:
+            out[f"speedup_{x}_over_{y}"] = np.nan
+    return out
+
+
+def control_overhead(tm: pd.DataFrame) -> pd.DataFrame:
+    """Median makespan of the empty variant per workload x group (control/sync cost only)."""
+    e = measured(tm, empty=True)
+    return (
+        e.groupby(["workload", "group"])["makespan_ns"]
+        .median()
+        .rename("control_overhead_ns")
+        .reset_index()
+    )

@@ -1,0 +1,289 @@
+"""Figures of the pipeline (rule family ``figures``), seaborn/matplotlib.
+
+Every figure is written as PDF (for the paper) and PNG (for viewing):
+
+- :func:`timeline_figure`: Gantt chart of one point.  One panel per group
+  A-D, each showing that group's representative round (median makespan, see
+  hxfuse.timeline), one row for the host and one per engine.  Task busy
+  intervals are coloured by task, waits are hatched, the fused entry (C/D) is
+  an outline on the engine that ran it.
+- :func:`speedup_figure`: paired speedups D/A, D/B, D/C, C/A, B/A with their
+  bootstrap intervals against the swept variable, one panel per workload.
+- :func:`slowdown_figure`: per-task slowdown T_i^X / T_i per group against
+  the swept variable (median, bootstrap 95% interval over measured rounds),
+  one panel per task x workload.
+
+Failed points (correctness check) never get a speedup: they are listed under
+the speedup figure.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Sequence
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
+
+GROUPS = ("A", "B", "C", "D")
+GROUP_TITLES = {"A": "A  existing serial", "B": "B  existing concurrency",
+                "C": "C  fused, internally serial", "D": "D  fused, internally concurrent"}
+TASK_COLORS = {"M": "#4C72B0", "V": "#DD8452", "D": "#55A868"}
+GROUP_COLORS = {"A": "#8c8c8c", "B": "#8172B3", "C": "#CCB974", "D": "#C44E52"}
+COMPARISONS = [  # (label, summary row group, summary column)
+    ("D/A", "D", "speedup_over_A"),
+    ("D/B", "D", "speedup_over_B"),
+    ("D/C", "D", "speedup_over_C"),
+    ("C/A", "C", "speedup_over_A"),
+    ("B/A", "B", "speedup_over_A"),
+]
+COMPARISON_COLORS = {"D/A": "#C44E52", "D/B": "#8172B3", "D/C": "#DD8452",
+                     "C/A": "#CCB974", "B/A": "#64B5CD"}
+WORKLOAD_TITLES = {"mv": "mv: GEMM + vector", "md": "md: GEMM + copy",
+                   "mvd": "mvd: GEMM + vector + copy"}
+
+
+def _style() -> None:
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.0)
+    plt.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.dpi": 150,
+                         "figure.dpi": 100})
+
+
+def save(fig, out: Sequence[str | Path]) -> None:
+    for path in out:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _time_unit(span_ns: float) -> tuple[float, str]:
+    if span_ns >= 5e6:
+        return 1e6, "ms"
+    if span_ns >= 5e3:
+        return 1e3, "µs"
+    return 1.0, "ns"
+
+
+# --------------------------------------------------------------------------
+# timeline
+
+
+def lane_order(lanes) -> list[str]:
+    from .metrics import engine_sort_key
+
+    lanes = set(lanes)
+    rest = sorted((l for l in lanes if l != "host"), key=engine_sort_key)
+    return (["host"] if "host" in lanes else []) + rest
+
+
+def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
+                    out: Sequence[str | Path]) -> pd.DataFrame:
+    """Gantt chart of the representative round of each group.  Returns the intervals."""
+    from .io import read_run
+    from .timeline import gantt_intervals
+
+    run = read_run(jsonl)
+    gi = gantt_intervals(run)
+    gi = gi[gi["group"].isin(GROUPS)]
+    status = None
+    if check:
+        status = json.loads(Path(check).read_text()).get("status")
+    _style()
+    groups = [g for g in GROUPS if g in set(gi["group"])]
+    if gi.empty or not groups:
+        fig, ax = plt.subplots(figsize=(7, 2))
+        ax.text(0.5, 0.5, "no measured A-D trials", ha="center", va="center")
+        ax.set_axis_off()
+        save(fig, out)
+        return gi
+    lanes = lane_order(gi["lane"])
+    span = float(gi["end_rel_ns"].max())
+    scale, unit = _time_unit(span)
+    h = 0.32 * len(lanes) + 0.55
+    fig, axes = plt.subplots(len(groups), 1, figsize=(7.2, h * len(groups) + 0.6), sharex=True,
+                             squeeze=False)
+    for ax, g in zip(axes[:, 0], groups):
+        sub = gi[gi["group"] == g]
+        ypos = {lane: i for i, lane in enumerate(lanes)}
+        for r in sub.itertuples(index=False):
+            y = ypos[r.lane]
+            b, e = r.start_rel_ns / scale, r.end_rel_ns / scale
+            w = max(e - b, span / scale * 0.002)
+            if r.kind == "task":
+                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color=TASK_COLORS.get(r.name, "#999"),
+                                       lw=0, zorder=3))
+            elif r.kind == "entry":
+                ax.add_patch(Rectangle((b, y - 0.44), w, 0.88, fill=False, ec="black", lw=0.8,
+                                       ls="--", zorder=4))
+            elif r.kind == "wait":
+                ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=True, fc="white", ec="#555",
+                                       hatch="////", lw=0.5, zorder=3.5))
+            elif r.kind == "submit":
+                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color="#333333", lw=0, zorder=3))
+            elif r.kind == "host_wait":
+                ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
+        mk = float(sub["makespan_ns"].iloc[0])
+        ax.axvline(mk / scale, color="black", lw=0.6, ls=":")
+        rnd = int(sub["round"].iloc[0])
+        ax.set_title(f"{GROUP_TITLES[g]}   makespan {mk / scale:.3g} {unit} (round {rnd})",
+                     loc="left", fontsize=8.5)
+        ax.set_yticks(range(len(lanes)))
+        ax.set_yticklabels(lanes, fontsize=8)
+        ax.set_ylim(len(lanes) - 0.5, -0.5)
+        ax.set_xlim(0, span / scale * 1.02)
+        ax.grid(axis="y", visible=False)
+    axes[-1, 0].set_xlabel(f"time since the host's first submit [{unit}]")
+    handles = [Patch(color=c, label=f"task {t}") for t, c in TASK_COLORS.items()
+               if t in set(gi.loc[gi["kind"] == "task", "name"])]
+    handles += [Patch(color="#333333", label="host submit"), Patch(color="#bbbbbb", label="host wait"),
+                Patch(fc="white", ec="#555", hatch="////", label="engine waits"),
+                Patch(fill=False, ec="black", ls="--", label="fused entry")]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
+               bbox_to_anchor=(0.5, -0.01 - 0.02 * (4 / max(len(groups), 1))))
+    sup = title + ("" if status in (None, "ok") else f"   [CHECK {str(status).upper()}]")
+    fig.suptitle(sup + "\nrepresentative round = median makespan of each group", fontsize=9)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    save(fig, out)
+    return gi
+
+
+# --------------------------------------------------------------------------
+# speedup
+
+
+def _x_positions(xs: pd.Series, log_x: bool, k: int, n: int) -> np.ndarray:
+    """Dodge comparison k of n around each x (multiplicative on a log axis)."""
+    off = (k - (n - 1) / 2) * 0.035
+    x = xs.to_numpy(float)
+    if log_x:
+        return x * (10 ** off)
+    span = (np.nanmax(x) - np.nanmin(x)) or 1.0
+    return x + off * span
+
+
+def speedup_long(summary: pd.DataFrame, sweep: str) -> pd.DataFrame:
+    s = summary[summary["sweep"] == sweep]
+    rows = []
+    for label, group, col in COMPARISONS:
+        sub = s[s["group"] == group]
+        for r in sub.itertuples(index=False):
+            r = r._asdict()
+            rows.append({"comparison": label, "workload": r["workload"], "x": r["x"],
+                         "point": r["point"], "label": r.get("label", r["point"]),
+                         "value": r[col], "lo": r[f"{col}_lo"], "hi": r[f"{col}_hi"],
+                         "point_ok": r.get("point_ok", True)})
+    return pd.DataFrame(rows)
+
+
+def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict,
+                   out: Sequence[str | Path]) -> pd.DataFrame:
+    summary = pd.read_csv(summary_csv)
+    _style()
+    long = speedup_long(summary, sweep) if len(summary) else pd.DataFrame()
+    workloads = [w for w in sweep_cfg.get("workloads", []) if len(long) and w in set(long["workload"])]
+    log_x = bool(sweep_cfg.get("log_x"))
+    if not workloads:
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.text(0.5, 0.5, f"sweep {sweep}: no summarised points", ha="center", va="center")
+        ax.set_axis_off()
+        save(fig, out)
+        return long
+    fig, axes = plt.subplots(1, len(workloads), figsize=(3.3 * len(workloads) + 0.6, 3.3),
+                             sharey=True, squeeze=False)
+    present = [c for c, _, _ in COMPARISONS if long["value"].notna().groupby(long["comparison"]).any().get(c, False)]
+    for ax, w in zip(axes[0], workloads):
+        sub = long[long["workload"] == w]
+        for k, comp in enumerate(present):
+            c = sub[sub["comparison"] == comp].sort_values("x")
+            ok = c["value"].notna()
+            xs = _x_positions(c["x"], log_x, k, len(present))
+            yerr = np.vstack([(c["value"] - c["lo"]).clip(lower=0), (c["hi"] - c["value"]).clip(lower=0)])
+            ax.errorbar(xs[ok.to_numpy()], c["value"][ok], yerr=yerr[:, ok.to_numpy()], fmt="-o",
+                        ms=4, lw=1.2, capsize=2.5, color=COMPARISON_COLORS[comp], label=comp)
+        ax.axhline(1.0, color="black", lw=0.8, ls="--")
+        if log_x:
+            ax.set_xscale("log")
+        pts = sub.drop_duplicates("point").sort_values("x")
+        ax.set_xticks(pts["x"].to_numpy(float))
+        ax.set_xticklabels([f"{l}\n({x:g})" for l, x in zip(pts["label"], pts["x"])], fontsize=7.5)
+        ax.minorticks_off()
+        ax.set_title(WORKLOAD_TITLES.get(w, w), fontsize=9)
+        ax.set_xlabel(sweep_cfg.get("variable", "point"))
+    axes[0, 0].set_ylabel("speedup  T_Y / T_X  (median, 95% CI)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
+               bbox_to_anchor=(0.5, 1.0), fontsize=8, title="X/Y", title_fontsize=8)
+    note = ""
+    failed = long[~long["point_ok"].astype(bool)].drop_duplicates(["workload", "point"]) if len(long) else long
+    if len(failed):
+        note = "failed correctness check, no speedup: " + ", ".join(
+            f"{r.workload}/{r.point}" for r in failed.itertuples())
+    fig.suptitle(sweep_cfg.get("title", sweep), y=1.08, fontsize=10)
+    if note:
+        fig.text(0.5, -0.04, note, ha="center", fontsize=7.5, color="#C44E52")
+    fig.tight_layout()
+    save(fig, out)
+    return long
+
+
+# --------------------------------------------------------------------------
+# slowdown
+
+
+def slowdown_long(trials: pd.DataFrame, sweep: str) -> pd.DataFrame:
+    t = trials[(trials["sweep"] == sweep) & (~trials["warmup"].astype(bool))
+               & (~trials["empty"].astype(bool)) & trials["group"].isin(GROUPS)]
+    if "check_ok" in t:
+        t = t[t["check_ok"].astype(bool)]
+    cols = [c for c in ("M_slowdown", "V_slowdown", "D_slowdown") if c in t]
+    long = t.melt(id_vars=["workload", "group", "point", "label", "x", "round"], value_vars=cols,
+                  var_name="task", value_name="slowdown")
+    long["task"] = long["task"].str[0]
+    return long.dropna(subset=["slowdown"])
+
+
+def slowdown_figure(trials_csv: str | Path, sweep: str, sweep_cfg: dict,
+                    out: Sequence[str | Path]) -> pd.DataFrame:
+    trials = pd.read_csv(trials_csv, low_memory=False)
+    _style()
+    long = slowdown_long(trials, sweep) if len(trials) else pd.DataFrame()
+    if long.empty:
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.text(0.5, 0.5, f"sweep {sweep}: no checked trials with slowdowns", ha="center", va="center")
+        ax.set_axis_off()
+        save(fig, out)
+        return long
+    order = long.drop_duplicates("point").sort_values("x")
+    xlabels = {r.point: f"{r.label}\n({r.x:g})" for r in order.itertuples()}
+    long["xl"] = long["point"].map(xlabels)
+    workloads = [w for w in sweep_cfg.get("workloads", []) if w in set(long["workload"])]
+    tasks = [t for t in ("M", "V", "D") if t in set(long["task"])]
+    g = sns.catplot(data=long, kind="point", x="xl", y="slowdown", hue="group",
+                    hue_order=[x for x in GROUPS if x in set(long["group"])],
+                    row="task", row_order=tasks, col="workload", col_order=workloads,
+                    order=[xlabels[p] for p in order["point"]],
+                    estimator=np.median, errorbar=("ci", 95), n_boot=1000, seed=0,
+                    dodge=0.35, markersize=4, linewidth=1.2, capsize=0.08,
+                    palette=GROUP_COLORS, height=2.1, aspect=1.35, sharey="row",
+                    legend_out=True)
+    for ax in g.axes.flat:
+        ax.axhline(1.0, color="black", lw=0.8, ls="--")
+        ax.tick_params(axis="x", labelsize=7)
+    g.set_titles(row_template="task {row_name}", col_template="{col_name}")
+    g.set_axis_labels(sweep_cfg.get("variable", "point"), "slowdown T_i^X / T_i")
+    g.figure.suptitle(f"{sweep_cfg.get('title', sweep)}: per-task slowdown "
+                      "(median, 95% CI over rounds; 1 = as fast as alone)", y=1.02, fontsize=9.5)
+    if g.legend is not None:
+        g.legend.set_title("group")
+    save(g.figure, out)
+    return long

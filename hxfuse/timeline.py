@@ -1,0 +1,137 @@
+"""Timelines of a representative round: a tidy interval table and a Perfetto trace.
+
+Both views come from :func:`gantt_intervals`, so the Gantt figures and the
+trace that opens in ui.perfetto.dev show exactly the same intervals.
+
+Representative trial: for each workload x group, the measured non-empty trial
+whose makespan is the median (the lower middle one for an even count), or the
+trial of a given round.  Times are relative to that trial's
+``host.submit_begin`` so all groups start at 0 and line up for comparison.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .io import Run
+from .metrics import ALONE, GROUPS, engine_sort_key
+
+HOST = "host"
+GANTT_COLUMNS = [
+    "trial_id", "round", "workload", "group", "makespan_ns", "lane", "kind", "name",
+    "begin_ns", "end_ns", "start_rel_ns", "end_rel_ns",
+]
+
+
+def representative_trials(run: Run, round: int | None = None) -> pd.DataFrame:
+    """The chosen trial of every workload x group (rows of ``run.trials``)."""
+    t = run.trials[(~run.trials["warmup"]) & (~run.trials["empty"])]
+    if round is not None:
+        return t[t["round"] == round].copy()
+    chosen = []
+    for _, g in t.groupby(["workload", "group"], sort=False):
+        # Lower median by rank, so the chosen trial really happened (an even
+        # count has no trial at the interpolated median).
+        order = g.sort_values(["makespan_ns", "round"], kind="stable")
+        chosen.append(order.iloc[(len(order) - 1) // 2])
+    if not chosen:
+        return t.iloc[0:0].copy()
+    return pd.DataFrame(chosen).reset_index(drop=True)
+
+
+def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
+    """Tidy intervals of the representative trials, one row per interval.
+
+    ``lane`` is an engine name or ``host``; ``kind`` is ``task`` (name = task
+    letter), ``wait`` (name = event waited on), ``entry`` (the fused entry, on
+    the engine that ran it), ``submit`` or ``host_wait`` (host side).
+    """
+    chosen = representative_trials(run, round)
+    rows: list[dict[str, Any]] = []
+    ids = set(chosen["trial_id"])
+    tasks = run.tasks[run.tasks["trial_id"].isin(ids)]
+    waits = run.waits[run.waits["trial_id"].isin(ids)]
+    for _, tr in chosen.iterrows():
+        tid = int(tr["trial_id"])
+        key = {
+            "trial_id": tid, "round": int(tr["round"]), "workload": tr["workload"],
+            "group": tr["group"], "makespan_ns": float(tr["makespan_ns"]),
+        }
+        t0 = float(tr["host_submit_begin"])
+
+        def add(lane: str, kind: str, name: str, b: float, e: float) -> None:
+            rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
+                               "start_rel_ns": b - t0, "end_rel_ns": e - t0})
+
+        add(HOST, "submit", "submit", tr["host_submit_begin"], tr["host_submit_end"])
+        add(HOST, "host_wait", "wait", tr["host_wait_begin"], tr["host_wait_end"])
+        tt = tasks[tasks["trial_id"] == tid]
+        if np.isfinite(tr["device_entry_begin"]):
+            # The fused entry runs on the device control thread, which also
+            # runs V; fall back to "vec" when V is absent (workload md).
+            v = tt[tt["task"] == "V"]
+            lane = str(v["engine"].iloc[0]) if len(v) else "vec"
+            add(lane, "entry", "entry", tr["device_entry_begin"], tr["device_entry_end"])
+        for _, t in tt.iterrows():
+            add(str(t["engine"]), "task", str(t["task"]), t["begin"], t["end"])
+        for _, w in waits[waits["trial_id"] == tid].iterrows():
+            add(str(w["who"]), "wait", f"wait {w['on']}", w["begin"], w["end"])
+    out = pd.DataFrame(rows, columns=GANTT_COLUMNS)
+    for c in ("begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "makespan_ns"):
+        out[c] = out[c].astype(float)
+    return out
+
+
+def _lane_key(lane: str) -> tuple:
+    return (0, 0, "") if lane == HOST else (1, *engine_sort_key(lane))
+
+
+def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
+    """Chrome trace-event JSON (``json.dump`` it) of the representative trials.
+
+    One process per workload x group (named e.g. ``mvd D``), one thread per
+    lane (host first, then the engines), complete ("X") events in
+    microseconds relative to each trial's submit.
+    """
+    gi = gantt_intervals(run, round)
+    events: list[dict[str, Any]] = []
+    order = {g: i for i, g in enumerate([*GROUPS, ALONE])}
+    procs = sorted(
+        gi[["workload", "group"]].drop_duplicates().itertuples(index=False),
+        key=lambda r: (str(r.workload).upper() in ("M", "V", "D"), str(r.workload), order.get(r.group, 99)),
+    )
+    for pid, proc in enumerate(procs, start=1):
+        sub = gi[(gi["workload"] == proc.workload) & (gi["group"] == proc.group)]
+        first = sub.iloc[0]
+        pname = f"{proc.workload} {proc.group}"
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
+                       "args": {"name": pname}})
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index",
+                       "args": {"sort_index": pid}})
+        lanes = sorted(sub["lane"].unique(), key=_lane_key)
+        tids = {lane: i for i, lane in enumerate(lanes, start=1)}
+        for lane, tid in tids.items():
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+                           "args": {"name": lane}})
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
+                           "args": {"sort_index": tid}})
+        # Longer slices first at equal start so the viewer nests the shorter
+        # ones (a wait inside the entry) under the longer ones.
+        sub = sub.assign(dur_ns=sub["end_rel_ns"] - sub["start_rel_ns"]).sort_values(
+            ["start_rel_ns", "dur_ns"], ascending=[True, False], kind="stable")
+        for r in sub.itertuples(index=False):
+            events.append({
+                "ph": "X", "pid": pid, "tid": tids[r.lane], "name": r.name, "cat": r.kind,
+                "ts": r.start_rel_ns / 1000.0, "dur": max(0.0, r.dur_ns / 1000.0),
+                "args": {"trial_id": int(r.trial_id), "round": int(r.round),
+                         "makespan_us": float(first["makespan_ns"]) / 1000.0},
+            })
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": {"source": run.source, "target": str(run.meta.get("target", "")),
+                      "round": "median-makespan per group" if round is None else int(round)},
+    }

@@ -1,0 +1,132 @@
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hxfuse import aggregate as ag
+from hxfuse.io import parse_records
+
+US = 1000
+PLAN = {"M": 100 * US, "V": 80 * US, "D": 60 * US}
+
+
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "columns.md").read_text()
+
+
+def generic_name(col):
+    """Map a concrete column to its placeholder form in docs/columns.md."""
+    col = re.sub(r"^[MVD]_", "{T}_", col)
+    col = re.sub(r"^busy_\w+_ns$", "busy_{e}_ns", col)
+    col = re.sub(r"^util_\w+$", "util_{e}", col)
+    if col != "overlap_max":
+        col = re.sub(r"^overlap_\w+$", "overlap_{a}_{b}", col)
+    col = re.sub(r"^speedup_over_[ABC]", "speedup_over_{Y}", col)
+    return col
+
+
+def assert_documented(columns, point_cols=("point",)):
+    missing = [c for c in columns if c not in point_cols
+               and f"`{c}`" not in DOC and f"`{generic_name(c)}`" not in DOC]
+    assert not missing, f"columns missing from docs/columns.md: {missing}"
+
+
+def run_of(records):
+    return parse_records([json.dumps(r) for r in records])
+
+
+def table(synth, point, **kw):
+    return ag.trial_table(run_of(synth.synthetic_run(PLAN, **kw)), point)
+
+
+def test_trial_table_adds_point_and_provenance(synth):
+    t = table(synth, {"point": "p0", "m_shape": [64, 64, 64], "ratio": 1.25}, rounds=2, warmup=1)
+    assert list(t.columns[:3]) == ["point", "m_shape", "ratio"]
+    assert (t["m_shape"] == "[64, 64, 64]").all()  # hashable, CSV-friendly
+    assert (t["online_cores"] == 4).all() and (t["target"] == "host").all()
+    assert set(t.loc[t["workload"] == "mvd", "k_engines"]) == {3}
+    assert {"M_slowdown", "stp", "antt", "fairness", "makespan_ns", "trial_id"} <= set(t.columns)
+    assert t["warmup"].any()
+    assert ag.infer_point_cols(t) == ["point", "m_shape", "ratio"]
+    with pytest.raises(ValueError, match="clash"):
+        ag.trial_table(run_of(synth.synthetic_run(PLAN, rounds=1, warmup=0)), {"makespan_ns": 1})
+
+
+def test_summarize_known_answers(synth):
+    t = table(synth, {"point": "p0"}, rounds=6, warmup=2)
+    # Warm-up trials are wildly slow; they must not move any statistic.
+    t.loc[t["warmup"], "makespan_ns"] *= 10
+    s = ag.summarize(t, n_resamples=200)
+    mvd = s[s["workload"] == "mvd"].set_index("group")
+    assert list(mvd.index) == ["A", "B", "C", "D"]
+    assert set(s.loc[s["group"] == "alone", "workload"]) == {"M", "V", "D"}
+    d = mvd.loc["D"]
+    assert d["n"] == 6 and d["n_warmup"] == 2
+    assert d["makespan_ns"] == 106 * US
+    assert (d["makespan_lo_ns"], d["makespan_hi_ns"]) == (106 * US, 106 * US)
+    assert d["t_serial_ns"] == 240 * US and d["t_ideal_ns"] == 100 * US and d["t_bound_ns"] == 100 * US
+    assert d["t_serial_measured_ns"] == 249 * US
+    assert d["eta_vs_alone"] == pytest.approx((240 - 106) / (240 - 100))
+    assert d["eta_vs_A"] == pytest.approx((249 - 106) / (249 - 100))
+    assert d["speedup_over_A"] == pytest.approx(249 / 106)
+    assert d["speedup_over_C"] == pytest.approx(246 / 106)
+    assert d["speedup_over_B"] == pytest.approx(105 / 106)
+    assert mvd.loc["C", "speedup_over_A"] == pytest.approx(249 / 246)
+    assert mvd.loc["B", "speedup_over_A"] == pytest.approx(249 / 105)
+    assert math.isnan(mvd.loc["A", "speedup_over_A"])
+    assert d["M_slowdown"] == pytest.approx(1.005)
+    assert d["overlap_max"] == 1.0 and mvd.loc["A", "overlap_max"] == 0.0
+    assert d["control_overhead_ns"] == 1000 + 2000 + 500 + 10 + 500 + 2000
+    assert d["makespan_outliers"] == 0 and d["makespan_cv"] == 0.0
+    assert d["verdict_key"] == "D<C+overlap"
+    assert d["verdict_matches"] == "D<C+overlap"
+    assert d["relations"] == "D<A D>B D<C C<A"
+    assert d["next_step"] == "locate work-ratio, bandwidth and buffer limits"
+    assert mvd.loc["A", "verdict"] == ""
+    assert bool(d["point_ok"]) and d["excluded_reason"] == ""
+    assert_documented(s.columns)
+    assert_documented(t.columns)
+    assert_documented(ag.verdict_table(s).columns)
+
+def test_verdict_with_noise_and_contention(synth):
+    t = table(synth, {"point": "p1"}, rounds=12, warmup=1, jitter=0.01, group_scale={"B": 1.3})
+    s = ag.summarize(t, n_resamples=500)
+    v = ag.verdict_table(s)
+    assert list(v["point"]) == ["p1"] and list(v["workload"]) == ["mvd"]
+    assert v.loc[0, "verdict_key"] == "D<B,D<C"
+    assert v.loc[0, "speedup_over_B_lo"] > 1.0
+
+
+def test_failed_points_never_enter_a_speedup(synth):
+    good = table(synth, {"point": "good"}, rounds=4, warmup=1)
+    bad = table(synth, {"point": "bad"}, rounds=4, warmup=1)
+    good["check_ok"] = True
+    bad["check_ok"] = False
+    # A trial checksum mismatch also excludes a point, even with check_ok true.
+    mism = ag.trial_table(run_of(synth.synthetic_run(PLAN, rounds=4, warmup=1,
+                                                     checksum_fail=[(2, "C")])), {"point": "mism"})
+    mism["check_ok"] = True
+    trials = pd.concat([good, bad, mism], ignore_index=True)
+    s = ag.summarize(trials, n_resamples=100)
+    assert set(s["point"]) == {"good", "bad", "mism"}
+    for p in ("bad", "mism"):
+        rows = s[s["point"] == p]
+        assert not rows["point_ok"].any()
+        assert rows[["speedup_over_A", "speedup_over_B", "speedup_over_C", "eta_vs_A", "eta_vs_alone"]].isna().all().all()
+        assert set(rows.loc[rows["group"] == "D", "verdict_key"]) == {"excluded"}
+    assert s[s["point"] == "good"]["speedup_over_A"].notna().any()
+    fp = ag.failed_points(trials)
+    assert list(fp["point"]) == ["bad", "mism"]
+    assert "check_ok is false" in fp.iloc[0]["excluded_reason"]
+    assert "checksum mismatch" in fp.iloc[1]["excluded_reason"]
+
+
+def test_missing_group_b(synth):
+    t = table(synth, {"point": "noB"}, rounds=4, warmup=0, groups=("A", "C", "D"))
+    s = ag.summarize(t, n_resamples=100)
+    d = s[(s["workload"] == "mvd") & (s["group"] == "D")].iloc[0]
+    assert math.isnan(d["speedup_over_B"])
+    assert "B" not in d["relations"]
+    assert d["verdict_key"] == "D<C+overlap"
