@@ -23,4 +23,8 @@ int hx_dma_copy2d(const hx_copy_desc *chain);
 size_t hx_hmx_u8i8_prep_bytes(int m, int n, int k);
 void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k, void *prep);
 void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k);
+/* 1: the last run used HMX, 2: the shape did not fit the HMX VTCM region
+ * and ran on HVX; last HexKL status (0 = AEE_SUCCESS). */
+int hx_hmx_last_mode(void);
+int hx_hmx_last_error(void);
 #endif
