@@ -22,6 +22,7 @@ typedef struct hx_task {
     /* per-trial record, written by the engine, read by the host after the
      * task's completion has been published (acquire) */
     uint64_t begin, end, host_seen;
+    uint64_t checksum_at_publish; /* --check-at-publish: read by the host right after the acquire */
     const char *ran_on;
     hx_event dev_done;  /* engine -> fused entry (eM, eD) */
     hx_event published; /* completion visible to the host */

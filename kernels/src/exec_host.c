@@ -26,12 +26,11 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
                 if ((pending & HX_BIT(i)) && hx_event_is_set(&x->task[i].published)) {
                     x->task[i].host_seen = hx_exec_now(x);
                     pending &= ~HX_BIT(i);
-                    if (x->cfg->check_at_publish) {
-                        /* Reading outputs right after the acquire: the
-                         * mechanism test for publication visibility. */
-                        volatile uint64_t sink = hx_task_checksum(&x->task[i]);
-                        (void)sink;
-                    }
+                    /* Reading outputs right after the acquire: the mechanism
+                     * test for publication visibility (inside the wait, so
+                     * only for that test). */
+                    if (x->cfg->check_at_publish && !x->task[i].empty)
+                        x->task[i].checksum_at_publish = hx_task_checksum(&x->task[i]);
                 }
             }
             int done = pending == 0 && (!final || hx_event_is_set(final));
@@ -45,7 +44,11 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
             if (mask & HX_BIT(i)) hx_event_wait(&x->task[i].published, &x->cfg->wait);
         uint64_t now = hx_exec_now(x);
         for (int i = 0; i < HX_NTASKS; i++)
-            if (mask & HX_BIT(i)) x->task[i].host_seen = now;
+            if (mask & HX_BIT(i)) {
+                x->task[i].host_seen = now;
+                if (x->cfg->check_at_publish && !x->task[i].empty)
+                    x->task[i].checksum_at_publish = hx_task_checksum(&x->task[i]);
+            }
     }
     uint64_t e = hx_exec_now(x);
     hx_exec_note_wait(x, "host", final ? "req" : (mask == (mask & -mask) ? hx_task_names[__builtin_ctz(mask)] : "all"), b, e);
@@ -70,7 +73,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
     for (int i = 0; i < HX_NTASKS; i++) {
         hx_task *t = &x->task[i];
         t->empty = empty;
-        t->begin = t->end = t->host_seen = 0;
+        t->begin = t->end = t->host_seen = t->checksum_at_publish = 0;
         t->ran_on = NULL;
         hx_event_reset(&t->dev_done);
         hx_event_reset(&t->published);

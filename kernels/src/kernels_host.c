@@ -8,13 +8,22 @@
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+/* GEMM vector width: the widest the build targets (AVX-512: 16 lanes). */
+#if defined(__AVX512F__)
+#define GW 16
+#else
+#define GW 8
+#endif
+typedef float vgf __attribute__((vector_size(GW * 4)));
 
 #define MR 6  /* rows of C per micro-tile */
-#define NR 16 /* columns of C per micro-tile: two 8-wide vectors */
+#define NR (2 * GW) /* columns of C per micro-tile: two vectors */
 #define KC 256 /* k-block kept hot in L1 for one B micro-panel */
 
 static inline v8f loadf(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
 static inline void storef(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+static inline vgf loadg(const float *p) { vgf v; memcpy(&v, p, sizeof v); return v; }
+static inline void storeg(float *p, vgf v) { memcpy(p, &v, sizeof v); }
 static inline v8i loadi(const int32_t *p) { v8i v; memcpy(&v, p, sizeof v); return v; }
 static inline void storei(int32_t *p, v8i v) { memcpy(p, &v, sizeof v); }
 
@@ -56,11 +65,11 @@ static void f32_prepare(const float *A, const float *B, int m, int n, int k, voi
 
 /* C tile (MR x NR) = or += a[kc x MR] * b[kc x NR] */
 static void f32_micro(const float *a, const float *b, int kc, float *C, int ldc, int rows, int cols, int accumulate) {
-    v8f c[MR][2] = {{{0}}};
+    vgf c[MR][2] = {{{0}}};
     for (int p = 0; p < kc; p++) {
-        v8f b0 = loadf(b + p * NR), b1 = loadf(b + p * NR + 8);
+        vgf b0 = loadg(b + p * NR), b1 = loadg(b + p * NR + GW);
         for (int r = 0; r < MR; r++) {
-            v8f ar = (v8f){0} + a[p * MR + r]; /* broadcast */
+            vgf ar = (vgf){0} + a[p * MR + r]; /* broadcast */
             c[r][0] += ar * b0;
             c[r][1] += ar * b1;
         }
@@ -68,14 +77,14 @@ static void f32_micro(const float *a, const float *b, int kc, float *C, int ldc,
     if (rows == MR && cols == NR) {
         for (int r = 0; r < MR; r++) {
             float *row = C + (size_t)r * ldc;
-            if (accumulate) c[r][0] += loadf(row), c[r][1] += loadf(row + 8);
-            storef(row, c[r][0]);
-            storef(row + 8, c[r][1]);
+            if (accumulate) c[r][0] += loadg(row), c[r][1] += loadg(row + GW);
+            storeg(row, c[r][0]);
+            storeg(row + GW, c[r][1]);
         }
         return;
     }
     float t[MR][NR];
-    for (int r = 0; r < MR; r++) storef(t[r], c[r][0]), storef(t[r] + 8, c[r][1]);
+    for (int r = 0; r < MR; r++) storeg(t[r], c[r][0]), storeg(t[r] + GW, c[r][1]);
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < cols; j++) C[(size_t)r * ldc + j] = accumulate ? C[(size_t)r * ldc + j] + t[r][j] : t[r][j];
 }
@@ -126,17 +135,19 @@ static void u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         for (int ip = 0; ip < panels(m, MR); ip++) {
             const int32_t *a = Ap + (size_t)ip * k * MR;
             int rows = m - ip * MR < MR ? m - ip * MR : MR;
-            v8i c[MR][2] = {{{0}}};
+            enum { NV = NR / 8 };
+            v8i c[MR][NV] = {{{0}}};
             for (int p = 0; p < k; p++) {
-                v8i b0 = loadi(b + p * NR), b1 = loadi(b + p * NR + 8);
+                v8i bv[NV];
+                for (int q = 0; q < NV; q++) bv[q] = loadi(b + p * NR + 8 * q);
                 for (int r = 0; r < MR; r++) {
                     v8i ar = (v8i){0} + a[p * MR + r];
-                    c[r][0] += ar * b0;
-                    c[r][1] += ar * b1;
+                    for (int q = 0; q < NV; q++) c[r][q] += ar * bv[q];
                 }
             }
             int32_t t[MR][NR];
-            for (int r = 0; r < MR; r++) storei(t[r], c[r][0]), storei(t[r] + 8, c[r][1]);
+            for (int r = 0; r < MR; r++)
+                for (int q = 0; q < NV; q++) storei(t[r] + 8 * q, c[r][q]);
             for (int r = 0; r < rows; r++) memcpy(C + (size_t)(ip * MR + r) * n + jp * NR, t[r], (size_t)cols * 4);
         }
     }
@@ -149,10 +160,9 @@ static inline v8f vexp(v8f x) {
     const v8f lo = (v8f){0} - 87.0f, hi = (v8f){0} + 88.0f;
     x = self(x < lo, lo, x);
     x = self(x > hi, hi, x);
-    v8f fx = x * 1.44269504088896341f;
-    v8i n;
-    for (int i = 0; i < 8; i++) n[i] = (int32_t)__builtin_floorf(fx[i] + 0.5f);
-    v8f nf = __builtin_convertvector(n, v8f);
+    /* round to nearest with the 1.5 * 2^23 trick: stays in vector registers */
+    v8f nf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    v8i n = __builtin_convertvector(nf, v8i);
     v8f r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
     v8f p = (v8f){0} + 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
