@@ -25,7 +25,7 @@ static int spin_until(int (*done)(const void *), const void *arg, uint64_t budge
         hx_cpu_relax();
         if ((i & 63) == 0) {
             if (!forever && hx_now_ns() - start >= budget_ns) return 0;
-            if ((i & 1023) == 0) hx_yield();
+            hx_yield();
         }
     }
 }
