@@ -9,6 +9,11 @@
 #ifndef HX_COMPILER
 #define HX_COMPILER "unknown"
 #endif
+/* What group B means on this target (issue: record what B maps to, or the
+ * specific limitation).  Target files may override it. */
+#ifndef HX_GROUP_B
+#define HX_GROUP_B "one request per task, pushed at once to each task's own engine queue (mx, vec, dma); the host waits for all"
+#endif
 #ifndef HX_CFLAGS
 #define HX_CFLAGS "unknown"
 #endif
@@ -80,6 +85,12 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, NULL, "mx");
     hx_json_str(&j, NULL, "dma");
     hx_json_close(&j, ']');
+    hx_json_obj(&j, "group_mapping");
+    hx_json_str(&j, "A", "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
+    hx_json_str(&j, "B", HX_GROUP_B);
+    hx_json_str(&j, "C", "one fused request to the vec control thread; full barrier after each task");
+    hx_json_str(&j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
+    hx_json_close(&j, '}');
     hx_json_i64(&j, "device_engines_used", used);
     hx_json_obj(&j, "affinity");
     for (int i = 0; i < HX_NENG_NAMED; i++) hx_json_i64(&j, hx_engine_names[i], c->affinity[i]);
