@@ -30,7 +30,7 @@ _TASK_SUFFIXES = (
 )
 _FIXED = {
     "trial_id", "round", "seq", "warmup", "workload", "group", "empty", "makespan_ns", "device_ns",
-    "host_submit_ns", "host_wait_ns", "host_overhead_ns", "device_start_ns", "scratch_peak_bytes",
+    "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "device_start_ns", "scratch_peak_bytes",
     "checksums_ok", "n_tasks", "prep_ns", "end_to_end_ns", "overlap_max", "concurrent_ns", "stp",
     "antt", "fairness", "k_engines", *META_COLUMNS,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
@@ -60,14 +60,17 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     Warm-up trials are kept and flagged (``warmup``); every statistic skips them.
     """
     tm = mx.trial_metrics(run)
-    clash = [k for k in point if k in tm.columns or is_metric_column(k)]
+    # A point may sweep a runner option that meta also records (e.g. the
+    # wait strategy): the point's value is kept and the meta copy dropped.
+    # Names of computed metrics cannot be reused.
+    clash = [k for k in point if k not in META_COLUMNS and (k in tm.columns or is_metric_column(k))]
     if clash:
         raise ValueError(f"point parameter names clash with metric columns: {clash}")
     alone = mx.alone_durations(tm)
     sd = mx.slowdowns(tm, alone)
     meta = run.meta
     extra = pd.DataFrame(
-        {c: [_scalar(meta.get(c))] * len(tm) for c in META_COLUMNS}, index=tm.index
+        {c: [_scalar(meta.get(c))] * len(tm) for c in META_COLUMNS if c not in point}, index=tm.index
     )
     cores = meta.get("online_cores")
     extra["k_engines"] = tm["n_tasks"].map(lambda n: mx.engines_available(int(n), cores))
@@ -152,7 +155,7 @@ def summarize(
                   "latency_no_early_ns", "bandwidth_GBps")
     ]
     median_cols = [
-        "device_ns", "host_submit_ns", "host_wait_ns", "host_overhead_ns", "end_to_end_ns",
+        "device_ns", "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "end_to_end_ns",
         *per_task_cols, "stp", "antt", "fairness", *engine_cols, "concurrent_ns",
     ]
     rows: list[dict[str, Any]] = []
@@ -223,8 +226,11 @@ def summarize(
                     row[f"speedup_over_{y}_lo"] = e.lo
                     row[f"speedup_over_{y}_hi"] = e.hi
                 is_group = group in mx.GROUPS and point_ok
+                # The alone times are task durations (device boundary), so
+                # this efficiency compares them with the device time of the
+                # group; against measured A both sides are host makespans.
                 row["eta_vs_alone"] = (
-                    mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["makespan_ns"])
+                    mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"])
                     if is_group else math.nan
                 )
                 row["eta_vs_A"] = (

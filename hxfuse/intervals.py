@@ -89,6 +89,25 @@ def utilisation(intervals: IntervalsLike, span: float) -> float:
     return union_length(intervals) / span
 
 
+def subtract(a: IntervalsLike, b: IntervalsLike) -> np.ndarray:
+    """Points of a not covered by b (normalized), e.g. host time outside its waits."""
+    ua, ub = normalize(a), normalize(b)
+    out: list[tuple[float, float]] = []
+    for lo, hi in ua:
+        cur = lo
+        for blo, bhi in ub:
+            if bhi <= cur or blo >= hi:
+                continue
+            if blo > cur:
+                out.append((cur, blo))
+            cur = max(cur, bhi)
+            if cur >= hi:
+                break
+        if cur < hi:
+            out.append((cur, hi))
+    return normalize(out)
+
+
 def clip(intervals: IntervalsLike, lo: float, hi: float) -> np.ndarray:
     """Restrict an interval set to the window [lo, hi)."""
     return intersect(intervals, [(lo, hi)])

@@ -33,6 +33,9 @@ TRIAL_COLUMNS = TRIAL_KEYS + [
     "host_submit_end",
     "host_wait_begin",
     "host_wait_end",
+    "host_submit_total_ns",
+    "host_wait_total_ns",
+    "host_requests",
     "device_entry_begin",
     "device_entry_end",
     "scratch_peak_bytes",
@@ -139,6 +142,12 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
                         "host_submit_end": host["submit_end"],
                         "host_wait_begin": host["wait_begin"],
                         "host_wait_end": host["wait_end"],
+                        # Sums over the trial's requests (A submits and
+                        # waits once per task, so the begin/end spans of
+                        # submit and wait interleave there).
+                        "host_submit_total_ns": _num(host.get("submit_ns")),
+                        "host_wait_total_ns": _num(host.get("wait_ns")),
+                        "host_requests": _num(host.get("requests")),
                         "device_entry_begin": _num(device.get("entry_begin")),
                         "device_entry_end": _num(device.get("entry_end")),
                         "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),

@@ -6,8 +6,10 @@ meanings: docs/columns.md.
 Timing definitions (all in ns, from the runner's clock):
 
 * ``makespan_ns``  host boundary: ``host.wait_end - host.submit_begin``.  This
-  is T_X, the quantity every speedup and overlap efficiency uses, because it
-  is the same boundary for every group (A/B have no device entry).
+  is T_X for every speedup and for the overlap efficiency against measured A,
+  because it is the same boundary for every group (A/B have no device entry).
+  The efficiency against the sum of alone *durations* uses ``device_ns``
+  instead, so both sides are device times.
 * ``device_ns``    C/D: the fused entry's span ``entry_end - entry_begin``;
   A/B/alone: the task span ``max(task end) - min(task begin)``.
 * device start     C/D: ``entry_begin``; otherwise the first task's begin.  A
@@ -156,8 +158,11 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     span = (task_span["e"] - task_span["b"]).reindex(tr["trial_id"]).to_numpy()
     entry = (tr["device_entry_end"] - tr["device_entry_begin"]).to_numpy()
     base["device_ns"] = np.where(np.isfinite(entry), entry, span)
-    base["host_submit_ns"] = tr["host_submit_end"] - tr["host_submit_begin"]
-    base["host_wait_ns"] = tr["host_wait_end"] - tr["host_wait_begin"]
+    # The runner's per-request sums when present; the spans otherwise (they
+    # are equal when the trial has a single request).
+    base["host_submit_ns"] = tr["host_submit_total_ns"].fillna(tr["host_submit_end"] - tr["host_submit_begin"])
+    base["host_wait_ns"] = tr["host_wait_total_ns"].fillna(tr["host_wait_end"] - tr["host_wait_begin"])
+    base["host_requests"] = tr["host_requests"]
     # Host time not covered by device activity: submit, wake-up and return.
     base["host_overhead_ns"] = base["makespan_ns"] - base["device_ns"]
     base["device_start_ns"] = tr["trial_id"].map(start).to_numpy()

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import intervals as iv
 from .io import Run
 from .metrics import ALONE, GROUPS, engine_sort_key
 
@@ -46,8 +47,11 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     """Tidy intervals of the representative trials, one row per interval.
 
     ``lane`` is an engine name or ``host``; ``kind`` is ``task`` (name = task
-    letter), ``wait`` (name = event waited on), ``entry`` (the fused entry, on
-    the engine that ran it), ``submit`` or ``host_wait`` (host side).
+    letter), ``wait`` (an engine waiting; name = "wait <event>"), ``entry``
+    (the fused entry, on the engine that ran it), ``host_wait`` (the host
+    waiting; name = "wait <event>") or ``submit`` (host time outside its
+    waits: submitting, waking up).  Slices of one
+    lane never partly overlap, so the trace viewer nests them correctly.
     """
     chosen = representative_trials(run, round)
     rows: list[dict[str, Any]] = []
@@ -66,8 +70,22 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
             rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
                                "start_rel_ns": b - t0, "end_rel_ns": e - t0})
 
-        add(HOST, "submit", "submit", tr["host_submit_begin"], tr["host_submit_end"])
-        add(HOST, "host_wait", "wait", tr["host_wait_begin"], tr["host_wait_end"])
+        tw = waits[waits["trial_id"] == tid]
+        host_waits = tw[tw["who"] == HOST]
+        trial_span = [(tr["host_submit_begin"], tr["host_wait_end"])]
+        if len(host_waits):
+            # In A the host submits and waits once per task, so the trial's
+            # submit and wait spans interleave; the wait records are exact,
+            # and the host is busy (submitting, waking up) in between.
+            for _, w in host_waits.iterrows():
+                add(HOST, "host_wait", f"wait {w['on']}", w["begin"], w["end"])
+            busy = iv.subtract(trial_span, host_waits[["begin", "end"]].to_numpy(float))
+        else:
+            wait_from = max(tr["host_wait_begin"], tr["host_submit_end"])
+            add(HOST, "host_wait", "wait", wait_from, tr["host_wait_end"])
+            busy = iv.subtract(trial_span, [(wait_from, tr["host_wait_end"])])
+        for b, e in busy:
+            add(HOST, "submit", "submit", b, e)
         tt = tasks[tasks["trial_id"] == tid]
         if np.isfinite(tr["device_entry_begin"]):
             # The fused entry runs on the device control thread, which also
@@ -77,12 +95,26 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
             add(lane, "entry", "entry", tr["device_entry_begin"], tr["device_entry_end"])
         for _, t in tt.iterrows():
             add(str(t["engine"]), "task", str(t["task"]), t["begin"], t["end"])
-        for _, w in waits[waits["trial_id"] == tid].iterrows():
+        for _, w in tw[tw["who"] != HOST].iterrows():
             add(str(w["who"]), "wait", f"wait {w['on']}", w["begin"], w["end"])
     out = pd.DataFrame(rows, columns=GANTT_COLUMNS)
     for c in ("begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "makespan_ns"):
         out[c] = out[c].astype(float)
     return out
+
+
+def improper_nesting(gi: pd.DataFrame) -> list[tuple]:
+    """Pairs of slices on one lane that overlap without nesting; a trace viewer
+    would draw them wrongly.  Empty for well-formed runner output."""
+    bad = []
+    for key, sub in gi.groupby(["trial_id", "lane"]):
+        ivs = sub[["begin_ns", "end_ns"]].to_numpy(float)
+        b, e = ivs[:, 0], ivs[:, 1]
+        # a begins first, b begins inside a and ends after it.
+        mask = (b[:, None] < b[None, :]) & (b[None, :] < e[:, None]) & (e[:, None] < e[None, :])
+        for i, j in zip(*np.nonzero(mask)):
+            bad.append((key, tuple(ivs[i]), tuple(ivs[j])))
+    return bad
 
 
 def _lane_key(lane: str) -> tuple:

@@ -69,6 +69,7 @@ def trial_record(
     empty: bool = False,
     scratch_peak_bytes: int = 0,
     checksums_ok: bool = True,
+    host_totals: tuple[float, float, int] | None = None,  # submit_ns, wait_ns, requests
 ) -> dict[str, Any]:
     task_objs = []
     for t in tasks:
@@ -85,7 +86,10 @@ def trial_record(
         "group": group,
         "empty": empty,
         "host": {"submit_begin": int(submit[0]), "submit_end": int(submit[1]),
-                 "wait_begin": int(wait[0]), "wait_end": int(wait[1])},
+                 "wait_begin": int(wait[0]), "wait_end": int(wait[1])}
+        | ({} if host_totals is None else
+           {"submit_ns": int(host_totals[0]), "wait_ns": int(host_totals[1]),
+            "requests": int(host_totals[2])}),
         "device": None if device is None else {"entry_begin": int(device[0]), "entry_end": int(device[1])},
         "tasks": task_objs,
         "waits": [{"who": w, "on": o, "begin": int(b), "end": int(e)} for w, o, b, e in waits],
@@ -154,6 +158,21 @@ def scheduled_trial(
     else:
         raise ValueError(group)
     wait = (s1, last_end + gap_ns)
+    # Host wait records as the runner writes them: one per task in A (the
+    # host submits the next task when it sees the previous one finish), one
+    # per trial otherwise.
+    if group == "A":
+        w_begin = s1
+        for i, (n, _, b, e, seen) in enumerate(tasks):
+            w_end = wait[1] if i == len(tasks) - 1 else seen
+            waits.append(("host", n, w_begin, w_end))
+            w_begin = w_end + 100  # 100 ns to submit the next task
+    else:
+        waits.append(("host", {"B": "all", "alone": names[0]}.get(group, "req"), s1, wait[1]))
+    host_waits = [(b, e) for who, _, b, e in waits if who == "host"]
+    wait_ns = sum(e - b for b, e in host_waits)
+    submit_ns = (s1 - s0) + 100 * (len(host_waits) - 1)
+    kw.setdefault("host_totals", (submit_ns, wait_ns, len(host_waits)))
     return trial_record(round=round, workload=workload, group=group, tasks=tasks, submit=(s0, s1),
                         wait=wait, device=device, waits=waits, **kw)
 

@@ -50,6 +50,9 @@ def test_trial_table_adds_point_and_provenance(synth):
     assert {"M_slowdown", "stp", "antt", "fairness", "makespan_ns", "trial_id"} <= set(t.columns)
     assert t["warmup"].any()
     assert ag.infer_point_cols(t) == ["point", "m_shape", "ratio"]
+    # A swept runner option that meta also records: the point's value wins.
+    w = ag.trial_table(run_of(synth.synthetic_run(PLAN, rounds=1, warmup=0)), {"wait": "spin"})
+    assert (w["wait"] == "spin").all() and list(w.columns).count("wait") == 1
     with pytest.raises(ValueError, match="clash"):
         ag.trial_table(run_of(synth.synthetic_run(PLAN, rounds=1, warmup=0)), {"makespan_ns": 1})
 
@@ -68,7 +71,8 @@ def test_summarize_known_answers(synth):
     assert (d["makespan_lo_ns"], d["makespan_hi_ns"]) == (106 * US, 106 * US)
     assert d["t_serial_ns"] == 240 * US and d["t_ideal_ns"] == 100 * US and d["t_bound_ns"] == 100 * US
     assert d["t_serial_measured_ns"] == 249 * US
-    assert d["eta_vs_alone"] == pytest.approx((240 - 106) / (240 - 100))
+    assert d["device_ns"] == 101 * US
+    assert d["eta_vs_alone"] == pytest.approx((240 - 101) / (240 - 100))
     assert d["eta_vs_A"] == pytest.approx((249 - 106) / (249 - 100))
     assert d["speedup_over_A"] == pytest.approx(249 / 106)
     assert d["speedup_over_C"] == pytest.approx(246 / 106)

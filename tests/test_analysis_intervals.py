@@ -101,3 +101,17 @@ def test_utilisation_and_normal_form(s, span):
 def test_concurrency_matches_brute_force(sets, k):
     depth = sum(cells(s).astype(int) for s in sets)
     assert iv.concurrency_length(sets, k) == (depth >= k).sum()
+
+
+def test_subtract_known():
+    got = iv.subtract([(0, 100)], [(10, 20), (50, 60), (90, 120)])
+    assert got.tolist() == [[0, 10], [20, 50], [60, 90]]
+    assert iv.subtract([(0, 10)], []).tolist() == [[0, 10]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(interval_set, interval_set)
+def test_subtract_matches_brute_force(a, b):
+    d = iv.subtract(a, b)
+    assert iv.union_length(d) == (cells(a) & ~cells(b)).sum()
+    assert iv.intersection_length(d, b) == 0

@@ -84,6 +84,10 @@ def test_serial_trial_has_no_overlap(plan_run):
     # Task span of A: the three tasks plus two host round trips of 2 us.
     assert a["device_ns"] == 240 * US + 2 * 2000
     assert a["D_completion_ns"] == 240 * US + 2 * 2000
+    # Host cost of A: one submit per task (1 us + 2 x 0.1 us) and three waits.
+    assert a["host_requests"] == 3
+    assert a["host_submit_ns"] == 1000 + 200
+    assert a["host_wait_ns"] == a["makespan_ns"] - 1000 - 200
     c = only(tm, "C").iloc[0]
     assert c["overlap_max"] == 0.0
     assert c["device_ns"] == 240 * US + 1000

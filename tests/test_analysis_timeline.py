@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from hxfuse import intervals as iv
 from hxfuse import timeline as tl
 from hxfuse.io import parse_records
 
@@ -31,12 +32,20 @@ def test_gantt_intervals(run):
     d = gi[(gi["workload"] == "mvd") & (gi["group"] == "D")]
     assert set(d["lane"]) == {"host", "mx", "vec", "dma"}
     assert set(d["kind"]) == {"submit", "host_wait", "entry", "task", "wait"}
-    assert (d.loc[d["kind"] == "submit", "start_rel_ns"] == 0).all()
+    assert d.loc[d["kind"] == "submit", "start_rel_ns"].min() == 0
     tasks = d[d["kind"] == "task"].set_index("name")
     assert tasks.loc["M", "lane"] == "mx"
     # The host's wait ends exactly at the makespan.
     hw = d[d["kind"] == "host_wait"].iloc[0]
+    assert hw["name"] == "wait req"
     assert hw["end_rel_ns"] == hw["makespan_ns"]
+    # In A the host waits once per task and is busy submitting in between;
+    # host slices never overlap one another.
+    a = gi[(gi["workload"] == "mvd") & (gi["group"] == "A") & (gi["lane"] == "host")]
+    assert list(a.loc[a["kind"] == "host_wait", "name"]) == ["wait M", "wait V", "wait D"]
+    host_sets = a[["begin_ns", "end_ns"]].to_numpy()
+    assert iv.union_length(host_sets) == pytest.approx((host_sets[:, 1] - host_sets[:, 0]).sum())
+    assert iv.union_length(host_sets) == pytest.approx(a["makespan_ns"].iloc[0])
 
 
 def test_perfetto_trace_shape(run):
@@ -56,3 +65,12 @@ def test_perfetto_trace_shape(run):
     assert m["tid"] == threads["mx"]
     assert m["dur"] == pytest.approx(PLAN["M"] / 1000, rel=0.2)  # microseconds
     assert all(e["ts"] >= 0 and e["dur"] >= 0 for e in xs)
+
+
+
+def test_slices_nest_on_every_lane(run):
+    assert tl.improper_nesting(tl.gantt_intervals(run)) == []
+    bad = tl.gantt_intervals(run).iloc[:2].copy()
+    bad["lane"] = "x"
+    bad["begin_ns"], bad["end_ns"] = [0.0, 5.0], [10.0, 15.0]
+    assert len(tl.improper_nesting(bad)) == 1

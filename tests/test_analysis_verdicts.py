@@ -59,9 +59,14 @@ def test_row_engines_overlap_but_d_slower():
     assert v.result == "engines overlap but D slower"
     assert v.conclusion == "contention or management cost exceeds the gain"
     assert v.next_step == "shrink window, change tile, or fall back"
-    # Without a C measurement, slower than A counts.
+    # Slower than the serial baseline A counts too, also without C.
     v2 = vd.classify({"D/A": SLOWER}, overlap_d=0.7)
     assert v2.key == "overlap,D slower"
+    v3 = vd.classify({"D/A": SLOWER, "D/B": SLOWER, "D/C": SAME, "C/A": SLOWER}, overlap_d=0.5)
+    assert v3.key == "overlap,D slower"
+    # No overlap: a slower D is not this row.
+    v4 = vd.classify({"D/A": SLOWER, "D/B": SLOWER, "D/C": SLOWER, "C/A": SAME}, overlap_d=0.0)
+    assert v4.key == "no-match"
 
 
 def test_inconclusive_noise():
