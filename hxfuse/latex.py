@@ -51,7 +51,7 @@ def fmt_ms(ns) -> str:
     if not _finite(ns):
         return "--"
     ms = float(ns) / 1e6
-    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+    return f"{ms:#.3g}" if ms < 100 else f"{ms:.0f}"
 
 
 def spd_cell(v, lo, hi) -> str:

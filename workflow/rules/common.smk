@@ -1,0 +1,87 @@
+# Shared definitions: config validation, the point table, path helpers.
+import json
+import os
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+REPO = Path(workflow.basedir)
+# Scripts and `python -m hxfuse...` in shell commands import the package from
+# this checkout even where it is not pip-installed.
+sys.path.insert(0, str(REPO))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+)
+
+import hxfuse.config as hxconfig
+
+# 1. friendly schema check naming every bad key + semantic checks
+#    (hxfuse/config.py), 2. snakemake's own validation, which fills defaults.
+try:
+    hxconfig.validate(config, hxconfig.load_schema(REPO / "workflow/schemas/config.schema.yaml"))
+except hxconfig.ConfigError as err:
+    raise ValueError(f"hxfuse: {err}") from None
+validate(config, "../schemas/config.schema.yaml")
+
+POINTS = hxconfig.points(config)
+CONFIG_HASH = hxconfig.config_hash(config)
+# The validated config reaches job processes (provenance sidecars) through the
+# environment: not a rule parameter, so unrelated config edits rerun nothing.
+os.environ["HXFUSE_CONFIG_JSON"] = json.dumps(config, sort_keys=True)
+PY = sys.executable
+POINT_WC = "{sweep}/{workload}/{point}"
+
+# Runner command prefix per target (issue 4 adds the emulator/device paths).
+TARGET_PREFIX = {"host": "", "hexagon-qemu": "qemu-hexagon"}
+
+wildcard_constraints:
+    target="|".join(TARGET_PREFIX),
+    sweep="[A-Za-z][A-Za-z0-9_-]*",
+    workload="mv|md|mvd",
+    point="[A-Za-z][A-Za-z0-9_-]*",
+
+
+def kernel_sources():
+    kdir = REPO / "kernels"
+    srcs = sorted(str(p) for p in kdir.rglob("*")
+                  if p.suffix in (".c", ".h", ".mk") and "build" not in p.relative_to(kdir).parts)
+    return srcs + [str(kdir / "Makefile")]
+
+
+def point_of(wc):
+    return hxconfig.find_point(config, wc.target, wc.sweep, wc.workload, wc.point)
+
+
+def target_points(target):
+    return [p for p in POINTS if p.target == target]
+
+
+def raw_of(p):
+    return f"results/{p.target}/raw/{p.id}.jsonl"
+
+
+def check_of(p):
+    return f"results/{p.target}/check/{p.id}.json"
+
+
+def timeline_of(p, ext):
+    return f"results/{p.target}/figures/timeline/{p.id}.{ext}"
+
+
+def sweep_figures(target, ext):
+    return [f"results/{target}/figures/{kind}_{s}.{ext}"
+            for s in config["sweeps"] for kind in ("speedup", "slowdown")]
+
+
+def all_outputs():
+    out = []
+    for t in config["targets"]:
+        pts = target_points(t)
+        out += [check_of(p) for p in pts]
+        out += [f"results/{t}/summary.csv", f"results/{t}/summary.json", f"results/{t}/trials.csv.gz"]
+        for ext in ("pdf", "png"):
+            out += [timeline_of(p, ext) for p in pts] + sweep_figures(t, ext)
+    out += ["paper/generated/results_table.tex", "paper/generated/results_macros.tex",
+            "paper/generated/figures.tex"]
+    return out

@@ -1,0 +1,60 @@
+# figures: seaborn figures, PDF for the paper and PNG for viewing.  Inputs are
+# results and the plotting code only, so editing hxfuse/plots.py or a script
+# reruns figures, never trials.
+PLOT_CODE = str(REPO / "hxfuse" / "plots.py")
+
+
+rule figure_timeline:
+    input:
+        jsonl="results/{target}/raw/" + POINT_WC + ".jsonl",
+        check="results/{target}/check/" + POINT_WC + ".json",
+        code=PLOT_CODE,
+    output:
+        pdf=report("results/{target}/figures/timeline/" + POINT_WC + ".pdf",
+                   caption="../report/timeline.rst", category="Timelines",
+                   subcategory="{target}"),
+        png="results/{target}/figures/timeline/" + POINT_WC + ".png",
+    log:
+        "logs/{target}/figures/timeline/" + POINT_WC + ".log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/figure_timeline.py"
+
+
+rule figure_speedup:
+    input:
+        summary="results/{target}/summary.csv",
+        code=PLOT_CODE,
+    output:
+        pdf=report("results/{target}/figures/speedup_{sweep}.pdf",
+                   caption="../report/speedup.rst", category="Speedup",
+                   subcategory="{target}"),
+        png="results/{target}/figures/speedup_{sweep}.png",
+    params:
+        sweep=lambda wc: config["sweeps"][wc.sweep],
+    log:
+        "logs/{target}/figures/speedup_{sweep}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/figure_speedup.py"
+
+
+rule figure_slowdown:
+    input:
+        trials="results/{target}/trials.csv.gz",
+        code=PLOT_CODE,
+    output:
+        pdf=report("results/{target}/figures/slowdown_{sweep}.pdf",
+                   caption="../report/slowdown.rst", category="Slowdown",
+                   subcategory="{target}"),
+        png="results/{target}/figures/slowdown_{sweep}.png",
+    params:
+        sweep=lambda wc: config["sweeps"][wc.sweep],
+    log:
+        "logs/{target}/figures/slowdown_{sweep}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/figure_slowdown.py"

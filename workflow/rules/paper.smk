@@ -1,0 +1,26 @@
+# paper: build paper/main.pdf with latexmk where LaTeX is installed; where it
+# is not, fail at once saying how to install it.  Not part of `all`.
+rule paper:
+    input:
+        main=str(REPO / "paper" / "main.tex"),
+        generated=rules.table.output,
+    output:
+        "paper/main.pdf",
+    log:
+        "logs/paper.log",
+    conda:
+        "../../envs/paper.yaml"
+    shell:
+        r"""
+        if ! command -v latexmk >/dev/null 2>&1; then
+            echo "hxfuse: latexmk not found. Install LaTeX, e.g. on Debian/Ubuntu:" \
+                 "apt-get install -y latexmk texlive-latex-recommended texlive-latex-extra" \
+                 "texlive-fonts-recommended (or use --sdm conda with envs/paper.yaml)" | tee {log} >&2
+            exit 1
+        fi
+        mkdir -p paper/build
+        [ -e paper/main.tex ] || cp {input.main} paper/main.tex
+        (cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error \
+            -outdir=build main.tex) > {log} 2>&1 || {{ echo "hxfuse: LaTeX failed, see {log}" >&2; exit 1; }}
+        cp paper/build/main.pdf {output}
+        """

@@ -1,0 +1,22 @@
+# table: the LaTeX results table (Jinja2, booktabs), a macros file of headline
+# numbers, and the list of figures the paper includes.
+rule table:
+    input:
+        summaries=expand("results/{target}/summary.csv", target=config["targets"]),
+        summaries_json=expand("results/{target}/summary.json", target=config["targets"]),
+        figures=[f for t in config["targets"] for f in sweep_figures(t, "pdf")],
+        timelines=[timeline_of(p, "pdf") for p in POINTS],
+        template=str(REPO / "workflow" / "templates" / "results_table.tex.j2"),
+        code=str(REPO / "hxfuse" / "latex.py"),
+    output:
+        table="paper/generated/results_table.tex",
+        macros="paper/generated/results_macros.tex",
+        figures="paper/generated/figures.tex",
+    params:
+        sweeps=config["sweeps"],
+    log:
+        "logs/table.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/table.py"
