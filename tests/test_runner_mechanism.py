@@ -158,16 +158,16 @@ def test_u8i8_outputs_match_numpy_exactly(hxrun, tmp_path):
     recs = ok(*run_runner(hxrun, tmp_path / "u.jsonl", "--precision", "u8i8", "--npy-dir", str(npy),
                           "--m-shape", "37,53,71", "--v-shape", "13,77", "--v-passes", "3",
                           "--d-shape", "33,100", "--warmup", "0", "--rounds", "2"))
-    A, B, C = (np.load(npy / f"M_{n}.npy") for n in "ABC")
+    A, B, C = (np.load(npy / "mvd" / f"M_{n}.npy") for n in "ABC")
     assert A.dtype == np.uint8 and B.dtype == np.int8 and C.dtype == np.int32
     assert np.array_equal(C, A.astype(np.int64) @ B.astype(np.int64))
-    y = np.load(npy / "V_X.npy").astype(np.int32)
+    y = np.load(npy / "mvd" / "V_X.npy").astype(np.int32)
     for _ in range(3):
         y = (y * np.clip(y + 4096, 0, 8192)) >> 13
-    assert np.array_equal(np.load(npy / "V_Y.npy"), y.astype(np.int16))
-    assert np.array_equal(np.load(npy / "V_rowsum.npy"), y.sum(axis=1, dtype=np.int32))
-    assert np.array_equal(np.load(npy / "V_rowmax.npy"), y.max(axis=1).astype(np.int16))
-    src, dst = np.load(npy / "D_src.npy"), np.load(npy / "D_dst.npy")
+    assert np.array_equal(np.load(npy / "mvd" / "V_Y.npy"), y.astype(np.int16))
+    assert np.array_equal(np.load(npy / "mvd" / "V_rowsum.npy"), y.sum(axis=1, dtype=np.int32))
+    assert np.array_equal(np.load(npy / "mvd" / "V_rowmax.npy"), y.max(axis=1).astype(np.int16))
+    src, dst = np.load(npy / "mvd" / "D_src.npy"), np.load(npy / "mvd" / "D_dst.npy")
     assert np.array_equal(dst, src[:, :100])
     assert recs[-1]["trials"] > 0
 
@@ -177,12 +177,12 @@ def test_fp32_outputs_match_numpy_within_tolerance(hxrun, tmp_path):
     ok(*run_runner(hxrun, tmp_path / "f.jsonl", "--npy-dir", str(npy), "--m-shape", "50,70,300",
                    "--v-variant", "compute", "--v-shape", "9,67", "--v-passes", "4",
                    "--warmup", "0", "--rounds", "1"))
-    A, B, C = (np.load(npy / f"M_{n}.npy").astype(np.float64) for n in "ABC")
+    A, B, C = (np.load(npy / "mvd" / f"M_{n}.npy").astype(np.float64) for n in "ABC")
     np.testing.assert_allclose(C, A @ B, rtol=0, atol=1e-5 * (np.abs(A) @ np.abs(B)).max())
-    y = np.load(npy / "V_X.npy").astype(np.float64)
+    y = np.load(npy / "mvd" / "V_X.npy").astype(np.float64)
     for _ in range(4):
         y = y / (1 + np.exp(-y))
-    np.testing.assert_allclose(np.load(npy / "V_Y.npy"), y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.load(npy / "mvd" / "V_Y.npy"), y, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -22,7 +22,7 @@ int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const na
         if (n > 0 && (size_t)n < errlen) snprintf(err + n, errlen - n, "); raise --scratch-bytes or shrink the tasks");
         return -1;
     }
-    a->base = (uint8_t *)hx_alloc(capacity ? capacity : 64, 128);
+    a->base = (uint8_t *)hx_scratch_alloc(capacity ? capacity : 64, &a->on_chip);
     if (!a->base) {
         snprintf(err, errlen, "cannot allocate a scratch arena of %zu bytes", capacity);
         return -1;
@@ -31,7 +31,7 @@ int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const na
 }
 
 void hx_arena_free(hx_arena *a) {
-    hx_free(a->base);
+    if (a->base) hx_scratch_free(a->base);
     a->base = NULL;
 }
 

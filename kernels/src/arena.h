@@ -11,6 +11,7 @@
 typedef struct hx_arena {
     size_t capacity;
     uint8_t *base;
+    int on_chip; /* the platform gave real on-chip memory (VTCM) */
     const char *slot_name[HX_ARENA_SLOTS];
     size_t slot_offset[HX_ARENA_SLOTS];
     size_t slot_bytes[HX_ARENA_SLOTS];

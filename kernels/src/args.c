@@ -38,6 +38,16 @@ static int fail(char *err, size_t n, const char *opt, const char *why, const cha
     return -1;
 }
 
+static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* long is 32 bits on Hexagon: keep every bound below 2^31 here. */
 static int parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;
@@ -176,8 +186,10 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
             if (parse_long(v, 1, 1 << 24, &L)) return fail(err, n, o, "expected a positive integer", v);
             c->d_desc_rows = (int)L;
         } else if (!strcmp(o, "--scratch-bytes")) {
-            if (parse_long(v, 0, 1L << 34, &L)) return fail(err, n, o, "expected a byte count", v);
-            c->scratch_bytes = (size_t)L;
+            long long LL;
+            if (parse_ll(v, 0, (long long)(SIZE_MAX > 0xFFFFFFFFu ? (1LL << 34) : 0x7FFFFFFF), &LL))
+                return fail(err, n, o, "expected a byte count", v);
+            c->scratch_bytes = (size_t)LL;
         } else if (!strcmp(o, "--warmup")) {
             if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
             c->warmup = (int)L;

@@ -43,4 +43,8 @@ const char *hx_platform_name(void);
 
 void *hx_alloc(size_t bytes, size_t align);
 void hx_free(void *p);
+/* Memory for the scratch arena: plain memory on POSIX, VTCM on the cDSP
+ * (hexagon/vtcm_qurt.c).  *on_chip says whether it really is on-chip. */
+void *hx_scratch_alloc(size_t bytes, int *on_chip);
+void hx_scratch_free(void *p);
 #endif

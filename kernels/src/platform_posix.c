@@ -113,6 +113,11 @@ int hx_online_cores(void) {
 }
 
 void hx_cpu_model(char *buf, size_t len) {
+#ifdef HX_CPU_MODEL
+    /* Emulated targets: /proc/cpuinfo would describe the emulating host. */
+    snprintf(buf, len, "%s", HX_CPU_MODEL);
+    return;
+#endif
     snprintf(buf, len, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f) return;
@@ -140,3 +145,10 @@ void *hx_alloc(size_t bytes, size_t align) {
 }
 
 void hx_free(void *p) { free(p); }
+
+void *hx_scratch_alloc(size_t bytes, int *on_chip) {
+    *on_chip = 0; /* a CPU has no software-managed on-chip memory: caches stand in */
+    return hx_alloc(bytes, 2048);
+}
+
+void hx_scratch_free(void *p) { hx_free(p); }

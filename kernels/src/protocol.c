@@ -72,6 +72,12 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "record", "meta");
     hx_json_i64(&j, "schema_version", 1);
     hx_json_str(&j, "target", hx_platform_name());
+#ifdef HX_EMULATED
+    /* Functional emulation: timings are not performance (never plot them as such). */
+    hx_json_bool(&j, "emulated", 1);
+#else
+    hx_json_bool(&j, "emulated", 0);
+#endif
     hx_json_str(&j, "kernels", x->k->name);
     hx_json_str(&j, "compiler", HX_COMPILER);
     hx_json_str(&j, "compiler_version", __VERSION__);
@@ -140,7 +146,10 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "u8i8");
     hx_json_i64(&j, "m", c->m), hx_json_i64(&j, "n", c->n), hx_json_i64(&j, "k", c->k);
     hx_json_u64(&j, "flops", 2ull * c->m * c->n * c->k);
-    hx_json_u64(&j, "bytes_in", x->m.prep_bytes);
+    /* logical operand bytes; the prepared layout's own size (padding, widening) is prep_bytes */
+    hx_json_u64(&j, "bytes_in", (uint64_t)c->m * c->k * (c->precision == HX_FP32 ? 4 : 1) +
+                                    (uint64_t)c->k * c->n * (c->precision == HX_FP32 ? 4 : 1));
+    hx_json_u64(&j, "prep_bytes", x->m.prep_bytes);
     hx_json_u64(&j, "bytes_out", (uint64_t)c->m * c->n * 4);
     hx_json_u64(&j, "prep_ns", x->m.prep_ns);
     hx_json_close(&j, '}');
@@ -164,6 +173,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
 
     hx_json_obj(&j, "scratch");
     hx_json_u64(&j, "capacity", x->arena.capacity);
+    hx_json_bool(&j, "on_chip", x->arena.on_chip);
     hx_json_obj(&j, "reserved");
     for (int i = 0; i < HX_NTASKS; i++) hx_json_u64(&j, hx_task_names[i], x->arena.slot_bytes[i]);
     hx_json_close(&j, '}');
@@ -263,29 +273,37 @@ static void poison(hx_exec *x, uint32_t mask) {
         if (mask & HX_BIT(i)) hx_task_poison(&x->task[i]);
 }
 
-static int dump_npy(hx_exec *x, char *err, size_t errlen) {
+/* Writes the inputs and outputs of the tasks in `mask` to <npy_dir>/<workload>/
+ * and lists them (relative to npy_dir) in the open JSON object `files`. */
+static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t errlen) {
     const hx_config *c = x->cfg;
-    char path[1024];
+    char dir[1024], path[1200], rel[128];
+    const char *wl = hx_workload_name(mask);
     mkdir(c->npy_dir, 0777);
+    snprintf(dir, sizeof dir, "%s/%s", c->npy_dir, wl);
+    mkdir(dir, 0777);
     int f32 = c->precision == HX_FP32;
-    struct { const char *name, *dtype; int ndim; size_t shape[2]; const void *data; size_t elem; } files[] = {
-        {"M_A", f32 ? "<f4" : "|u1", 2, {(size_t)c->m, (size_t)c->k}, x->m.A, f32 ? 4u : 1u},
-        {"M_B", f32 ? "<f4" : "|i1", 2, {(size_t)c->k, (size_t)c->n}, x->m.B, f32 ? 4u : 1u},
-        {"M_C", f32 ? "<f4" : "<i4", 2, {(size_t)c->m, (size_t)c->n}, x->m.C, 4},
-        {"V_X", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.x, f32 ? 4u : 2u},
-        {"V_Y", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.y, f32 ? 4u : 2u},
-        {"V_rowsum", f32 ? "<f4" : "<i4", 1, {(size_t)c->v_rows, 0}, x->v.rowsum, 4},
-        {"V_rowmax", f32 ? "<f4" : "<i2", 1, {(size_t)c->v_rows, 0}, x->v.rowmax, f32 ? 4u : 2u},
-        {"D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride}, x->d.src, 1},
-        {"D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.dst, 1},
+    struct { int task; const char *name, *dtype; int ndim; size_t shape[2]; const void *data; size_t elem; } files[] = {
+        {HX_M, "M_A", f32 ? "<f4" : "|u1", 2, {(size_t)c->m, (size_t)c->k}, x->m.A, f32 ? 4u : 1u},
+        {HX_M, "M_B", f32 ? "<f4" : "|i1", 2, {(size_t)c->k, (size_t)c->n}, x->m.B, f32 ? 4u : 1u},
+        {HX_M, "M_C", f32 ? "<f4" : "<i4", 2, {(size_t)c->m, (size_t)c->n}, x->m.C, 4},
+        {HX_V, "V_X", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.x, f32 ? 4u : 2u},
+        {HX_V, "V_Y", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.y, f32 ? 4u : 2u},
+        {HX_V, "V_rowsum", f32 ? "<f4" : "<i4", 1, {(size_t)c->v_rows, 0}, x->v.rowsum, 4},
+        {HX_V, "V_rowmax", f32 ? "<f4" : "<i2", 1, {(size_t)c->v_rows, 0}, x->v.rowmax, f32 ? 4u : 2u},
+        {HX_D, "D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride}, x->d.src, 1},
+        {HX_D, "D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.dst, 1},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        if (!(mask & HX_BIT(files[i].task))) continue;
         size_t n = files[i].shape[0] * (files[i].ndim == 2 ? files[i].shape[1] : 1);
-        snprintf(path, sizeof path, "%s/%s.npy", c->npy_dir, files[i].name);
+        snprintf(path, sizeof path, "%s/%s.npy", dir, files[i].name);
         if (hx_npy_write(path, files[i].dtype, files[i].ndim, files[i].shape, files[i].data, n * files[i].elem)) {
             snprintf(err, errlen, "cannot write %s", path);
             return -1;
         }
+        snprintf(rel, sizeof rel, "%s/%s.npy", wl, files[i].name);
+        hx_json_str(j, files[i].name, rel);
     }
     return 0;
 }
@@ -319,19 +337,11 @@ static int verify(hx_exec *x, FILE *out, uint64_t *verified, int *mismatches, ch
             else if (verified[i] != cs) (*mismatches)++; /* same task, same inputs: must agree */
         }
         hx_json_close(&j, '}');
-        int last = w + 1 == c->nworkloads;
-        if (c->npy_dir && last && !c->calibrate) {
-            /* The last workload's outputs are what the files hold; tasks it
-             * lacks keep the output of the last workload that ran them. */
-            if (dump_npy(x, err, errlen)) return -1;
+        if (c->npy_dir && !c->calibrate) {
             hx_json_obj(&j, "files");
-            static const char *const names[] = {"M_A", "M_B", "M_C", "V_X", "V_Y", "V_rowsum", "V_rowmax", "D_src", "D_dst"};
-            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-                char p[64];
-                snprintf(p, sizeof p, "%s.npy", names[i]);
-                hx_json_str(&j, names[i], p);
-            }
+            int rc = dump_npy(x, mask, &j, err, errlen);
             hx_json_close(&j, '}');
+            if (rc) return -1;
         }
         hx_json_end(&j);
     }

@@ -19,6 +19,8 @@ CC := $(ZIG) cc -target hexagon-linux-musl
 CC_NAME := zig $(ZIG_VERSION) cc -target hexagon-linux-musl -mcpu=$(HEXAGON_QEMU_CPU)
 CFLAGS := -mcpu=$(HEXAGON_QEMU_CPU) -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread
 LDFLAGS := -static -pthread -lm
+# Every record of this target says it is emulated (see protocol.c).
+TARGET_DEFS := -DHX_EMULATED=1 -DHX_CPU_MODEL='"Hexagon $(HEXAGON_QEMU_CPU) emulated by qemu-hexagon"'
 FAST_SRC := hexagon/kernels_hvx.c
 PLATFORM_SRC := src/platform_posix.c
 # How to execute the binary on this machine (the pipeline prefixes hxrun with it).
