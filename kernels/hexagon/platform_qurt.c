@@ -157,6 +157,11 @@ int hx_online_cores(void) {
     return (int)h.max_hthreads;
 }
 
+/* No load average or cpufreq governor on the cDSP: the DCVS vote the run
+ * makes is what fixes the clock (see README). */
+double hx_load_average_1min(void) { return -1.0; }
+void hx_cpu_governor(char *buf, size_t len) { snprintf(buf, len, "unknown (cDSP: DCVS)"); }
+
 void hx_cpu_model(char *buf, size_t len) {
     int units = qurt_hvx_get_units();
     snprintf(buf, len, "Hexagon v%d cDSP, HVX128 contexts %d, %d hardware threads",

@@ -38,6 +38,9 @@ void hx_yield(void);
 int hx_online_cores(void);
 /* Writes a human-readable CPU model into buf. */
 void hx_cpu_model(char *buf, size_t len);
+/* Machine state that affects timings; -1 / "unknown" where not readable. */
+double hx_load_average_1min(void);
+void hx_cpu_governor(char *buf, size_t len);
 /* Name of the target this binary was built for ("host", "hexagon-qemu", ...). */
 const char *hx_platform_name(void);
 

@@ -137,6 +137,23 @@ void hx_cpu_model(char *buf, size_t len) {
     fclose(f);
 }
 
+double hx_load_average_1min(void) {
+    double one = -1.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return -1.0;
+    if (fscanf(f, "%lf", &one) != 1) one = -1.0;
+    fclose(f);
+    return one;
+}
+
+void hx_cpu_governor(char *buf, size_t len) {
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
+    if (!f) return;
+    if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = 0;
+    fclose(f);
+}
+
 void *hx_alloc(size_t bytes, size_t align) {
     void *p = NULL;
     if (align < sizeof(void *)) align = sizeof(void *);

@@ -84,6 +84,11 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "cflags", HX_CFLAGS);
     hx_json_str(&j, "cpu_model", model);
     hx_json_i64(&j, "online_cores", cores);
+    char gov[64];
+    hx_cpu_governor(gov, sizeof gov);
+    hx_json_str(&j, "cpu_governor", gov);
+    /* Load before the point: a loaded machine is warned about in the summary. */
+    hx_json_f64(&j, "load_average_before", hx_load_average_1min());
     hx_json_arr(&j, "engines");
     hx_json_str(&j, NULL, "host");
     hx_json_str(&j, NULL, "vec");
@@ -394,6 +399,7 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
+    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
     hx_json_end(&j);
     return mismatches ? 4 : 0;
 }
