@@ -18,6 +18,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shlex
+import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,6 +34,84 @@ from . import provenance
 from .io import IncompleteRunError, read_run
 
 POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
+# runner exit codes (docs/runner.md): 0 ok, 4 checksum mismatch recorded (the
+# output is complete; `check` marks the point failed)
+ACCEPTED_EXIT = (0, 4)
+KILL_AFTER_S = 10
+
+
+class PointFailed(RuntimeError):
+    """The runner of one point hung, crashed or left an incomplete output."""
+
+
+def _has_end_record(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4096))
+            last = fh.read().decode("utf-8", "replace").strip().splitlines()[-1]
+        return json.loads(last).get("record") == "end"
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, config: dict,
+              point: tuple[str, str, str, str], out_jsonl: str, out_provenance: str,
+              out_npy: str, log: str) -> int:
+    """Run one point's runner under ``timeout`` and move its outputs into place.
+
+    Everything is written in ``<out_jsonl>.work/`` first; on any failure the
+    work directory is removed and nothing is left that could be mistaken for
+    a result.  Returns 0 on success, 1 on failure (message on stderr and in
+    the log, naming the point, the cause and the log).
+    """
+    from . import provenance
+
+    pid = "/".join(point)
+    work = Path(out_jsonl + ".work")
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "npy").mkdir(parents=True)
+    cmd = ["timeout", f"--kill-after={KILL_AFTER_S}", str(timeout_s), *shlex.split(prefix or ""),
+           runner, "--out", str(work / "trials.jsonl"), "--npy-dir", str(work / "npy"),
+           "--label", f"point={pid}", *map(str, args)]
+    load_before = provenance.loadavg()
+    t0 = time.time()
+    with open(log, "w") as lf:
+        lf.write("$ " + shlex.join(cmd) + "\n")
+        lf.flush()
+        try:
+            rc = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT).returncode
+        except OSError as exc:
+            rc, msg = 127, f"cannot start the runner: {exc}"
+        else:
+            msg = ""
+        wall = time.time() - t0
+        if rc in (124, 137) or (rc == -9):
+            msg = (f"runner killed after {timeout_s} s (config run.timeout_s): "
+                   "it hung or is too slow for the timeout")
+        elif rc not in ACCEPTED_EXIT and not msg:
+            msg = f"runner exited with status {rc}"
+        elif not msg and not _has_end_record(work / "trials.jsonl"):
+            msg = "runner output has no end record (incomplete)"
+        if msg:
+            text = f"hxfuse: point {pid} FAILED: {msg}; no result kept (log: {log})"
+            lf.write(text + "\n")
+            print(text, file=__import__("sys").stderr)
+            shutil.rmtree(work, ignore_errors=True)
+            return 1
+        lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")
+    target, sweep, workload, name = point
+    p = hxconfig.find_point(config, target, sweep, workload, name)
+    rec = provenance.sidecar(config, p, work / "trials.jsonl", Path(runner), load_before)
+    rec["runner_exit"] = rc
+    rec["runner_wall_s"] = wall
+    (work / "provenance.json").write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
+    shutil.rmtree(out_npy, ignore_errors=True)
+    os.replace(work / "npy", out_npy)
+    os.replace(work / "provenance.json", out_provenance)
+    os.replace(work / "trials.jsonl", out_jsonl)  # last: the result appears whole
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 def _json_safe(obj: Any) -> Any:

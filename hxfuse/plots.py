@@ -125,6 +125,8 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
             elif r.kind == "entry":
                 ax.add_patch(Rectangle((b, y - 0.44), w, 0.88, fill=False, ec="black", lw=0.8,
                                        ls="--", zorder=4))
+            elif r.kind == "wait" and r.lane == "host":
+                ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
             elif r.kind == "wait":
                 ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=True, fc="white", ec="#555",
                                        hatch="////", lw=0.5, zorder=3.5))
@@ -149,10 +151,10 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
                 Patch(fc="white", ec="#555", hatch="////", label="engine waits"),
                 Patch(fill=False, ec="black", ls="--", label="fused entry")]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
-               bbox_to_anchor=(0.5, -0.01 - 0.02 * (4 / max(len(groups), 1))))
+               bbox_to_anchor=(0.5, 0.0))
     sup = title + ("" if status in (None, "ok") else f"   [CHECK {str(status).upper()}]")
     fig.suptitle(sup + "\nrepresentative round = median makespan of each group", fontsize=9)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, 0.07 if len(groups) > 2 else 0.14, 1, 1))
     save(fig, out)
     return gi
 
@@ -276,9 +278,13 @@ def slowdown_figure(trials_csv: str | Path, sweep: str, sweep_cfg: dict,
                     dodge=0.35, markersize=4, linewidth=1.2, capsize=0.08,
                     palette=GROUP_COLORS, height=2.1, aspect=1.35, sharey="row",
                     legend_out=True)
-    for ax in g.axes.flat:
+    present = set(zip(long["task"], long["workload"]))
+    for (task, w), ax in g.axes_dict.items():
         ax.axhline(1.0, color="black", lw=0.8, ls="--")
         ax.tick_params(axis="x", labelsize=7)
+        if (task, w) not in present:
+            ax.text(0.5, 0.5, f"no task {task} in {w}", transform=ax.transAxes, ha="center",
+                    va="center", fontsize=8, color="#777")
     g.set_titles(row_template="task {row_name}", col_template="{col_name}")
     g.set_axis_labels(sweep_cfg.get("variable", "point"), "slowdown T_i^X / T_i")
     g.figure.suptitle(f"{sweep_cfg.get('title', sweep)}: per-task slowdown "

@@ -1,8 +1,8 @@
 """Provenance: where a result came from.
 
 Every raw result gets a sidecar ``<point>.provenance.json`` written by the
-``run`` rule (``python -m hxfuse.provenance sidecar ...``), and the summary
-carries the same fields.  Fields:
+``run`` rule (hxfuse.pipeline.run_point), and the summary carries the same
+fields.  Fields:
 
 - ``git_commit`` / ``git_dirty``: the source tree's HEAD and whether tracked
   files differed from it (results/ and build outputs are ignored by git);
@@ -114,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hxfuse.provenance")
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("sidecar", help="write the provenance sidecar of one raw result")
-    s.add_argument("--config", default=None,
-                   help="validated config as a JSON file (default: $HXFUSE_CONFIG_JSON, "
-                        "which the Snakefile exports)")
+    s.add_argument("--config", required=True, help="the validated config as a JSON file")
     s.add_argument("--point", required=True, help="target/sweep/workload/point")
     s.add_argument("--jsonl", required=True)
     s.add_argument("--runner", required=True)
@@ -127,13 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "loadavg":
         print(json.dumps(loadavg()))
         return 0
-    if a.config:
-        with open(a.config) as fh:
-            cfg = json.load(fh)
-    elif os.environ.get("HXFUSE_CONFIG_JSON"):
-        cfg = json.loads(os.environ["HXFUSE_CONFIG_JSON"])
-    else:
-        ap.error("no --config and no $HXFUSE_CONFIG_JSON")
+    with open(a.config) as fh:
+        cfg = json.load(fh)
     p = hxconfig.find_point(cfg, *a.point.split("/"))
     rec = sidecar(cfg, p, Path(a.jsonl), Path(a.runner),
                   json.loads(a.load_before) if a.load_before else None)

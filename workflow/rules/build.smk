@@ -1,13 +1,14 @@
-# build: compile the runner for one target.  Reruns only when a kernel source,
-# the Makefile or the build flags (config build.cflags) change; the Makefile
-# itself also rebuilds when the flags differ from its last build.
+# build: compile the runner for one target with kernels/Makefile.  Reruns only
+# when a kernel source, the Makefile, the target's .mk or the build flags
+# (config build.cflags) change; make itself rebuilds when its flags differ.
 rule build:
     input:
-        kernel_sources(),
+        makefile=str(REPO / "kernels" / "Makefile"),
+        sources=kernel_sources,
     output:
         "results/{target}/build/hxrun",
     params:
-        kernels=str(REPO / "kernels"),
+        kernels=lambda wc, input: os.path.dirname(input.makefile),
         make_vars=(f"CFLAGS='{config['build']['cflags']}'" if config["build"]["cflags"] else ""),
     log:
         "logs/{target}/build.log",

@@ -4,16 +4,16 @@
 # job succeeds) so that the summary can list it; it never enters a speedup.
 rule check:
     input:
-        jsonl="results/{target}/raw/" + POINT_WC + ".jsonl",
-        npy="results/{target}/npy/" + POINT_WC,
+        jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
+        npy=f"results/{{target}}/npy/{POINT_WC}",
         code="hxfuse/checks.py",
     output:
-        "results/{target}/check/" + POINT_WC + ".json",
+        f"results/{{target}}/check/{POINT_WC}.json",
     params:
         rtol=config["check"]["f32_rtol"],
         atol=config["check"]["f32_atol"],
     log:
-        "logs/{target}/check/" + POINT_WC + ".log",
+        f"logs/{{target}}/check/{POINT_WC}.log",
     conda:
         "../../envs/analysis.yaml"
     script:

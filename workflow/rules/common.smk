@@ -1,5 +1,4 @@
 # Shared definitions: config validation, the point table, path helpers.
-import json
 import os
 import sys
 from pathlib import Path
@@ -7,12 +6,9 @@ from pathlib import Path
 from snakemake.utils import validate
 
 REPO = Path(workflow.basedir)
-# Scripts and `python -m hxfuse...` in shell commands import the package from
-# this checkout even where it is not pip-installed.
+# The Snakefile imports the package from this checkout; job scripts import the
+# installed package (`pip install -e .`, see README).
 sys.path.insert(0, str(REPO))
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
 
 import hxfuse.config as hxconfig
 
@@ -26,10 +22,6 @@ validate(config, "../schemas/config.schema.yaml")
 
 POINTS = hxconfig.points(config)
 CONFIG_HASH = hxconfig.config_hash(config)
-# The validated config reaches job processes (provenance sidecars) through the
-# environment: not a rule parameter, so unrelated config edits rerun nothing.
-os.environ["HXFUSE_CONFIG_JSON"] = json.dumps(config, sort_keys=True)
-PY = sys.executable
 POINT_WC = "{sweep}/{workload}/{point}"
 
 # Runner command prefix per target (issue 4 adds the emulator/device paths).
@@ -42,11 +34,12 @@ wildcard_constraints:
     point="[A-Za-z][A-Za-z0-9_-]*",
 
 
-def kernel_sources():
+def kernel_sources(wc):
+    """What the runner of one target is built from (host: no Hexagon code)."""
     kdir = REPO / "kernels"
-    srcs = sorted(str(p) for p in kdir.rglob("*")
-                  if p.suffix in (".c", ".h", ".mk") and "build" not in p.relative_to(kdir).parts)
-    return srcs + [str(kdir / "Makefile")]
+    dirs = ["src"] if wc.target == "host" else ["src", "hexagon"]
+    srcs = sorted(str(p) for d in dirs for p in (kdir / d).rglob("*") if p.suffix in (".c", ".h"))
+    return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
 
 
 def point_of(wc):

@@ -6,16 +6,16 @@ PLOT_CODE = str(REPO / "hxfuse" / "plots.py")
 
 rule figure_timeline:
     input:
-        jsonl="results/{target}/raw/" + POINT_WC + ".jsonl",
-        check="results/{target}/check/" + POINT_WC + ".json",
+        jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
+        check=f"results/{{target}}/check/{POINT_WC}.json",
         code=PLOT_CODE,
     output:
-        pdf=report("results/{target}/figures/timeline/" + POINT_WC + ".pdf",
+        pdf=report(f"results/{{target}}/figures/timeline/{POINT_WC}.pdf",
                    caption="../report/timeline.rst", category="Timelines",
                    subcategory="{target}"),
-        png="results/{target}/figures/timeline/" + POINT_WC + ".png",
+        png=f"results/{{target}}/figures/timeline/{POINT_WC}.png",
     log:
-        "logs/{target}/figures/timeline/" + POINT_WC + ".log",
+        f"logs/{{target}}/figures/timeline/{POINT_WC}.log",
     conda:
         "../../envs/analysis.yaml"
     script:

@@ -15,7 +15,7 @@ rule paper:
         if ! command -v latexmk >/dev/null 2>&1; then
             echo "hxfuse: latexmk not found. Install LaTeX, e.g. on Debian/Ubuntu:" \
                  "apt-get install -y latexmk texlive-latex-recommended texlive-latex-extra" \
-                 "texlive-fonts-recommended (or use --sdm conda with envs/paper.yaml)" | tee {log} >&2
+                 "texlive-fonts-recommended lmodern (or use --sdm conda with envs/paper.yaml)" | tee {log} >&2
             exit 1
         fi
         mkdir -p paper/build

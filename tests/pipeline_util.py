@@ -1,0 +1,58 @@
+"""Helpers for the pipeline tests: run Snakemake on a config in a temp dir."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SNAKEFILE = REPO / "Snakefile"
+
+
+def write_config(workdir: Path, cfg: dict) -> Path:
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def snakemake(workdir: Path, *args: str, cores: int = 2, timeout: int = 600) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "--cores", str(cores), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The 'Job stats' table of a Snakemake run or dry run, as {rule: count}."""
+    m = re.search(r"Job stats:\n(.*?)\n\s*\n", output + "\n\n", re.S)
+    if not m:
+        return {}
+    counts = {}
+    for line in m.group(1).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] != "total":
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
+TINY = {
+    "targets": ["host"],
+    "run": {"timeout_s": 60, "warmup": 1, "rounds": 4, "seed": 3},
+    "analysis": {"bootstrap": 200},
+    "defaults": {"m_shape": [48, 48, 48], "v_shape": [32, 256], "v_passes": 1,
+                 "d_shape": [64, 512], "scratch_bytes": 1048576},
+    "sweeps": {
+        "tiny": {
+            "title": "tiny sweep",
+            "variable": "M size",
+            "workloads": ["mv", "md", "mvd"],
+            "points": [
+                {"name": "small", "x": 1},
+                {"name": "big", "x": 2, "m_shape": [64, 64, 64]},
+            ],
+        }
+    },
+}
