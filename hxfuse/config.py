@@ -272,8 +272,13 @@ def runner_args(config: dict, p: Point) -> list[str]:
     if run["affinity"]:
         args += ["--affinity", run["affinity"]]
     if pp["calibrate"]:
-        args += ["--calibrate", ",".join(f"{k}={v:g}" for k, v in sorted(pp["calibrate"].items()))]
+        args += ["--calibrate", ",".join(f"{k}={_plain(v)}" for k, v in sorted(pp["calibrate"].items()))]
     return args
+
+
+def _plain(v: float) -> str:
+    """A number without exponent notation (the runner parses plain decimals)."""
+    return str(int(v)) if float(v).is_integer() else f"{v:.6f}".rstrip("0")
 
 
 # --------------------------------------------------------------------------

@@ -19,10 +19,34 @@ def write_config(workdir: Path, cfg: dict) -> Path:
     return path
 
 
-def snakemake(workdir: Path, *args: str, cores: int = 2, timeout: int = 600) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
+def copy_repo(dest: Path) -> Path:
+    """A copy of the workflow and its sources (no results, no git), so a test
+    can edit code without touching the checkout."""
+    import shutil
+
+    ignore = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".snakemake", "results", "logs")
+    dest.mkdir(parents=True, exist_ok=True)
+    for d in ("workflow", "hxfuse", "kernels", "envs"):
+        shutil.copytree(REPO / d, dest / d, ignore=ignore)
+    (dest / "paper").mkdir(exist_ok=True)
+    shutil.copy2(REPO / "paper" / "main.tex", dest / "paper" / "main.tex")
+    shutil.copy2(SNAKEFILE, dest / "Snakefile")
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, cores: int = 2, timeout: int = 600,
+              snakefile: Path | None = None) -> subprocess.CompletedProcess:
+    """Run Snakemake on workdir/config.yaml.  With a snakefile from copy_repo,
+    job scripts import that copy's hxfuse (PYTHONPATH)."""
+    import os
+
+    snakefile = snakefile or SNAKEFILE
+    env = dict(os.environ)
+    if snakefile != SNAKEFILE:
+        env["PYTHONPATH"] = os.pathsep.join([str(snakefile.parent), env.get("PYTHONPATH", "")])
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "--directory", str(workdir),
            "--configfile", str(workdir / "config.yaml"), "--cores", str(cores), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def job_counts(output: str) -> dict[str, int]:

@@ -6,7 +6,7 @@ rule check:
     input:
         jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
         npy=f"results/{{target}}/npy/{POINT_WC}",
-        code="hxfuse/checks.py",
+        code=str(REPO / "hxfuse" / "checks.py"),
     output:
         f"results/{{target}}/check/{POINT_WC}.json",
     params:

@@ -1,0 +1,87 @@
+"""Figures and LaTeX from synthetic runner output (no C runner needed)."""
+import copy
+import json
+
+import pandas as pd
+import pytest
+
+import hxfuse.config as hc
+from conftest import synthetic_run
+from hxfuse import latex, plots
+from hxfuse.pipeline import aggregate_target
+from pipeline_util import REPO, TINY
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("syn")
+    cfg = hc.validate(copy.deepcopy(TINY))
+    pts = hc.points(cfg)
+    raws, checks, provs = [], [], []
+    for i, p in enumerate(pts):
+        d = {"M": 100_000 * p.x, "V": 80_000, "D": 60_000}
+        d = {k: v for k, v in d.items() if k in p.workload.upper()}
+        recs = synthetic_run(d, workloads=(p.workload,), rounds=8, jitter=0.03, seed=i,
+                             group_scale={"D": 0.9})
+        raw = out / "raw" / f"{p.id}.jsonl"
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+        chk = out / "check" / f"{p.id}.json"
+        chk.parent.mkdir(parents=True, exist_ok=True)
+        failed = p.id == "tiny/md/big"
+        chk.write_text(json.dumps({"status": "failed" if failed else "ok",
+                                   "reasons": ["D.dst: 3 of 100 elements differ"] if failed else []}))
+        prov = out / "raw" / f"{p.id}.provenance.json"
+        prov.write_text(json.dumps({"git_commit": "abc", "git_dirty": False, "compiler": "cc 1",
+                                    "runner_sha256": "0"}))
+        raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
+    doc = aggregate_target("host", [p.id for p in pts], raws, checks, provs, cfg, cfg["analysis"],
+                           str(out / "trials.csv.gz"), str(out / "summary.csv"), str(out / "summary.json"))
+    return out, cfg, doc
+
+
+def test_failed_point_listed_and_without_speedup(results):
+    out, cfg, doc = results
+    assert [f["point_id"] for f in doc["failed_points"]] == ["tiny/md/big"]
+    s = pd.read_csv(out / "summary.csv")
+    bad = s[(s["point_id"] == "tiny/md/big") & (s["group"] == "D")]
+    assert bad["speedup_over_A"].isna().all() and not bad["point_ok"].any()
+    good = s[(s["point_id"] == "tiny/mv/big") & (s["group"] == "D")]
+    assert good["speedup_over_A"].notna().all()
+
+
+def test_figures_written(results):
+    out, cfg, _ = results
+    sweep = cfg["sweeps"]["tiny"]
+    long = plots.speedup_figure(out / "summary.csv", "tiny", sweep, [out / "sp.pdf", out / "sp.png"])
+    assert {"D/A", "D/B", "D/C", "C/A"} <= set(long["comparison"])
+    sd = plots.slowdown_figure(out / "trials.csv.gz", "tiny", sweep, [out / "sd.png"])
+    assert set(sd["group"]) == {"A", "B", "C", "D"} and "big" not in set(sd[sd["workload"] == "md"]["point"])
+    gi = plots.timeline_figure(out / "raw/tiny/mvd/small.jsonl", out / "check/tiny/mvd/small.json",
+                               "t", [out / "tl.png"])
+    assert set(gi["group"]) == {"A", "B", "C", "D"} and "host" in set(gi["lane"])
+    for f in ("sp.pdf", "sp.png", "sd.png", "tl.png"):
+        assert (out / f).stat().st_size > 5000
+
+
+def test_latex_table_and_macros(results):
+    out, cfg, _ = results
+    gen = out / "gen"
+    gen.mkdir()
+    latex.write_all([str(out / "summary.csv")], [str(out / "summary.json")],
+                    str(REPO / "workflow/templates/results_table.tex.j2"), cfg["sweeps"],
+                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"))
+    table = (gen / "t.tex").read_text()
+    assert table.count(r"\toprule") == 1 and table.count(r"\midrule") == 3
+    assert r"\emph{failed correctness check" in table and "host/tiny/md/big" in table
+    assert table.count(r"\hxspd{") == 5 * 4  # 5 good points x D/A, D/B, D/C, C/A
+    assert "<<" not in table and "<%" not in table
+    macros = (gen / "m.tex").read_text()
+    assert r"\newcommand{\hxNfailed}{1}" in macros and r"\newcommand{\hxNpoints}{6}" in macros
+    assert r"\csname hx@v@host/tiny/mv/small/DA\endcsname" in macros
+    assert "../results/host/figures/speedup_tiny.pdf" in (gen / "f.tex").read_text()
+
+
+def test_tex_escape():
+    assert latex.tex_escape("a_b&c%") == r"a\_b\&c\%"
+    assert latex.verdict_tex("D<C+overlap") == "D$<$C + overlap"
