@@ -42,6 +42,15 @@ def kernel_sources(wc):
     return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
 
 
+def all_cores(wc):
+    """Threads of a run job: every core Snakemake may use (so nothing runs
+    beside a measurement); 1 where no core count is set (--report, --lint)."""
+    try:
+        return workflow.cores
+    except Exception:
+        return 1
+
+
 def point_of(wc):
     return hxconfig.find_point(config, wc.target, wc.sweep, wc.workload, wc.point)
 

@@ -27,7 +27,7 @@ rule run:
         device=1,
         # not a param: changing the timeout reruns nothing
         timeout_s=int(config["run"]["timeout_s"]),
-    threads: workflow.cores
+    threads: all_cores
     log:
         f"logs/{{target}}/run/{POINT_WC}.log",
     conda:
