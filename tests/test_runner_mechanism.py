@@ -157,7 +157,8 @@ def test_u8i8_outputs_match_numpy_exactly(hxrun, tmp_path):
     npy = tmp_path / "npy"
     recs = ok(*run_runner(hxrun, tmp_path / "u.jsonl", "--precision", "u8i8", "--npy-dir", str(npy),
                           "--m-shape", "37,53,71", "--v-shape", "13,77", "--v-passes", "3",
-                          "--d-shape", "33,100", "--warmup", "0", "--rounds", "2"))
+                          "--d-shape", "33,100", "--d-repeat", "3", "--d-desc-rows", "8",
+                          "--warmup", "0", "--rounds", "2"))
     A, B, C = (np.load(npy / "mvd" / f"M_{n}.npy") for n in "ABC")
     assert A.dtype == np.uint8 and B.dtype == np.int8 and C.dtype == np.int32
     assert np.array_equal(C, A.astype(np.int64) @ B.astype(np.int64))
@@ -167,8 +168,10 @@ def test_u8i8_outputs_match_numpy_exactly(hxrun, tmp_path):
     assert np.array_equal(np.load(npy / "mvd" / "V_Y.npy"), y.astype(np.int16))
     assert np.array_equal(np.load(npy / "mvd" / "V_rowsum.npy"), y.sum(axis=1, dtype=np.int32))
     assert np.array_equal(np.load(npy / "mvd" / "V_rowmax.npy"), y.max(axis=1).astype(np.int16))
+    # three source windows stream through one scratch window: it ends holding the last
     src, dst = np.load(npy / "mvd" / "D_src.npy"), np.load(npy / "mvd" / "D_dst.npy")
     assert np.array_equal(dst, src[:, :100])
+    assert recs[0]["tasks"]["D"]["descriptors"] == 3 * 5 and recs[0]["tasks"]["D"]["bytes"] == 3 * 33 * 100
     assert recs[-1]["trials"] > 0
 
 

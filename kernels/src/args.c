@@ -25,7 +25,7 @@ void hx_usage(FILE *f) {
     fputs("usage: hxrun --out FILE.jsonl [options]   (see docs/runner.md)\n"
           "  --npy-dir DIR  --workloads mv,md,mvd  --precision fp32|u8i8  --m-shape M,N,K\n"
           "  --v-variant compute|onchip|ddr  --v-shape R,C  --v-passes P  --v-workers N\n"
-          "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --scratch-bytes N\n"
+          "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --d-repeat N  --scratch-bytes N\n"
           "  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
           "  --affinity host=0,vec=1,mx=0,dma=1  --calibrate M=100,V=80,D=60\n"
           "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V\n"
@@ -134,7 +134,7 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     c->m = c->n = c->k = 256;
     c->v_variant = HX_V_ONCHIP;
     c->v_rows = -1, c->v_cols = -1, c->v_passes = -1, c->v_workers = 1;
-    c->d_rows = 1024, c->d_row_bytes = 2048, c->d_src_stride = -1, c->d_desc_rows = 64;
+    c->d_rows = 1024, c->d_row_bytes = 2048, c->d_src_stride = -1, c->d_desc_rows = 64, c->d_repeat = 1;
     c->scratch_bytes = 8u << 20;
     c->warmup = 5, c->rounds = 30, c->seed = 1;
     c->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000};
@@ -182,6 +182,9 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         } else if (!strcmp(o, "--d-src-stride")) {
             if (parse_long(v, 1, 1 << 26, &L)) return fail(err, n, o, "expected a positive integer", v);
             c->d_src_stride = (int)L;
+        } else if (!strcmp(o, "--d-repeat")) {
+            if (parse_long(v, 1, 1 << 20, &L)) return fail(err, n, o, "expected an integer in [1, 1048576]", v);
+            c->d_repeat = (int)L;
         } else if (!strcmp(o, "--d-desc-rows")) {
             if (parse_long(v, 1, 1 << 24, &L)) return fail(err, n, o, "expected a positive integer", v);
             c->d_desc_rows = (int)L;
@@ -247,6 +250,8 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     if (c->v_workers > c->v_rows) return fail(err, n, "--v-workers", "more vector workers than rows", "");
     if (c->d_src_stride < 0) c->d_src_stride = 2 * c->d_row_bytes;
     if (c->d_src_stride < c->d_row_bytes) return fail(err, n, "--d-src-stride", "must be >= row bytes", "");
+    if ((double)c->d_rows * c->d_src_stride * c->d_repeat > (double)(SIZE_MAX / 2))
+        return fail(err, n, "--d-repeat", "source region (rows x stride x repeat) does not fit in memory", "");
     if (c->inject == HX_INJECT_D_DST_V_SCRATCH && c->v_variant != HX_V_ONCHIP)
         return fail(err, n, "--inject-conflict", "D-dst-aliases-V-scratch needs --v-variant onchip", "");
     return 0;

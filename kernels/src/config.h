@@ -27,6 +27,7 @@ typedef struct hx_config {
     int m, n, k;
     int v_variant, v_rows, v_cols, v_passes, v_workers;
     int d_rows, d_row_bytes, d_src_stride, d_desc_rows;
+    int d_repeat; /* windows streamed from DDR through the scratch window */
     size_t scratch_bytes;
     int warmup, rounds;
     uint64_t seed;

@@ -128,6 +128,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_i64(&j, "v_passes", c->v_passes), hx_json_i64(&j, "v_workers", c->v_workers);
     hx_json_i64(&j, "d_rows", c->d_rows), hx_json_i64(&j, "d_row_bytes", c->d_row_bytes);
     hx_json_i64(&j, "d_src_stride", c->d_src_stride), hx_json_i64(&j, "d_desc_rows", c->d_desc_rows);
+    hx_json_i64(&j, "d_repeat", c->d_repeat);
     hx_json_u64(&j, "scratch_bytes", c->scratch_bytes);
     hx_json_i64(&j, "warmup", c->warmup), hx_json_i64(&j, "rounds", c->rounds);
     hx_json_u64(&j, "seed", c->seed);
@@ -172,7 +173,10 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_i64(&j, "rows", c->d_rows), hx_json_i64(&j, "row_bytes", c->d_row_bytes);
     hx_json_i64(&j, "src_stride", c->d_src_stride), hx_json_i64(&j, "dst_stride", x->d.dst_stride);
     hx_json_i64(&j, "descriptors", x->d.ndesc);
-    hx_json_u64(&j, "bytes", x->d.dst_bytes);
+    hx_json_i64(&j, "repeat", c->d_repeat);
+    hx_json_u64(&j, "window_bytes", x->d.dst_bytes);
+    /* bytes moved per run: every window, read from DDR and written to scratch once */
+    hx_json_u64(&j, "bytes", x->d.dst_bytes * (uint64_t)c->d_repeat);
     hx_json_close(&j, '}');
     hx_json_close(&j, '}');
 
@@ -296,7 +300,9 @@ static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t err
         {HX_V, "V_Y", f32 ? "<f4" : "<i2", 2, {(size_t)c->v_rows, (size_t)c->v_cols}, x->v.y, f32 ? 4u : 2u},
         {HX_V, "V_rowsum", f32 ? "<f4" : "<i4", 1, {(size_t)c->v_rows, 0}, x->v.rowsum, 4},
         {HX_V, "V_rowmax", f32 ? "<f4" : "<i2", 1, {(size_t)c->v_rows, 0}, x->v.rowmax, f32 ? 4u : 2u},
-        {HX_D, "D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride}, x->d.src, 1},
+        /* the source window whose copy the scratch must hold: the last one */
+        {HX_D, "D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride},
+         x->d.src + (size_t)(c->d_repeat - 1) * c->d_rows * c->d_src_stride, 1},
         {HX_D, "D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.dst, 1},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

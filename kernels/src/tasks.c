@@ -136,7 +136,9 @@ static void fill_v(hx_exec *x, uint64_t *rng) {
 static int setup_d(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
     const hx_config *c = x->cfg;
     x->d.dst_stride = c->d_row_bytes;
-    x->d.src_bytes = (size_t)c->d_rows * c->d_src_stride;
+    /* The DDR source holds d_repeat windows of d_rows rows; all of them
+     * stream through the one scratch window (a VTCM tile buffer). */
+    x->d.src_bytes = (size_t)c->d_rows * c->d_src_stride * (size_t)c->d_repeat;
     x->d.dst_bytes = (size_t)c->d_rows * c->d_row_bytes;
     x->d.src = must_alloc(x->d.src_bytes, "D.src (DDR)", err, errlen);
     if (!x->d.src) return -1;
@@ -145,15 +147,19 @@ static int setup_d(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
     return 0;
 }
 
-/* Descriptor chain: one 2-D descriptor per d_desc_rows rows, linked. */
+/* Descriptor chain: one 2-D descriptor per d_desc_rows rows of each window,
+ * linked; window w of the source lands on the same scratch rows as window 0,
+ * so after the chain the scratch holds the last window. */
 static int build_chain(hx_exec *x, char *err, size_t errlen) {
     const hx_config *c = x->cfg;
-    int n = (c->d_rows + c->d_desc_rows - 1) / c->d_desc_rows;
+    int per = (c->d_rows + c->d_desc_rows - 1) / c->d_desc_rows;
+    int n = per * c->d_repeat;
     x->d.chain = must_alloc(sizeof(hx_copy_desc) * (size_t)n, "D descriptors", err, errlen);
     if (!x->d.chain) return -1;
     for (int i = 0; i < n; i++) {
-        int r0 = i * c->d_desc_rows, rows = c->d_rows - r0 < c->d_desc_rows ? c->d_rows - r0 : c->d_desc_rows;
-        x->d.chain[i] = (hx_copy_desc){x->d.src + (size_t)r0 * c->d_src_stride,
+        int w = i / per, r0 = (i % per) * c->d_desc_rows;
+        int rows = c->d_rows - r0 < c->d_desc_rows ? c->d_rows - r0 : c->d_desc_rows;
+        x->d.chain[i] = (hx_copy_desc){x->d.src + ((size_t)w * c->d_rows + r0) * c->d_src_stride,
                                        x->d.dst + (size_t)r0 * x->d.dst_stride,
                                        (uint32_t)rows, (uint32_t)c->d_row_bytes,
                                        (uint32_t)c->d_src_stride, (uint32_t)x->d.dst_stride,
