@@ -15,6 +15,7 @@ include: "workflow/rules/run.smk"
 include: "workflow/rules/check.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/timeline.smk"
 include: "workflow/rules/table.smk"
 include: "workflow/rules/paper.smk"
 
@@ -22,4 +23,5 @@ include: "workflow/rules/paper.smk"
 rule all:
     input:
         all_outputs(),
+        analysis_outputs(),
     default_target: True

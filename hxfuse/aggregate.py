@@ -23,6 +23,26 @@ DEFAULT_CHECK_COL = "check_ok"
 
 # Meta fields copied onto every trial row (provenance and the k of the bound).
 META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "early_completion", "wait")
+# The machine a point ran on (hxfuse.aggregate.environment), copied onto every
+# trial row and onto every summary row of the point, with ``env_warning``.
+ENV_COLUMNS = (
+    "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
+    "load_average_before", "load_average_after", "runner_wall_s", "clock_resolution_ns",
+    "clock_read_overhead_ns", "runner_warnings",
+)
+# Summary columns of the environment, in order (online_cores and
+# engines_exceed_cores come from META_COLUMNS).
+ENV_SUMMARY_COLUMNS = (
+    "emulated", "cpu_model", "cpu_governor", "online_cores", "device_engines_used",
+    "engines_exceed_cores", "load_average_before", "load_average_after", "runner_wall_s",
+    "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
+    "env_warning",
+)
+# A machine counts as loaded when its 1-minute load average exceeds this many
+# runnable processes per online core (docs/metrics.md, "Environment").
+LOADED_PER_CORE = 0.5
+# Time constant of the kernel's 1-minute load average, in seconds.
+LOAD_WINDOW_S = 60.0
 
 _TASK_SUFFIXES = (
     "duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns", "bytes",
@@ -32,7 +52,7 @@ _FIXED = {
     "trial_id", "round", "seq", "warmup", "workload", "group", "empty", "makespan_ns", "device_ns",
     "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "device_start_ns", "scratch_peak_bytes",
     "checksums_ok", "n_tasks", "prep_ns", "end_to_end_ns", "overlap_max", "concurrent_ns", "stp",
-    "antt", "fairness", "k_engines", *META_COLUMNS,
+    "antt", "fairness", "k_engines", *META_COLUMNS, *ENV_COLUMNS, "env_warning",
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
 
 
@@ -54,6 +74,113 @@ def _scalar(v: Any) -> Any:
     return v
 
 
+def _float(v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def environment(run: Run) -> dict[str, Any]:
+    """The machine and toolchain of one runner output (columns ``ENV_COLUMNS``).
+
+    From ``meta`` (docs/runner.md) and the ``end`` record.  Fields an older
+    runner or another target does not write (``cpu_governor``,
+    ``sdk_version``, ``emulated``, ``device_engines_used``) get a neutral
+    value: unknown text is None, a missing ``emulated`` is False, and the
+    engines used default to the device engines the runner lists.  A load
+    average the runner could not read (-1) becomes NaN.
+    """
+    meta, end = run.meta, run.end or {}
+    clock = meta.get("clock") if isinstance(meta.get("clock"), Mapping) else {}
+    engines = [e for e in (meta.get("engines") or []) if e != "host"]
+    used = meta.get("device_engines_used")
+    if used is None:
+        used = len(engines) or math.nan
+
+    def load(v: Any) -> float:
+        f = _float(v)
+        return f if math.isfinite(f) and f >= 0 else math.nan
+
+    sdk = meta.get("sdk_version")
+    if sdk is None and isinstance(meta.get("sdk"), Mapping):
+        sdk = meta["sdk"].get("version")
+    wall = _float(end.get("wall_ns"))
+    warns = meta.get("warnings") or []
+    if isinstance(warns, str):
+        warns = [warns]
+    return {
+        "emulated": bool(meta.get("emulated", False)),
+        "cpu_model": meta.get("cpu_model"),
+        "cpu_governor": meta.get("cpu_governor"),
+        "compiler": meta.get("compiler"),
+        "sdk_version": sdk,
+        "device_engines_used": _float(used),
+        "load_average_before": load(meta.get("load_average_before")),
+        "load_average_after": load(end.get("load_average_after")),
+        "runner_wall_s": wall / 1e9 if math.isfinite(wall) else math.nan,
+        "clock_resolution_ns": _float(clock.get("resolution_ns")),
+        "clock_read_overhead_ns": _float(clock.get("read_overhead_ns")),
+        "runner_warnings": "; ".join(str(w) for w in warns),
+    }
+
+
+def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
+    """Why the machine may have disturbed a point (empty list: nothing seen).
+
+    ``env`` holds the ``ENV_COLUMNS`` plus ``online_cores`` and
+    ``engines_exceed_cores``.  The rule (docs/metrics.md, "Environment"):
+
+    * loaded before: 1-minute load average before the point > ``loaded_per_core``
+      x online cores;
+    * loaded after: the load average after the point, minus the runner's own
+      expected share (its E device engines busy for the run's wall time w
+      raise the 1-minute average by about E x (1 - exp(-w / 60 s))), is above
+      the same limit;
+    * fewer free cores than engines: the runner's own ``engines_exceed_cores``,
+      or online cores - round(load before) < E (the engines the point keeps
+      busy at once);
+    * the load average could not be read; the target is emulated; the
+      runner's own ``meta.warnings`` (prefixed ``runner:``).
+    """
+    out: list[str] = []
+    if bool(env.get("emulated")):
+        out.append("emulated (timings are not performance)")
+    cores = _float(env.get("online_cores"))
+    used = _float(env.get("device_engines_used"))
+    before = _float(env.get("load_average_before"))
+    after = _float(env.get("load_average_after"))
+    wall = _float(env.get("runner_wall_s"))
+    have_cores = math.isfinite(cores) and cores >= 1
+    limit = loaded_per_core * cores if have_cores else math.nan
+    if not math.isfinite(before):
+        out.append("load unknown (load average unreadable)")
+    elif have_cores and before > limit:
+        out.append(f"loaded before (1-min load {before:.2f} > {limit:.2f} = "
+                   f"{loaded_per_core:g} x {cores:g} cores)")
+    if math.isfinite(after) and have_cores:
+        own = (used if math.isfinite(used) else 0.0) * (
+            1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
+        if after - own > limit:
+            out.append(f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})")
+    rw = env.get("runner_warnings")
+    runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
+    if bool(env.get("engines_exceed_cores")):
+        if any("online cores" in w for w in runner):
+            pass  # the runner says so itself (listed below)
+        else:
+            n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
+            out.append(f"engines exceed cores ({n} on {cores:g} online cores share them)")
+    elif have_cores and math.isfinite(used) and math.isfinite(before):
+        free = max(0.0, cores - math.floor(before + 0.5))
+        if free < used:
+            out.append(f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
+                       f"leaves ~{free:g} for {used:g} device engines)")
+    out += [f"runner: {w}" for w in runner]
+    return out
+
+
 def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     """Tidy per-trial table of one point: point parameters, metrics, slowdowns, provenance.
 
@@ -72,6 +199,9 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     extra = pd.DataFrame(
         {c: [_scalar(meta.get(c))] * len(tm) for c in META_COLUMNS if c not in point}, index=tm.index
     )
+    for c, v in environment(run).items():
+        if c not in point:
+            extra[c] = [v] * len(tm)
     cores = meta.get("online_cores")
     extra["k_engines"] = tm["n_tasks"].map(lambda n: mx.engines_available(int(n), cores))
     params = pd.DataFrame({k: [_scalar(v)] * len(tm) for k, v in point.items()}, index=tm.index)
@@ -163,6 +293,8 @@ def summarize(
         pvals = dict(zip(point_cols, pkey))
         reason = _point_failed(pdf, check_col)
         point_ok = not reason
+        env = _point_environment(pdf)
+        emulated = bool(env.get("emulated"))
         alone = mx.alone_durations(pdf)
         overhead = pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)]
         for workload, wdf in pdf.groupby("workload", sort=False):
@@ -242,10 +374,12 @@ def summarize(
                 row |= {"verdict": "", "verdict_key": "", "verdict_matches": "", "relations": "",
                         "timeline_overlap": None, "conclusion": "", "next_step": ""}
                 if group == "D":
-                    if point_ok:
-                        v = vd.classify(spd, row.get("overlap_max"), noise, overlap_threshold)
-                    else:
+                    if not point_ok:
                         v = vd.Verdict.of(vd.EXCLUDED)
+                    elif emulated:
+                        v = vd.Verdict.of(vd.EMULATED)
+                    else:
+                        v = vd.classify(spd, row.get("overlap_max"), noise, overlap_threshold)
                     row |= {
                         "verdict": v.result,
                         "verdict_key": v.key,
@@ -255,6 +389,7 @@ def summarize(
                         "conclusion": v.conclusion,
                         "next_step": v.next_step,
                     }
+                row |= env
                 rows.append(row)
     out = pd.DataFrame(rows)
     if out.empty:
@@ -269,6 +404,22 @@ VERDICT_COLUMNS = ["verdict", "verdict_key", "verdict_matches", "relations", "ti
                    "conclusion", "next_step", "noise_warning", "point_ok", "excluded_reason"]
 
 
+def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:
+    """ENV_SUMMARY_COLUMNS of one point (first trial row; NaN/None where absent)."""
+    env: dict[str, Any] = {}
+    for c in ENV_SUMMARY_COLUMNS:
+        if c == "env_warning":
+            continue
+        v = pdf[c].iloc[0] if c in pdf and len(pdf) else None
+        if isinstance(v, (np.generic,)):
+            v = v.item()
+        if c in ("emulated", "engines_exceed_cores"):
+            v = bool(v) if v is not None and not (isinstance(v, float) and math.isnan(v)) else False
+        env[c] = v
+    env["env_warning"] = "; ".join(environment_warnings(env))
+    return env
+
+
 def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per point x workload: the verdict and the speedups it rests on (from the D rows)."""
     if point_cols is None:
@@ -280,6 +431,6 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
             "speedup_over_A", "speedup_over_A_lo", "speedup_over_A_hi",
             "speedup_over_B", "speedup_over_B_lo", "speedup_over_B_hi",
             "speedup_over_C", "speedup_over_C_lo", "speedup_over_C_hi",
-            "overlap_max", "eta_vs_alone", "eta_vs_A", *VERDICT_COLUMNS]
+            "overlap_max", "eta_vs_alone", "eta_vs_A", *VERDICT_COLUMNS, "env_warning"]
     return d[[c for c in cols if c in d.columns]].reset_index(drop=True)
 

@@ -11,13 +11,17 @@ trial of a given round.  Times are relative to that trial's
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
 from . import intervals as iv
-from .io import Run
+from .io import Run, read_run
 from .metrics import ALONE, GROUPS, engine_sort_key
 
 HOST = "host"
@@ -167,3 +171,83 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
         "otherData": {"source": run.source, "target": str(run.meta.get("target", "")),
                       "round": "median-makespan per group" if round is None else int(round)},
     }
+
+
+def trace_problems(trace: Mapping[str, Any]) -> list[str]:
+    """What would keep a trace from loading or displaying correctly (empty: fine).
+
+    Checks the Chrome trace-event structure that ui.perfetto.dev reads:
+    a ``traceEvents`` list; every event a "M" (metadata) or "X" (complete)
+    event with integer ``pid``/``tid``; every X event with a name and finite
+    ``ts`` >= 0 and ``dur`` >= 0 (microseconds); a ``process_name`` for every
+    pid and a ``thread_name`` for every (pid, tid) that has slices; and slices
+    of one thread that nest (no partial overlap).
+    """
+    bad: list[str] = []
+    ev = trace.get("traceEvents") if isinstance(trace, Mapping) else None
+    if not isinstance(ev, list):
+        return ["no traceEvents list"]
+    procs, threads, slices = set(), set(), {}
+    for i, e in enumerate(ev):
+        if not isinstance(e, Mapping) or e.get("ph") not in ("M", "X"):
+            bad.append(f"event {i}: not a metadata or complete event: {e!r:.80}")
+            continue
+        if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
+            bad.append(f"event {i}: pid/tid not integers")
+            continue
+        if e["ph"] == "M":
+            name = (e.get("args") or {}).get("name")
+            if e.get("name") == "process_name" and name:
+                procs.add(e["pid"])
+            elif e.get("name") == "thread_name" and name:
+                threads.add((e["pid"], e["tid"]))
+            continue
+        ts, dur = e.get("ts"), e.get("dur")
+        if not isinstance(e.get("name"), str) or not e["name"]:
+            bad.append(f"event {i}: X event without a name")
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in (ts, dur)):
+            bad.append(f"event {i}: ts/dur not finite non-negative numbers ({ts!r}, {dur!r})")
+            continue
+        slices.setdefault((e["pid"], e["tid"]), []).append((float(ts), float(ts) + float(dur)))
+    for pid, tid in slices:
+        if pid not in procs:
+            bad.append(f"pid {pid}: no process_name")
+        if (pid, tid) not in threads:
+            bad.append(f"pid {pid} tid {tid}: no thread_name")
+    # Partial overlaps on one thread; a tolerance of 1 ns absorbs the ns -> us
+    # float conversion.
+    eps = 1e-3
+    for (pid, tid), ivs in slices.items():
+        a = np.asarray(ivs, dtype=float)
+        b, e = a[:, 0], a[:, 1]
+        mask = (b[:, None] + eps < b[None, :]) & (b[None, :] + eps < e[:, None]) & (e[:, None] + eps < e[None, :])
+        n = int(mask.sum())
+        if n:
+            bad.append(f"pid {pid} tid {tid}: {n} pair(s) of slices overlap without nesting")
+    return bad
+
+
+def write_perfetto(jsonl: str | os.PathLike[str], out: str | os.PathLike[str],
+                   info: Mapping[str, Any] | None = None, round: int | None = None) -> dict[str, Any]:
+    """Read one runner output, write its Perfetto/Chrome trace to ``out``.
+
+    ``info`` (e.g. the point id and its check status) is merged into the
+    trace's ``otherData``.  Raises ValueError, writing nothing, when
+    :func:`trace_problems` finds anything.  The file is written atomically.
+    """
+    run = read_run(jsonl)
+    trace = perfetto_trace(run, round)
+    trace["otherData"].update({
+        "time_unit": "ts and dur in microseconds, relative to each trial's host.submit_begin",
+        "clock": run.meta.get("clock"),
+        "emulated": bool(run.meta.get("emulated", False)),
+        **dict(info or {}),
+    })
+    problems = trace_problems(trace)
+    if problems:
+        raise ValueError(f"{jsonl}: invalid trace: " + "; ".join(problems[:5]))
+    out = Path(out)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(trace, separators=(",", ":"), default=str) + "\n")
+    tmp.replace(out)
+    return trace

@@ -94,6 +94,13 @@ EXCLUDED = Row(
     "fix the failing task and rerun the point",
 )
 
+EMULATED = Row(
+    "emulated",
+    "not assessed (emulated)",
+    "no conclusion: an emulator's timings are not performance (the point is checked for correctness only)",
+    "run the point on the device (target hexagon) or a cycle-accurate simulator",
+)
+
 # Most specific first: D beating both baselines says more than D beating C.
 PRIORITY = ("D<B,D<C", "D<C+overlap", "overlap,D slower", "D<A,D~B", "C<A,D~C")
 

@@ -58,3 +58,5 @@ def test_calibrated_real_run(runner, tmp_path):
     names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
     assert {"host", "mx", "vec", "dma"} <= names
     assert tl.improper_nesting(tl.gantt_intervals(run)) == []
+    assert tl.trace_problems(trace) == []
+    assert ag.environment(run)["cpu_model"] == run.meta["cpu_model"]

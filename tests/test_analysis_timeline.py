@@ -74,3 +74,59 @@ def test_slices_nest_on_every_lane(run):
     bad["lane"] = "x"
     bad["begin_ns"], bad["end_ns"] = [0.0, 5.0], [10.0, 15.0]
     assert len(tl.improper_nesting(bad)) == 1
+
+
+def test_perfetto_file_loads_and_matches_gantt(synth, tmp_path):
+    """The file the pipeline writes (rule perfetto) is valid trace-event JSON,
+    in microseconds, with named processes and threads, and holds exactly the
+    intervals of gantt_intervals (which the Gantt figures draw)."""
+    recs = synth.synthetic_run(PLAN, workloads=("mv", "mvd"), rounds=3, warmup=1, jitter=0.02, seed=7)
+    raw = synth.write_jsonl(tmp_path / "p.jsonl", recs)
+    out = tmp_path / "p.perfetto.json"
+    tl.write_perfetto(raw, out, info={"point_id": "host/s/mvd/p", "check_status": "ok"})
+    tr = json.loads(out.read_text())
+    assert tl.trace_problems(tr) == []
+    assert tr["otherData"]["point_id"] == "host/s/mvd/p"
+    assert "microseconds" in tr["otherData"]["time_unit"]
+    ev = tr["traceEvents"]
+    assert {e["ph"] for e in ev} == {"M", "X"}
+    pname = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    tname = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"mv A", "mv D", "mvd C", "mvd D", "V alone"} <= set(pname.values())
+    xs = [e for e in ev if e["ph"] == "X"]
+    assert all(isinstance(e["pid"], int) and isinstance(e["tid"], int) for e in xs)
+    got = sorted((pname[e["pid"]], tname[(e["pid"], e["tid"])], e["name"],
+                  round(e["ts"], 3), round(e["dur"], 3)) for e in xs)
+    gi = tl.gantt_intervals(parse_records([json.dumps(r) for r in recs]))
+    want = sorted((f"{r.workload} {r.group}", r.lane, r.name, round(r.start_rel_ns / 1000, 3),
+                   round((r.end_rel_ns - r.start_rel_ns) / 1000, 3)) for r in gi.itertuples())
+    assert got == want
+    # M of mvd D: 100 us (+-jitter) on the matrix engine, in microseconds.
+    m = next(g for g in got if g[0] == "mvd D" and g[2] == "M")
+    assert m[1] == "mx" and m[4] == pytest.approx(100, rel=0.1)
+
+
+def test_trace_problems_finds_malformed_traces():
+    ok = {"traceEvents": [
+        {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": "p"}},
+        {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "host"}},
+        {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0.0, "dur": 10.0},
+        {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": 2.0, "dur": 3.0},  # nested: fine
+    ]}
+    assert tl.trace_problems(ok) == []
+    assert tl.trace_problems({}) == ["no traceEvents list"]
+
+    def with_event(e):
+        return {"traceEvents": ok["traceEvents"] + [e]}
+
+    assert any("overlap without nesting" in p for p in tl.trace_problems(
+        with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": 8.0, "dur": 5.0})))
+    assert any("no thread_name" in p for p in tl.trace_problems(
+        with_event({"ph": "X", "pid": 1, "tid": 2, "name": "c", "ts": 0.0, "dur": 1.0})))
+    assert any("no process_name" in p for p in tl.trace_problems(
+        with_event({"ph": "X", "pid": 2, "tid": 1, "name": "c", "ts": 0.0, "dur": 1.0})))
+    assert any("ts/dur" in p for p in tl.trace_problems(
+        with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": -1.0, "dur": 1.0})))
+    assert any("not a metadata or complete" in p for p in tl.trace_problems(
+        with_event({"ph": "B", "pid": 1, "tid": 1, "name": "c", "ts": 0.0})))

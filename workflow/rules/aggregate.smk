@@ -23,3 +23,28 @@ rule aggregate:
         "../../envs/analysis.yaml"
     script:
         "../scripts/aggregate.py"
+
+
+# report tables: the verdict table (every point x workload: intervals,
+# per-task slowdown, host/device split, overlap evidence, verdict, conclusion,
+# next step, noise and environment warnings) and the environment/provenance
+# table, as HTML pages for `snakemake --report` (hxfuse.report).
+rule report_tables:
+    input:
+        summary="results/{target}/summary.csv",
+        summary_json="results/{target}/summary.json",
+        code=str(REPO / "hxfuse" / "report.py"),
+    output:
+        verdicts=report("results/{target}/report/verdicts.html",
+                        caption="../report/verdicts.rst", category="Verdicts",
+                        subcategory="{target}"),
+        verdicts_csv="results/{target}/verdicts.csv",
+        environment=report("results/{target}/report/environment.html",
+                           caption="../report/environment.rst", category="Environment",
+                           subcategory="{target}"),
+    log:
+        "logs/{target}/report_tables.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/report_tables.py"

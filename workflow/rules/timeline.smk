@@ -1,0 +1,40 @@
+# timeline: a Chrome trace / Perfetto JSON per point (opens in
+# ui.perfetto.dev or chrome://tracing).  One process per workload x group,
+# one thread per lane (host, then the engines), the representative round of
+# each group (median makespan), "X" slices in microseconds relative to the
+# trial's first submit.  Built by hxfuse.timeline.perfetto_trace from
+# hxfuse.timeline.gantt_intervals, the same intervals the Gantt figures draw
+# (rule figure_timeline); the rule fails if the trace is malformed
+# (hxfuse.timeline.trace_problems).
+TIMELINE_CODE = [str(REPO / "hxfuse" / m) for m in ("timeline.py", "io.py", "intervals.py")]
+
+
+rule perfetto:
+    input:
+        jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
+        check=f"results/{{target}}/check/{POINT_WC}.json",
+        code=TIMELINE_CODE,
+    output:
+        trace=report(f"results/{{target}}/timeline/{POINT_WC}.perfetto.json",
+                     caption="../report/perfetto.rst", category="Perfetto traces",
+                     subcategory="{target}"),
+    log:
+        f"logs/{{target}}/timeline/{POINT_WC}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/perfetto.py"
+
+
+def perfetto_of(p):
+    return f"results/{p.target}/timeline/{p.id}.perfetto.json"
+
+
+def analysis_outputs():
+    """Outputs of the timeline and report-table rules (part of `all`)."""
+    out = []
+    for t in config["targets"]:
+        out += [perfetto_of(p) for p in target_points(t)]
+        out += [f"results/{t}/report/verdicts.html", f"results/{t}/verdicts.csv",
+                f"results/{t}/report/environment.html"]
+    return out
