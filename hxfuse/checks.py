@@ -30,7 +30,9 @@ verification round (``--npy-dir``).  A point passes when
    verified checksum for every task, and ``checksums_ok``.
 
 :func:`check_point` returns a JSON-serialisable dict with ``status``
-(``ok``/``failed``) and ``reasons``; a failed point never enters a speedup.
+(``ok``/``failed``), ``reasons``, ``exact`` (every output compared exactly, as
+for u8i8 points and every Hexagon target) and ``emulated`` (the runner's meta);
+a failed point never enters a speedup.
 """
 from __future__ import annotations
 
@@ -311,5 +313,9 @@ def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F3
         reasons.append(f"{n_bad} trial checksum mismatch(es), e.g. " + "; ".join(bad_examples))
     if n_checked == 0 and not calibrated:
         reasons.append("no trial checksums to compare")
+    # integer-only points (u8i8, every emulated/Hexagon point) are checked exactly
+    modes = {d.get("mode") for wl in result["outputs"].values() for d in wl.values()}
+    result["exact"] = bool(modes) and modes == {"exact"}
+    result["emulated"] = bool(meta.get("emulated"))
     result["status"] = "ok" if not reasons else "failed"
     return result

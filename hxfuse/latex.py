@@ -6,7 +6,10 @@
   workload: median makespans of A and D, the paired speedups D/A, D/B, D/C,
   C/A with their bootstrap intervals, the overlap efficiency eta (vs the sum of
   alone times) and the verdict of the plan's section 6 table.  Failed points
-  show "failed" and no numbers; emulated targets show no timings.
+  show "failed" and no numbers.  Emulated targets (``hexagon-qemu``: the
+  runner's meta says ``emulated``) show correctness only, "correct (emulated,
+  timings not performance)": no timing, speedup, efficiency or verdict, no
+  macro and no speedup/slowdown figure.
 - ``results_macros.tex``: headline numbers for the text.  Letters-only macros
   (``\\hxNpoints``, ``\\hxNfailed``, ``\\hxConfigHash``, ``\\hxCommit``,
   ``\\hxMedianDAmv`` ...) plus ``\\hxval{target/sweep/workload/point/KEY}`` for
@@ -23,7 +26,7 @@ from typing import Sequence
 
 import pandas as pd
 
-EMULATED_TARGETS = {"hexagon-qemu"}
+from .config import EMULATED_TARGETS  # targets whose timings are not performance
 SPEEDUPS = [("DA", "D", "speedup_over_A"), ("DB", "D", "speedup_over_B"),
             ("DC", "D", "speedup_over_C"), ("CA", "C", "speedup_over_A"),
             ("BA", "B", "speedup_over_A")]
@@ -74,12 +77,22 @@ def _rows_of(summary: pd.DataFrame) -> dict:
     return {g: summary[summary["group"] == g] for g in ("A", "B", "C", "D")}
 
 
+def is_emulated(target: str, summary: pd.DataFrame | None = None) -> bool:
+    """An emulated target: by name, or the summary's ``emulated`` column (the
+    runner's meta.emulated, see hxfuse.pipeline.label_target)."""
+    if target in EMULATED_TARGETS:
+        return True
+    if summary is not None and "emulated" in summary and len(summary):
+        return bool(summary["emulated"].astype(str).str.lower().isin(["true", "1"]).any())
+    return False
+
+
 def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
     """One dict per point x workload, in config order, ready for the template."""
     rows = []
     if summary.empty:
         return rows
-    emulated = target in EMULATED_TARGETS
+    emulated = is_emulated(target, summary)
     by = _rows_of(summary)
     order = {(s, p["name"]): (i, j) for i, (s, sw) in enumerate(sweeps.items())
              for j, p in enumerate(sw["points"])}
@@ -99,6 +112,8 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
                "workload": tex_escape(r["workload"]), "point": tex_escape(r.get("label", r["point"])),
                "x": f"{float(r['x']):g}", "ok": ok, "emulated": emulated,
                "reason": tex_escape(str(r.get("excluded_reason", "") or "")[:60])}
+        row["status"] = ("correct (emulated, timings not performance)" if emulated and ok
+                         else "correct" if ok else "failed")
         if ok and not emulated:
             row["TA"] = fmt_ms(grp("A", "makespan_ns"))
             row["TD"] = fmt_ms(r["makespan_ns"])
@@ -107,11 +122,21 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["eta"] = fmt(r.get("eta_vs_alone"))
             row["verdict"] = verdict_tex(r.get("verdict_key", ""))
         else:
-            mark = r"\emph{emulated}" if emulated and ok else r"\emph{failed}"
+            mark = r"\emph{correct (emulated)}" if emulated and ok else r"\emph{failed}"
             row.update({"TA": mark, "TD": "", "eta": "", "verdict": "excluded" if not ok else "--",
                         **{k: "" for k, _, _ in SPEEDUPS}})
         rows.append(row)
     return rows
+
+
+def emulated_caption(targets: Sequence[str]) -> str:
+    if not targets:
+        return ""
+    names = ", ".join(rf"\texttt{{{tex_escape(t)}}}" for t in targets)
+    return (rf"  Target{'s' if len(targets) > 1 else ''} {names} "
+            r"\textbf{EMULATED} (QEMU, a functional model): every point was checked correct "
+            r"(outputs equal to numpy exactly); its timings are not Hexagon performance, so no "
+            r"timing, speedup, efficiency or verdict is shown.")
 
 
 def render_table(rows: list[dict], template: str | Path, caption_extra: str = "",
@@ -166,7 +191,7 @@ def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: di
         if s.empty:
             continue
         letters = re.sub(r"[^A-Za-z]", "", target.title())
-        emulated = target in EMULATED_TARGETS
+        emulated = is_emulated(target, s)
         for g, col, key in (("D", "speedup_over_A", "DA"), ("D", "speedup_over_C", "DC"),
                             ("D", "speedup_over_B", "DB"), ("C", "speedup_over_A", "CA")):
             sub = s[(s["group"] == g) & s["point_ok"].astype(bool)]
@@ -196,11 +221,17 @@ def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: di
     return "\n".join(lines) + "\n"
 
 
-def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] = ()) -> str:
-    """Figure environments for the paper (paths relative to paper/)."""
+def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] = (),
+                emulated: Sequence[str] = ()) -> str:
+    """Figure environments for the paper (paths relative to paper/).  Emulated
+    targets get no speedup or slowdown figure (their timings are not
+    performance); their timelines say EMULATED in the caption."""
     out = ["% Generated by hxfuse.latex (rule `table`); do not edit."]
+    emulated = set(emulated) | set(EMULATED_TARGETS)
     for t in targets:
-        emu = " (emulated: functional only, timings are not performance)" if t in EMULATED_TARGETS else ""
+        if t in emulated:
+            out.append(f"% target {t} is emulated: no speedup or slowdown figure (timings are not performance)")
+            continue
         for s, sw in sweeps.items():
             title = tex_escape(sw.get("title", s))
             for kind, cap in (("speedup", "Paired speedups T\\textsubscript{Y}/T\\textsubscript{X} "
@@ -210,15 +241,17 @@ def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] =
                                            "bootstrap 95\\% interval over rounds).")):
                 out += [r"\begin{figure}[tbp]", r"\centering",
                         rf"\includegraphics[width=\linewidth]{{../results/{t}/figures/{kind}_{s}.pdf}}",
-                        rf"\caption{{{title}, target \texttt{{{tex_escape(t)}}}{emu}. {cap}}}",
+                        rf"\caption{{{title}, target \texttt{{{tex_escape(t)}}}. {cap}}}",
                         rf"\label{{fig:{kind}-{t}-{s}}}", r"\end{figure}", ""]
     for tl in timelines:
         parts = Path(tl).with_suffix("").parts  # results/<t>/figures/timeline/<s>/<w>/<p>
         t, s, w, p = parts[1], parts[-3], parts[-2], parts[-1]
+        emu = (r" \textbf{EMULATED} (QEMU): functional only, the durations are not performance."
+               if t in emulated else "")
         out += [r"\begin{figure}[tbp]", r"\centering",
                 rf"\includegraphics[width=0.85\linewidth]{{../{tl}}}",
                 rf"\caption{{Timeline of the median round of each group, target \texttt{{{tex_escape(t)}}}, "
-                rf"sweep {tex_escape(s)}, workload {tex_escape(w)}, point {tex_escape(p)}.}}",
+                rf"sweep {tex_escape(s)}, workload {tex_escape(w)}, point {tex_escape(p)}.{emu}}}",
                 rf"\label{{fig:timeline-{t}-{s}-{w}-{p}}}", r"\end{figure}", ""]
     return "\n".join(out) + "\n"
 
@@ -239,7 +272,9 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
     failed = [{"target": f["target"], "point": f["point_id"], "reason": f["reason"][:90]}
               for d in docs.values() for f in d.get("failed_points", [])]
     Path(out_table).parent.mkdir(parents=True, exist_ok=True)
-    Path(out_table).write_text(render_table(rows, template, failed=failed))
+    emulated = [t for t, s in tabs.items() if is_emulated(t, s) or docs[t].get("emulated")]
+    Path(out_table).write_text(render_table(rows, template, caption_extra=emulated_caption(emulated),
+                                            failed=failed))
     Path(out_macros).write_text(macros(tabs, docs, sweeps))
     # the timeline of the "similar"-like middle point of each workload of the first sweep
     timelines = []
@@ -249,4 +284,5 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
             mid = pts[len(pts) // 2]["name"]
             for w in sw["workloads"]:
                 timelines.append(f"results/{t}/figures/timeline/{s}/{w}/{mid}.pdf")
-    Path(out_figures).write_text(figures_tex(list(tabs), sweeps, timelines[:timelines_in_paper]))
+    Path(out_figures).write_text(figures_tex(list(tabs), sweeps, timelines[:timelines_in_paper],
+                                             emulated=emulated))

@@ -74,13 +74,18 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, confi
     cmd = ["timeout", f"--kill-after={KILL_AFTER_S}", str(timeout_s), *shlex.split(prefix or ""),
            runner, "--out", str(work / "trials.jsonl"), "--npy-dir", str(work / "npy"),
            "--label", f"point={pid}", *map(str, args)]
+    target = point[0]
+    extra_env = hxconfig.run_env(config, target)
+    env = {**os.environ, **extra_env}
     load_before = provenance.loadavg()
     t0 = time.time()
     with open(log, "w") as lf:
+        if extra_env:
+            lf.write("# env: " + " ".join(f"{k}={v}" for k, v in sorted(extra_env.items())) + "\n")
         lf.write("$ " + shlex.join(cmd) + "\n")
         lf.flush()
         try:
-            rc = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT).returncode
+            rc = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT, env=env).returncode
         except OSError as exc:
             rc, msg = 127, f"cannot start the runner: {exc}"
         else:
@@ -105,6 +110,8 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, confi
     rec = provenance.sidecar(config, p, work / "trials.jsonl", Path(runner), load_before)
     rec["runner_exit"] = rc
     rec["runner_wall_s"] = wall
+    rec["run_prefix"] = prefix or ""
+    rec["emulated"] = bool(rec.get("runner_env", {}).get("emulated")) or target in hxconfig.EMULATED_TARGETS
     (work / "provenance.json").write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
     shutil.rmtree(out_npy, ignore_errors=True)
     os.replace(work / "npy", out_npy)
@@ -122,6 +129,47 @@ def _json_safe(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_json_safe(v) for v in obj]
     return obj
+
+
+NOT_ASSESSED = "not assessed (emulated)"
+# verdict columns of hxfuse.aggregate.summarize that draw a conclusion
+_CONCLUSION_COLS = ("verdict_matches", "relations", "conclusion", "next_step")
+
+
+def group_mapping(prov: dict) -> dict:
+    """meta.group_mapping of the target's runs (from the provenance sidecars);
+    differing mappings are listed per point."""
+    maps = {json.dumps((v.get("runner_env") or {}).get("group_mapping"), sort_keys=True): pid
+            for pid, v in prov.items() if (v.get("runner_env") or {}).get("group_mapping")}
+    if not maps:
+        return {}
+    if len(maps) == 1:
+        return json.loads(next(iter(maps)))
+    return {pid: json.loads(m) for m, pid in maps.items()}
+
+
+def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: dict) -> pd.DataFrame:
+    """Add the target's labels to summarize()'s table: ``emulated`` (bool) and
+    ``group_mapping`` (what the row's group is on this target).  An emulated
+    target's timings are not performance: its verdicts are replaced by
+    "not assessed (emulated)" and no conclusion is drawn."""
+    summary = summary.copy()
+    summary["emulated"] = bool(emulated)
+    if mapping and all(isinstance(v, str) for v in mapping.values()):
+        summary["group_mapping"] = summary["group"].map(lambda g: mapping.get(g, ""))
+    else:
+        summary["group_mapping"] = ""
+    if emulated and "verdict" in summary:
+        d = summary["group"] == "D"
+        ok = summary.get("point_ok", pd.Series(True, index=summary.index)).astype(bool)
+        summary.loc[d & ok, "verdict"] = NOT_ASSESSED
+        summary.loc[d & ok, "verdict_key"] = "emulated"
+        for col in _CONCLUSION_COLS:
+            if col in summary:
+                summary.loc[d, col] = ""
+        if "timeline_overlap" in summary:
+            summary.loc[d, "timeline_overlap"] = None
+    return summary
 
 
 def aggregate_target(target: str, point_ids: Sequence[str], raws: Sequence[str],
@@ -148,6 +196,8 @@ def aggregate_target(target: str, point_ids: Sequence[str], raws: Sequence[str],
         tt = agg.trial_table(run, point)
         tt["check_ok"] = ok
         tables.append(tt)
+    emulated = target in hxconfig.EMULATED_TARGETS or any(
+        bool((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
     trials = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     if "target" in trials:
         trials["target"] = target  # meta target; keep the pipeline's name
@@ -157,6 +207,7 @@ def aggregate_target(target: str, point_ids: Sequence[str], raws: Sequence[str],
     if len(trials):
         summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
                                 level=analysis["ci"], seed=analysis["seed"])
+        summary = label_target(summary, target, emulated, group_mapping(prov))
         verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
     else:
         summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
@@ -164,8 +215,15 @@ def aggregate_target(target: str, point_ids: Sequence[str], raws: Sequence[str],
 
     base = provenance.base_record(config)
     commits = {(v.get("git_commit"), v.get("git_dirty")) for v in prov.values()}
+    info = hxconfig.TARGETS.get(target, {})
     doc = {
         "target": target,
+        "emulated": emulated,
+        "target_status": info.get("status", ""),
+        # what A-D are in the runner on this target (its meta record), and what
+        # group B maps to on the target's backend or its limitation
+        "group_mapping": group_mapping(prov),
+        "group_b_backend": info.get("group_b", ""),
         "provenance": {
             **base,
             "points_git": [{"git_commit": c, "git_dirty": d} for c, d in sorted(commits, key=str)],

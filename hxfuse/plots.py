@@ -15,6 +15,12 @@ Every figure is written as PDF (for the paper) and PNG (for viewing):
 
 Failed points (correctness check) never get a speedup: they are listed under
 the speedup figure.
+
+Emulated targets (the runner's meta says ``emulated``, e.g. ``hexagon-qemu``):
+their timelines are drawn with an "EMULATED" title and watermark (the
+durations show the schedule under QEMU, not performance); speedup and
+slowdown figures are not drawn for them (the pipeline does not request them,
+and asked directly these functions draw only a notice).
 """
 from __future__ import annotations
 
@@ -86,13 +92,37 @@ def lane_order(lanes) -> list[str]:
     return (["host"] if "host" in lanes else []) + rest
 
 
+EMULATED_MARK = "EMULATED \u2014 not performance"
+
+
+def _emulated_notice(out: Sequence[str | Path], what: str) -> None:
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.text(0.5, 0.5, f"{EMULATED_MARK}\n{what}: not drawn for an emulated target\n"
+            "(QEMU is a functional model; see the correctness checks)",
+            ha="center", va="center", color="#C44E52", fontsize=10)
+    ax.set_axis_off()
+    save(fig, out)
+
+
+def _is_emulated_table(df: pd.DataFrame) -> bool:
+    from .config import EMULATED_TARGETS
+
+    if "emulated" in df and len(df) and df["emulated"].astype(str).str.lower().isin(["true", "1"]).any():
+        return True
+    return "target" in df and bool(df["target"].isin(EMULATED_TARGETS).any())
+
+
 def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
                     out: Sequence[str | Path]) -> pd.DataFrame:
-    """Gantt chart of the representative round of each group.  Returns the intervals."""
+    """Gantt chart of the representative round of each group.  Returns the intervals.
+    For an emulated run the title and a watermark say EMULATED."""
     from .io import read_run
     from .timeline import gantt_intervals
 
     run = read_run(jsonl)
+    emulated = bool(run.meta.get("emulated"))
+    if emulated:
+        title = f"{EMULATED_MARK}   {title}"
     gi = gantt_intervals(run)
     gi = gi[gi["group"].isin(GROUPS)]
     status = None
@@ -153,7 +183,13 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
                bbox_to_anchor=(0.5, 0.0))
     sup = title + ("" if status in (None, "ok") else f"   [CHECK {str(status).upper()}]")
-    fig.suptitle(sup + "\nrepresentative round = median makespan of each group", fontsize=9)
+    if emulated:
+        fig.suptitle(sup + f"\n{run.meta.get('cpu_model') or 'emulator'}: the schedule under "
+                     "emulation, durations are NOT Hexagon performance", fontsize=9, color="#C44E52")
+        fig.text(0.5, 0.5, EMULATED_MARK, ha="center", va="center", rotation=25, fontsize=34,
+                 color="#C44E52", alpha=0.18, zorder=10, fontweight="bold")
+    else:
+        fig.suptitle(sup + "\nrepresentative round = median makespan of each group", fontsize=9)
     fig.tight_layout(rect=(0, 0.07 if len(groups) > 2 else 0.14, 1, 1))
     save(fig, out)
     return gi
@@ -191,6 +227,9 @@ def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict,
                    out: Sequence[str | Path]) -> pd.DataFrame:
     summary = pd.read_csv(summary_csv)
     _style()
+    if _is_emulated_table(summary):
+        _emulated_notice(out, f"speedups of sweep {sweep}")
+        return pd.DataFrame()
     long = speedup_long(summary, sweep) if len(summary) else pd.DataFrame()
     workloads = [w for w in sweep_cfg.get("workloads", []) if len(long) and w in set(long["workload"])]
     log_x = bool(sweep_cfg.get("log_x"))
@@ -258,6 +297,9 @@ def slowdown_figure(trials_csv: str | Path, sweep: str, sweep_cfg: dict,
                     out: Sequence[str | Path]) -> pd.DataFrame:
     trials = pd.read_csv(trials_csv, low_memory=False)
     _style()
+    if _is_emulated_table(trials):
+        _emulated_notice(out, f"slowdowns of sweep {sweep}")
+        return pd.DataFrame()
     long = slowdown_long(trials, sweep) if len(trials) else pd.DataFrame()
     if long.empty:
         fig, ax = plt.subplots(figsize=(6, 2))

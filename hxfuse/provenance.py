@@ -12,7 +12,10 @@ fields.  Fields:
   its ``meta`` record, plus ``cc --version`` of the build machine;
 - ``target``, ``runner_sha256`` (the staged binary), ``runner_args``;
 - ``runner_env``: the runner's own environment record (cpu model, cores,
-  clock, engines, affinity, warnings), copied from ``meta``;
+  clock, engines, affinity, warnings, ``emulated``, ``group_mapping``: what
+  groups A-D are on the target), copied from ``meta``;
+- ``run_prefix`` (what executed the runner: nothing, qemu-hexagon, device.sh)
+  and ``emulated`` (added by the run rule);
 - ``host``: hostname, platform, python, load average before/after the run.
 """
 from __future__ import annotations
@@ -31,7 +34,8 @@ from pathlib import Path
 from . import config as hxconfig
 
 REPO_ROOT = hxconfig.REPO_ROOT
-META_ENV_KEYS = ("schema_version", "target", "kernels", "compiler", "cflags", "cpu_model",
+META_ENV_KEYS = ("schema_version", "target", "emulated", "group_mapping", "kernels", "compiler",
+                 "cflags", "cpu_model",
                  "online_cores", "engines", "affinity", "engines_exceed_cores", "clock",
                  "wait", "spin_ns", "early_completion", "calibration", "warnings", "labels")
 

@@ -35,13 +35,14 @@ def copy_repo(dest: Path) -> Path:
 
 
 def snakemake(workdir: Path, *args: str, cores: int = 2, timeout: int = 600,
-              snakefile: Path | None = None) -> subprocess.CompletedProcess:
+              snakefile: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run Snakemake on workdir/config.yaml.  With a snakefile from copy_repo,
-    job scripts import that copy's hxfuse (PYTHONPATH)."""
+    job scripts import that copy's hxfuse (PYTHONPATH).  *env* replaces the
+    environment (default: this process's)."""
     import os
 
     snakefile = snakefile or SNAKEFILE
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     if snakefile != SNAKEFILE:
         env["PYTHONPATH"] = os.pathsep.join([str(snakefile.parent), env.get("PYTHONPATH", "")])
     cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "--directory", str(workdir),
@@ -80,3 +81,32 @@ TINY = {
         }
     },
 }
+
+
+# The hexagon-qemu target on the tiny sweep: integer kernels, emulation-sized
+# shapes forced on every point (target_settings), few rounds.
+TINY_QEMU = {
+    **TINY,
+    "targets": ["hexagon-qemu"],
+    "target_settings": {
+        "hexagon-qemu": {
+            "run": {"warmup": 1, "rounds": 3, "timeout_s": 120},
+            "params": {"precision": "u8i8", "v_shape": [32, 256], "d_shape": [64, 512]},
+        }
+    },
+}
+
+
+def zig_and_qemu() -> tuple[bool, str]:
+    """(available, skip message) for the hexagon-qemu target's tools."""
+    import shutil
+
+    from hxfuse.config import ZIG_PIN, target_problems
+
+    missing = target_problems({"targets": ["hexagon-qemu"]})
+    if not missing:
+        return True, ""
+    names = " and ".join(n for n, bad in (("zig", any("zig" in m for m in missing)),
+                                          ("qemu-hexagon", not shutil.which("qemu-hexagon"))) if bad)
+    return False, (f"missing {names}: install with `pip install ziglang=={ZIG_PIN}` and "
+                   "`apt-get install qemu-user`")

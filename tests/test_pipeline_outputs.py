@@ -85,3 +85,82 @@ def test_latex_table_and_macros(results):
 def test_tex_escape():
     assert latex.tex_escape("a_b&c%") == r"a\_b\&c\%"
     assert latex.verdict_tex("D<C+overlap") == "D$<$C + overlap"
+
+
+@pytest.fixture(scope="module")
+def emulated_results(tmp_path_factory):
+    """Synthetic results of an emulated target (meta.emulated, as hexagon-qemu writes)."""
+    out = tmp_path_factory.mktemp("emu")
+    cfg = copy.deepcopy(TINY)
+    cfg["targets"] = ["hexagon-qemu"]
+    cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}}}
+    cfg = hc.validate(cfg)
+    pts = hc.points(cfg)
+    raws, checks, provs = [], [], []
+    mapping = {g: f"group {g} on the emulator" for g in "ABCD"}
+    for i, p in enumerate(pts):
+        d = {k: v for k, v in {"M": 100_000, "V": 80_000, "D": 60_000}.items() if k in p.workload.upper()}
+        recs = synthetic_run(d, workloads=(p.workload,), rounds=6, jitter=0.03, seed=i,
+                             group_scale={"D": 0.7}, meta={"emulated": True, "target": "hexagon-qemu"})
+        raw = out / "raw" / f"{p.id}.jsonl"
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+        chk = out / "check" / f"{p.id}.json"
+        chk.parent.mkdir(parents=True, exist_ok=True)
+        chk.write_text(json.dumps({"status": "ok", "reasons": []}))
+        prov = out / "raw" / f"{p.id}.provenance.json"
+        prov.write_text(json.dumps({"git_commit": "abc", "git_dirty": False, "compiler": "zig",
+                                    "runner_sha256": "0",
+                                    "runner_env": {"emulated": True, "group_mapping": mapping}}))
+        raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
+    doc = aggregate_target("hexagon-qemu", [p.id for p in pts], raws, checks, provs, cfg, cfg["analysis"],
+                           str(out / "trials.csv.gz"), str(out / "summary.csv"), str(out / "summary.json"))
+    return out, cfg, doc
+
+
+def test_emulated_summary_has_no_verdicts(emulated_results):
+    out, cfg, doc = emulated_results
+    s = pd.read_csv(out / "summary.csv")
+    assert s["emulated"].all()
+    d = s[s["group"] == "D"]
+    assert set(d["verdict"]) == {"not assessed (emulated)"} and set(d["verdict_key"]) == {"emulated"}
+    assert set(s.loc[s["group"] == "B", "group_mapping"]) == {"group B on the emulator"}
+    assert doc["emulated"] is True and doc["group_mapping"]["B"] == "group B on the emulator"
+    assert "dspqueue" in doc["group_b_backend"]
+
+
+def test_host_summary_is_not_emulated(results):
+    out, cfg, doc = results
+    s = pd.read_csv(out / "summary.csv")
+    assert not s["emulated"].any() and doc["emulated"] is False
+    assert s.loc[s["group"] == "D", "verdict"].ne("not assessed (emulated)").all()
+
+
+def test_emulated_target_in_latex_and_figures(results, emulated_results):
+    host_out, cfg, _ = results
+    emu_out, emu_cfg, _ = emulated_results
+    gen = emu_out / "gen"
+    gen.mkdir()
+    latex.write_all([str(host_out / "summary.csv"), str(emu_out / "summary.csv")],
+                    [str(host_out / "summary.json"), str(emu_out / "summary.json")],
+                    str(REPO / "workflow/templates/results_table.tex.j2"), cfg["sweeps"],
+                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"))
+    table = (gen / "t.tex").read_text()
+    assert table.count("correct (emulated, timings not performance)") == 6
+    assert table.count(r"\hxspd{") == 5 * 4                  # the host's good points only
+    assert r"\textbf{EMULATED}" in table
+    for line in table.splitlines():
+        if line.startswith("hexagon-qemu &"):
+            assert r"\hxspd" not in line and "verdict" not in line and "overlap" not in line
+    macros = (gen / "m.tex").read_text()
+    assert "hx@v@hexagon-qemu" not in macros and "HexagonQemu" not in macros
+    figs = (gen / "f.tex").read_text()
+    assert "results/hexagon-qemu/figures/speedup" not in figs and "results/host/figures/speedup_tiny" in figs
+    # asked directly, the sweep figures of an emulated target draw only a notice
+    long = plots.speedup_figure(emu_out / "summary.csv", "tiny", emu_cfg["sweeps"]["tiny"], [emu_out / "sp.png"])
+    assert long.empty and (emu_out / "sp.png").stat().st_size > 1000
+    sd = plots.slowdown_figure(emu_out / "trials.csv.gz", "tiny", emu_cfg["sweeps"]["tiny"], [emu_out / "sd.png"])
+    assert sd.empty
+    gi = plots.timeline_figure(emu_out / "raw/tiny/mvd/small.jsonl", emu_out / "check/tiny/mvd/small.json",
+                               "hexagon-qemu: tiny / mvd / small", [emu_out / "tl.png"])
+    assert set(gi["group"]) == {"A", "B", "C", "D"} and (emu_out / "tl.png").stat().st_size > 5000

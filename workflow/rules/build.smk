@@ -1,6 +1,9 @@
-# build: compile the runner for one target with kernels/Makefile.  Reruns only
-# when a kernel source, the Makefile, the target's .mk or the build flags
-# (config build.cflags) change; make itself rebuilds when its flags differ.
+# build: compile the runner for one target with kernels/Makefile
+# (`make -C kernels TARGET=<target>`: host cc, zig cc for hexagon-qemu,
+# hexagon-clang for the SDK targets).  Reruns only when a kernel source, the
+# Makefile, the target's .mk or the build flags (config build.cflags) change;
+# make itself rebuilds when its flags differ.  A target whose tools are
+# missing never gets here: the Snakefile's preflight stops first.
 rule build:
     input:
         makefile=str(REPO / "kernels" / "Makefile"),
@@ -9,7 +12,8 @@ rule build:
         "results/{target}/build/hxrun",
     params:
         kernels=lambda wc, input: os.path.dirname(input.makefile),
-        make_vars=(f"CFLAGS='{config['build']['cflags']}'" if config["build"]["cflags"] else ""),
+        # per target: CFLAGS override; SDK location/arch for the Hexagon SDK targets
+        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxconfig.make_vars(config, wc.target)),
     log:
         "logs/{target}/build.log",
     threads: config["build"]["jobs"]

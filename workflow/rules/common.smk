@@ -1,5 +1,6 @@
 # Shared definitions: config validation, the point table, path helpers.
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -14,24 +15,46 @@ import hxfuse.config as hxconfig
 
 # 1. friendly schema check naming every bad key + semantic checks
 #    (hxfuse/config.py), 2. snakemake's own validation, which fills defaults.
+# 3. preflight of the targets: a target this machine cannot build or run
+#    (no zig/qemu-hexagon; no Hexagon SDK, hexagon-clang, adb or device
+#    serial) stops the workflow here, before any job, naming what is missing
+#    and how to provide it (reported together with any config error).
 try:
     hxconfig.validate(config, hxconfig.load_schema(REPO / "workflow/schemas/config.schema.yaml"))
+    _config_error = ""
 except hxconfig.ConfigError as err:
-    raise ValueError(f"hxfuse: {err}") from None
+    _config_error = f"hxfuse: {err}"
+_missing = hxconfig.target_problems(config) if isinstance(config.get("targets"), list) else []
+if _missing:
+    _config_error += ("\n" if _config_error else "") + (
+        "hxfuse: cannot build or run the configured targets on this machine:\n  "
+        + "\n  ".join(_missing)
+        + "\n(remove the target from config.targets to run the others; README, \"Targets\")")
+if _config_error:
+    raise ValueError(_config_error)
 validate(config, "../schemas/config.schema.yaml")
 
 POINTS = hxconfig.points(config)
 CONFIG_HASH = hxconfig.config_hash(config)
 POINT_WC = "{sweep}/{workload}/{point}"
 
-# Runner command prefix per target (issue 4 adds the emulator/device paths).
-TARGET_PREFIX = {"host": "", "hexagon-qemu": "qemu-hexagon"}
+# Runner command prefix per target: RUN_PREFIX of kernels/targets/<target>.mk
+# (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
+# SDK targets).
+try:
+    TARGET_PREFIX = {t: hxconfig.run_prefix(config, t, REPO / "kernels") for t in config["targets"]}
+except hxconfig.ConfigError as err:
+    raise ValueError(f"hxfuse: {err}") from None
 
 wildcard_constraints:
-    target="|".join(TARGET_PREFIX),
+    target="|".join(sorted(hxconfig.TARGETS, key=len, reverse=True)),
     sweep="[A-Za-z][A-Za-z0-9_-]*",
     workload="mv|md|mvd",
     point="[A-Za-z][A-Za-z0-9_-]*",
+
+
+def is_emulated(target):
+    return target in hxconfig.EMULATED_TARGETS
 
 
 def kernel_sources(wc):
@@ -72,6 +95,10 @@ def timeline_of(p, ext):
 
 
 def sweep_figures(target, ext):
+    """Speedup and slowdown figures of a target.  None for an emulated target:
+    its timings are not performance (its timelines are drawn, marked EMULATED)."""
+    if is_emulated(target):
+        return []
     return [f"results/{target}/figures/{kind}_{s}.{ext}"
             for s in config["sweeps"] for kind in ("speedup", "slowdown")]
 

@@ -1,11 +1,18 @@
-# deploy: stage the runner and what it needs for the target.  For `host` the
-# stage is a directory under results/; device targets (issue 4) push with adb.
+# deploy: stage the runner and what it needs for the target.  `host` and
+# `hexagon-qemu` (a static Hexagon Linux binary run by qemu-hexagon) are staged
+# in a directory under results/; `hexagon` is also pushed to the phone with
+# kernels/hexagon/device.sh deploy (adb, target_settings.hexagon.device_serial
+# and device_dir).  deploy.json records the staged binary's sha256, the run
+# prefix and whether the target is emulated.
 rule deploy:
     input:
         runner="results/{target}/build/hxrun",
     output:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
+    params:
+        prefix=lambda wc: TARGET_PREFIX[wc.target],
+        device_sh=str(REPO / "kernels" / "hexagon" / "device.sh"),
     log:
         "logs/{target}/deploy.log",
     conda:

@@ -7,6 +7,11 @@
 # marks failed).  Outputs are written in a work directory and moved into
 # place only on success.
 #
+# Targets: the runner is executed through the target's RUN_PREFIX (nothing
+# on the host, qemu-hexagon for hexagon-qemu, kernels/hexagon/device.sh run
+# -- for the phone, which pushes, runs under ADSP_LIBRARY_PATH and pulls the
+# JSON Lines and .npy back; sim.sh for the simulator).
+#
 # Exclusive device: every run job takes the `device` resource (limit 1 in
 # workflow/profiles/default/profile.yaml) and all cores (threads), so on the
 # host no build or analysis job runs beside a measurement.
@@ -25,8 +30,9 @@ rule run:
         prefix=lambda wc: TARGET_PREFIX[wc.target],
     resources:
         device=1,
-        # not a param: changing the timeout reruns nothing
-        timeout_s=int(config["run"]["timeout_s"]),
+        # not a param: changing the timeout reruns nothing (per target:
+        # target_settings.<target>.run.timeout_s over run.timeout_s)
+        timeout_s=lambda wc: int(hxconfig.run_settings(config, wc.target)["timeout_s"]),
     threads: all_cores
     log:
         f"logs/{{target}}/run/{POINT_WC}.log",

@@ -1,15 +1,32 @@
-"""deploy (host): stage the runner into results/<target>/stage/ with a manifest."""
+"""deploy: stage the runner into results/<target>/stage/ with a manifest;
+for the `hexagon` device target also push it to the phone (device.sh deploy)."""
 import json
+import os
 import shutil
+import subprocess
 import sys
 
+from hxfuse import config as hxconfig
 from hxfuse import provenance
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-src, dst = snakemake.input.runner, snakemake.output.runner  # noqa: F821
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+target = sm.wildcards.target
+src, dst = sm.input.runner, sm.output.runner
 shutil.copy2(src, dst)
-manifest = {"target": snakemake.wildcards.target, "runner": dst,  # noqa: F821
-            "sha256": provenance.sha256_file(dst), **provenance.base_record()}
-with open(snakemake.output.manifest, "w") as fh:  # noqa: F821
+info = hxconfig.TARGETS[target]
+manifest = {"target": target, "runner": dst, "sha256": provenance.sha256_file(dst),
+            "run_prefix": sm.params.prefix, "emulated": info["emulated"], "status": info["status"],
+            **provenance.base_record()}
+if target == "hexagon":
+    env = {**os.environ, **hxconfig.run_env(sm.config, target)}
+    r = subprocess.run([sm.params.device_sh, "deploy", dst], env=env, stdout=sys.stderr,
+                       stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        print(f"hxfuse: deploy of {dst} to {env.get('HX_DEVICE_SERIAL')}:{env.get('HX_DEVICE_DIR')} "
+              f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})", file=sys.__stderr__)
+        sys.exit(1)
+    manifest.update({"device_serial": env.get("HX_DEVICE_SERIAL"), "device_dir": env.get("HX_DEVICE_DIR")})
+with open(sm.output.manifest, "w") as fh:
     json.dump(manifest, fh, indent=1, sort_keys=True)
 print(f"staged {src} -> {dst}", file=sys.stderr)
