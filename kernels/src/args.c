@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "platform.h"
 
 const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
 const char *const hx_group_names[HX_NGROUPS + 1] = {"A", "B", "C", "D", "alone"};
@@ -27,7 +28,7 @@ void hx_usage(FILE *f) {
           "  --v-variant compute|onchip|ddr  --v-shape R,C  --v-passes P  --v-workers N\n"
           "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --d-repeat N  --scratch-bytes N\n"
           "  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
-          "  --affinity host=0,vec=1,mx=0,dma=1  --calibrate M=100,V=80,D=60\n"
+          "  --affinity spread|host=0,vec=1,mx=0,dma=1  --calibrate M=100,V=80,D=60\n"
           "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V\n"
           "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch\n",
           f);
@@ -141,7 +142,7 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     for (int i = 0; i < HX_NENG_NAMED; i++) c->affinity[i] = -1;
     c->early_completion = 1;
     c->groups = 0xF;
-    int vshape_set = 0;
+    int vshape_set = 0, spread = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -211,10 +212,12 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         } else if (!strcmp(o, "--spin-ns")) {
             if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
             c->wait.spin_ns = (uint64_t)L;
+        } else if (!strcmp(o, "--affinity") && !strcmp(v, "spread")) {
+            spread = 1;
         } else if (!strcmp(o, "--affinity")) {
             double a[HX_NENG_NAMED] = {-1, -1, -1, -1};
             if (parse_named(v, hx_engine_names, HX_NENG_NAMED, 0, 1023, a, NULL))
-                return fail(err, n, o, "expected engine=core pairs with engines host, vec, mx, dma", v);
+                return fail(err, n, o, "expected 'spread' or engine=core pairs with engines host, vec, mx, dma", v);
             for (int e = 0; e < HX_NENG_NAMED; e++) c->affinity[e] = (int)a[e];
         } else if (!strcmp(o, "--calibrate")) {
             int seen[HX_NTASKS] = {0};
@@ -242,6 +245,25 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         }
     }
     if (!c->out_path) return fail(err, n, "--out", "is required", "");
+    int cores = hx_online_cores();
+    if (spread) {
+        /* One core per device engine the workloads use, in the fixed order
+         * mx, vec, dma, wrapping when engines outnumber cores; the host
+         * floats (it sleeps while it waits). */
+        uint32_t used = 0;
+        for (int w = 0; w < c->nworkloads; w++) used |= c->workloads[w];
+        static const int eng_of_task[HX_NTASKS] = {HX_ENG_MX, HX_ENG_VEC, HX_ENG_DMA};
+        static const int order[HX_NTASKS] = {HX_M, HX_V, HX_D};
+        int next = 0;
+        for (int i = 0; i < HX_NTASKS; i++)
+            if (used & HX_BIT(order[i])) c->affinity[eng_of_task[order[i]]] = next++ % cores;
+    }
+    for (int e = 0; e < HX_NENG_NAMED; e++)
+        if (c->affinity[e] >= cores) {
+            char val[32];
+            snprintf(val, sizeof val, "%s=%d", hx_engine_names[e], c->affinity[e]);
+            return fail(err, n, "--affinity", "core does not exist on this machine (online cores: 0..n-1)", val);
+        }
     /* Per-variant defaults: compute is cache-resident with many passes, onchip
      * fits the arena, ddr streams an array far larger than any cache. */
     static const int def_rows[] = {64, 512, 4096}, def_cols[] = {256, 1024, 4096}, def_passes[] = {32, 1, 1};
