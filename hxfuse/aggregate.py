@@ -27,20 +27,27 @@ META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "ea
 # trial row and onto every summary row of the point, with ``env_warning``.
 ENV_COLUMNS = (
     "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
-    "load_average_before", "load_average_after", "runner_wall_s", "clock_resolution_ns",
-    "clock_read_overhead_ns", "runner_warnings",
+    "load_average_before", "load_average_after", "other_busy_cores_before", "other_busy_cores_after",
+    "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
 )
 # Summary columns of the environment, in order (online_cores and
 # engines_exceed_cores come from META_COLUMNS).
 ENV_SUMMARY_COLUMNS = (
     "emulated", "cpu_model", "cpu_governor", "online_cores", "device_engines_used",
-    "engines_exceed_cores", "load_average_before", "load_average_after", "runner_wall_s",
+    "engines_exceed_cores", "load_average_before", "load_average_after", "other_busy_cores_before",
+    "other_busy_cores_after", "runner_wall_s",
     "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
     "env_warning",
 )
 # A machine counts as loaded when its 1-minute load average exceeds this many
 # runnable processes per online core (docs/metrics.md, "Environment").
 LOADED_PER_CORE = 0.5
+# With the runner's own sample of other work (meta.other_busy_cores_before,
+# end.other_busy_cores_after: cores kept busy by other processes in 200 ms
+# while the engines idle), a machine counts as loaded above this many busy
+# cores per online core.  Preferred over the load average, which still
+# remembers the previous sweep point's run.
+BUSY_PER_CORE = 0.25
 # Time constant of the kernel's 1-minute load average, in seconds.
 LOAD_WINDOW_S = 60.0
 
@@ -119,6 +126,8 @@ def environment(run: Run) -> dict[str, Any]:
         "device_engines_used": _float(used),
         "load_average_before": load(meta.get("load_average_before")),
         "load_average_after": load(end.get("load_average_after")),
+        "other_busy_cores_before": load(meta.get("other_busy_cores_before")),
+        "other_busy_cores_after": load(end.get("other_busy_cores_after")),
         "runner_wall_s": wall / 1e9 if math.isfinite(wall) else math.nan,
         "clock_resolution_ns": _float(clock.get("resolution_ns")),
         "clock_read_overhead_ns": _float(clock.get("read_overhead_ns")),
@@ -132,6 +141,11 @@ def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     ``env`` holds the ``ENV_COLUMNS`` plus ``online_cores`` and
     ``engines_exceed_cores``.  The rule (docs/metrics.md, "Environment"):
 
+    * where the runner sampled other work (``other_busy_cores_before`` /
+      ``_after``: cores busy with other processes in 200 ms while its engines
+      idle), loaded before / after: that sample > ``BUSY_PER_CORE`` x online
+      cores, and fewer free cores than engines: cores - busy sample < E - 0.5;
+      the load-average rules below are then not used;
     * loaded before: 1-minute load average before the point > ``loaded_per_core``
       x online cores;
     * loaded after: the load average after the point, minus the runner's own
@@ -154,6 +168,26 @@ def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     wall = _float(env.get("runner_wall_s"))
     have_cores = math.isfinite(cores) and cores >= 1
     limit = loaded_per_core * cores if have_cores else math.nan
+    busy_b = _float(env.get("other_busy_cores_before"))
+    busy_a = _float(env.get("other_busy_cores_after"))
+    rw = env.get("runner_warnings")
+    runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
+    if have_cores and math.isfinite(busy_b):
+        busy_limit = BUSY_PER_CORE * cores
+        if busy_b > busy_limit:
+            out.append(f"loaded before (other processes kept {busy_b:.2f} cores busy > "
+                       f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)")
+        if math.isfinite(busy_a) and busy_a > busy_limit:
+            out.append(f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})")
+        if bool(env.get("engines_exceed_cores")):
+            if not any("online cores" in w for w in runner):
+                n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
+                out.append(f"engines exceed cores ({n} on {cores:g} online cores share them)")
+        elif math.isfinite(used) and cores - busy_b < used - 0.5:
+            out.append(f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy with other "
+                       f"work leaves ~{cores - busy_b:.1f} for {used:g} device engines)")
+        out += [f"runner: {w}" for w in runner]
+        return out
     if not math.isfinite(before):
         out.append("load unknown (load average unreadable)")
     elif have_cores and before > limit:
@@ -164,8 +198,6 @@ def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED
             1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
         if after - own > limit:
             out.append(f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})")
-    rw = env.get("runner_warnings")
-    runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
     if bool(env.get("engines_exceed_cores")):
         if any("online cores" in w for w in runner):
             pass  # the runner says so itself (listed below)

@@ -110,12 +110,18 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "environment warning": _text(d.get("env_warning")),
             "excluded": _text(d.get("excluded_reason")),
         }
+        if bool(d.get("emulated")) is True:
+            # An emulator's timings are not performance: show none of them.
+            keep = {"target", "point", "x", "workload", "n", "verdict", "environment warning", "excluded"}
+            r = {k: (v if k in keep else "") for k, v in r.items()}
+            r["T_A us [95% CI]"] = "emulated: timings are not performance"
         rows.append(r)
     return pd.DataFrame(rows)
 
 
 ENV_FIELDS = ("cpu_model", "cpu_governor", "online_cores", "device_engines_used",
               "engines_exceed_cores", "load_average_before", "load_average_after",
+              "other_busy_cores_before", "other_busy_cores_after",
               "runner_wall_s", "compiler", "sdk_version", "clock_resolution_ns",
               "clock_read_overhead_ns", "emulated", "env_warning")
 

@@ -94,6 +94,18 @@ def test_missing_fields_are_tolerated(synth):
     (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
           runner_warnings="3 device engines run on 2 online cores: engines time-share cores; spin x"),
      ["runner: 3 device engines run on 2 online cores", "runner: spin x"]),
+    # the runner's own 200 ms sample of other work wins over the load average,
+    # which still remembers the previous point's run in a sweep
+    (dict(online_cores=2, device_engines_used=2, load_average_before=1.4, load_average_after=1.5,
+          runner_wall_s=5.0, other_busy_cores_before=0.02, other_busy_cores_after=0.05), []),
+    (dict(online_cores=2, device_engines_used=2, load_average_before=0.0, load_average_after=0.0,
+          other_busy_cores_before=0.9, other_busy_cores_after=0.1),
+     ["loaded before (other processes kept 0.90 cores busy > 0.50",
+      "fewer free cores than engines (2 cores - 0.90 busy"]),
+    (dict(online_cores=8, device_engines_used=3, other_busy_cores_before=0.1, other_busy_cores_after=2.5),
+     ["loaded after (other processes kept 2.50 cores busy > 2.00"]),
+    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, other_busy_cores_before=0.0,
+          other_busy_cores_after=0.0), ["engines exceed cores (3 device engines on 2"]),
 ])
 def test_environment_warning_rule(env, expect):
     got = ag.environment_warnings(env)
@@ -140,3 +152,16 @@ def test_emulated_point_gets_no_verdict(synth):
     t, _ = summary(synth, meta={"emulated": True})
     t["check_ok"] = False
     assert d_row(ag.summarize(t, n_resamples=50))["verdict_key"] == "excluded"
+
+
+def test_emulated_point_shows_no_timings_in_report(synth):
+    from hxfuse import report
+    _, s = summary(synth, meta={"emulated": True})
+    rows = report.verdict_rows(s)
+    r = rows.iloc[0]
+    assert r["T_A us [95% CI]"] == "emulated: timings are not performance"
+    assert r["T_D us [95% CI]"] == "" and r["D/A"] == "" and r["eta vs alone"] == ""
+    assert r["verdict"] == "not assessed (emulated)"
+    # the same summary, not emulated, does show them
+    _, s2 = summary(synth)
+    assert report.verdict_rows(s2).iloc[0]["D/A"] != ""

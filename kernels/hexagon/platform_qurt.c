@@ -160,6 +160,7 @@ int hx_online_cores(void) {
 /* No load average or cpufreq governor on the cDSP: the DCVS vote the run
  * makes is what fixes the clock (see README). */
 double hx_load_average_1min(void) { return -1.0; }
+double hx_busy_cores(unsigned ms) { (void)ms; return -1.0; }
 void hx_cpu_governor(char *buf, size_t len) { snprintf(buf, len, "unknown (cDSP: DCVS)"); }
 
 void hx_cpu_model(char *buf, size_t len) {

@@ -40,6 +40,11 @@ int hx_online_cores(void);
 void hx_cpu_model(char *buf, size_t len);
 /* Machine state that affects timings; -1 / "unknown" where not readable. */
 double hx_load_average_1min(void);
+/* Cores kept busy by everything on the machine during the next `ms`
+ * milliseconds (the caller idles meanwhile, so this is other work); -1 where
+ * unreadable.  Unlike the 1-minute load average it does not remember the
+ * previous sweep point's run. */
+double hx_busy_cores(unsigned ms);
 void hx_cpu_governor(char *buf, size_t len);
 /* Name of the target this binary was built for ("host", "hexagon-qemu", ...). */
 const char *hx_platform_name(void);

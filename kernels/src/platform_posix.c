@@ -146,6 +146,31 @@ double hx_load_average_1min(void) {
     return one;
 }
 
+/* Sums of the aggregate "cpu" line of /proc/stat: all jiffies and idle ones. */
+static int read_cpu_jiffies(unsigned long long *total, unsigned long long *idle) {
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7]);
+    fclose(f);
+    if (n < 4) return -1;
+    *total = 0;
+    for (int i = 0; i < 8; i++) *total += v[i];
+    *idle = v[3] + v[4]; /* idle + iowait */
+    return 0;
+}
+
+double hx_busy_cores(unsigned ms) {
+    unsigned long long t0, i0, t1, i1;
+    if (read_cpu_jiffies(&t0, &i0)) return -1.0;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    if (read_cpu_jiffies(&t1, &i1) || t1 <= t0) return -1.0;
+    double busy = 1.0 - (double)(i1 - i0) / (double)(t1 - t0);
+    return busy * hx_online_cores();
+}
+
 void hx_cpu_governor(char *buf, size_t len) {
     snprintf(buf, len, "unknown");
     FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");

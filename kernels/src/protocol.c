@@ -89,6 +89,8 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "cpu_governor", gov);
     /* Load before the point: a loaded machine is warned about in the summary. */
     hx_json_f64(&j, "load_average_before", hx_load_average_1min());
+    /* the engines are idle now: whatever keeps cores busy is someone else */
+    hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));
     hx_json_arr(&j, "engines");
     hx_json_str(&j, NULL, "host");
     hx_json_str(&j, NULL, "vec");
@@ -406,6 +408,7 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     hx_json_i64(&j, "checksum_mismatches", mismatches);
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
     hx_json_f64(&j, "load_average_after", hx_load_average_1min());
+    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
     hx_json_end(&j);
     return mismatches ? 4 : 0;
 }
