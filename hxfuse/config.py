@@ -41,7 +41,7 @@ SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 POINT_KEYS = (
     "precision", "m_shape", "v_variant", "v_shape", "v_passes", "v_workers",
-    "d_shape", "d_src_stride", "d_desc_rows", "scratch_bytes", "calibrate",
+    "d_shape", "d_src_stride", "d_desc_rows", "d_repeat", "scratch_bytes", "calibrate",
 )
 WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
 # runner defaults per V variant (docs/runner.md): rows, cols, passes
@@ -239,6 +239,11 @@ def _point_problems(config: dict, target: str) -> list[str]:
             if p["d_src_stride"] is not None and p["d_src_stride"] < row_bytes:
                 problems.append(f"{pkey}.d_src_stride: {p['d_src_stride']} is smaller than "
                                 f"the row bytes {row_bytes} of d_shape (rows would overlap)")
+            stride = p["d_src_stride"] if p["d_src_stride"] is not None else 2 * row_bytes
+            if "D" in uses and rows * stride * p["d_repeat"] > 8 << 30:
+                problems.append(f"{pkey}.d_repeat: the DDR source of D would take "
+                                f"{rows * stride * p['d_repeat'] / 2**30:.1f} GiB (rows x stride x repeat); "
+                                "keep it under 8 GiB")
             if p["d_desc_rows"] > rows:
                 problems.append(f"{pkey}.d_desc_rows: {p['d_desc_rows']} exceeds the "
                                 f"{rows} rows of d_shape")
@@ -338,6 +343,7 @@ def runner_args(config: dict, p: Point) -> list[str]:
         "--v-workers", str(pp["v_workers"]),
         "--d-shape", ",".join(map(str, pp["d_shape"])),
         "--d-desc-rows", str(pp["d_desc_rows"]),
+        "--d-repeat", str(pp["d_repeat"]),
         "--scratch-bytes", str(pp["scratch_bytes"]),
         "--warmup", str(run["warmup"]),
         "--rounds", str(run["rounds"]),

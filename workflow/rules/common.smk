@@ -103,6 +103,24 @@ def sweep_figures(target, ext):
             for s in config["sweeps"] for kind in ("speedup", "slowdown")]
 
 
+# Code whose change must redo the Perfetto traces (rule perfetto).
+TIMELINE_CODE = [str(REPO / "hxfuse" / m) for m in ("timeline.py", "io.py", "intervals.py")]
+
+
+def perfetto_of(p):
+    return f"results/{p.target}/timeline/{p.id}.perfetto.json"
+
+
+def analysis_outputs():
+    """Outputs of the timeline and report-table rules (part of `all`)."""
+    out = []
+    for t in config["targets"]:
+        out += [perfetto_of(p) for p in target_points(t)]
+        out += [f"results/{t}/report/verdicts.html", f"results/{t}/verdicts.csv",
+                f"results/{t}/report/environment.html"]
+    return out
+
+
 def all_outputs():
     out = []
     for t in config["targets"]:

@@ -6,9 +6,6 @@
 # hxfuse.timeline.gantt_intervals, the same intervals the Gantt figures draw
 # (rule figure_timeline); the rule fails if the trace is malformed
 # (hxfuse.timeline.trace_problems).
-TIMELINE_CODE = [str(REPO / "hxfuse" / m) for m in ("timeline.py", "io.py", "intervals.py")]
-
-
 rule perfetto:
     input:
         jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
@@ -24,17 +21,3 @@ rule perfetto:
         "../../envs/analysis.yaml"
     script:
         "../scripts/perfetto.py"
-
-
-def perfetto_of(p):
-    return f"results/{p.target}/timeline/{p.id}.perfetto.json"
-
-
-def analysis_outputs():
-    """Outputs of the timeline and report-table rules (part of `all`)."""
-    out = []
-    for t in config["targets"]:
-        out += [perfetto_of(p) for p in target_points(t)]
-        out += [f"results/{t}/report/verdicts.html", f"results/{t}/verdicts.csv",
-                f"results/{t}/report/environment.html"]
-    return out
