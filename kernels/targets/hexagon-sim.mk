@@ -11,3 +11,7 @@ ifeq ($(wildcard $(HEXAGON_SIM)),)
 $(error no hexagon-sim at '$(HEXAGON_SIM)': set HEXAGON_TOOLS_ROOT to the SDK's tools/HEXAGON_Tools/<version>)
 endif
 RUN_PREFIX := kernels/hexagon/sim.sh --
+
+# The simulator is a cycle model, not a phone: its records say emulated, so
+# no table, figure or verdict presents them as performance.
+TARGET_DEFS += -DHX_EMULATED=1

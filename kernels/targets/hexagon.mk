@@ -65,3 +65,10 @@ LDFLAGS += $(HEXKL_LIB)
 endif
 # The runner is a shared object: run_main_on_hexagon loads it on the cDSP.
 RUN_PREFIX := kernels/hexagon/device.sh run --
+
+# What group B is in this build (recorded in every run's meta.group_mapping):
+# the whole runner runs on the cDSP under run_main_on_hexagon, so the "host"
+# is a cDSP thread and B's independent requests go to DSP-side QuRT queue
+# threads.  The application processor's dspqueue/FastRPC path that a real
+# backend would use for B is not exercised (kernels/hexagon/README.md).
+TARGET_DEFS += -DHX_GROUP_B='"one request per task to each engine'"'"'s own QuRT queue thread on the cDSP, submitted at once; the host is a cDSP thread, so the AP-side dspqueue/FastRPC concurrency of a real backend is not exercised (limitation)"'
