@@ -22,6 +22,10 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
         uint32_t pending = mask;
         for (;;) {
             uint32_t seen = hx_counter_load(&x->host_channel);
+            /* Read the entry's return before scanning: it is signalled after
+             * every publish, so once it is seen (acquire) the scan below sees
+             * every task the entry published. */
+            int returned = final && hx_event_is_set(final);
             for (int i = 0; i < HX_NTASKS; i++) {
                 if ((pending & HX_BIT(i)) && hx_event_is_set(&x->task[i].published)) {
                     x->task[i].host_seen = hx_exec_now(x);
@@ -33,9 +37,8 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
                         x->task[i].checksum_at_publish = hx_task_checksum(&x->task[i]);
                 }
             }
-            int done = pending == 0 && (!final || hx_event_is_set(final));
-            if (done) break;
-            if (final && hx_event_is_set(final)) break; /* failed entry: never publishes */
+            if (pending == 0 && (!final || returned)) break;
+            if (returned) break; /* a failed entry publishes nothing more */
             hx_counter_wait_change(&x->host_channel, seen, &x->cfg->wait);
         }
     } else {
