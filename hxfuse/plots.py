@@ -251,6 +251,15 @@ def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict,
             yerr = np.vstack([(c["value"] - c["lo"]).clip(lower=0), (c["hi"] - c["value"]).clip(lower=0)])
             ax.errorbar(xs[ok.to_numpy()], c["value"][ok], yerr=yerr[:, ok.to_numpy()], fmt="-o",
                         ms=4, lw=1.2, capsize=2.5, color=COMPARISON_COLORS[comp], label=comp)
+        # The ceiling the tasks allow: sum of alone times over the resource-aware
+        # bound max(max T_i, sum T_i / k) with k engines that can really run at
+        # once.  Speedups over A (which also pays round trips) can exceed it a little.
+        d = summary[(summary["sweep"] == sweep) & (summary["group"] == "D") & (summary["workload"] == w)]
+        if {"t_serial_ns", "t_bound_ns"} <= set(d.columns) and len(d):
+            d = d.sort_values("x")
+            ax.plot(d["x"].to_numpy(float), (d["t_serial_ns"] / d["t_bound_ns"]).to_numpy(float),
+                    ls=":", lw=1.0, color="0.35", marker="_", ms=12, mew=1.5,
+                    label="ceiling: sum T_i / bound")
         ax.axhline(1.0, color="black", lw=0.8, ls="--")
         if log_x:
             ax.set_xscale("log")
