@@ -73,6 +73,10 @@ def verdict_tex(key) -> str:
     return s
 
 
+def _us(ns):
+    return ns / 1e3 if _finite(ns) else math.nan
+
+
 def _rows_of(summary: pd.DataFrame) -> dict:
     return {g: summary[summary["group"] == g] for g in ("A", "B", "C", "D")}
 
@@ -121,6 +125,16 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
                 row[k] = spd_cell(grp(g, col), grp(g, f"{col}_lo"), grp(g, f"{col}_hi"))
             row["eta"] = fmt(r.get("eta_vs_alone"))
             row["verdict"] = verdict_tex(r.get("verdict_key", ""))
+            # evidence behind the verdict (group D): per-task slowdown, host
+            # versus device time, engine overlap, control cost, scratch peak
+            row["slowdown"] = " ".join(rf"{t}\,{fmt(r.get(f'{t}_slowdown'))}" for t in "MVD"
+                                       if _finite(r.get(f"{t}_slowdown")))
+            row["submit_us"] = fmt(_us(r.get("host_submit_ns")), 1)
+            row["wait_ms"] = fmt_ms(r.get("host_wait_ns"))
+            row["device_ms"] = fmt_ms(r.get("device_ns"))
+            row["overlap"] = fmt(r.get("overlap_max"))
+            row["ctrl_us"] = fmt(_us(r.get("control_overhead_ns")), 1)
+            row["scratch_mib"] = fmt(_finite(r.get("scratch_peak_bytes")) and r["scratch_peak_bytes"] / 2**20, 1)
         else:
             mark = r"\emph{correct (emulated)}" if emulated and ok else r"\emph{failed}"
             row.update({"TA": mark, "TD": "", "eta": "", "verdict": "excluded" if not ok else "--",
@@ -258,7 +272,8 @@ def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] =
 
 def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template: str,
               sweeps: dict, out_table: str, out_macros: str, out_figures: str,
-              timelines_in_paper: int = 3) -> None:
+              timelines_in_paper: int = 3, evidence_template: str | None = None,
+              out_evidence: str | None = None) -> None:
     tabs, docs = {}, {}
     for csv, js in zip(summaries, summaries_json):
         doc = json.loads(Path(js).read_text())
@@ -275,6 +290,9 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
     emulated = [t for t, s in tabs.items() if is_emulated(t, s) or docs[t].get("emulated")]
     Path(out_table).write_text(render_table(rows, template, caption_extra=emulated_caption(emulated),
                                             failed=failed))
+    if evidence_template and out_evidence:
+        Path(out_evidence).write_text(render_table(rows, evidence_template,
+                                                   caption_extra=emulated_caption(emulated), failed=failed))
     Path(out_macros).write_text(macros(tabs, docs, sweeps))
     # the timeline of the "similar"-like middle point of each workload of the first sweep
     timelines = []

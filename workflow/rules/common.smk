@@ -129,6 +129,7 @@ def all_outputs():
         out += [f"results/{t}/summary.csv", f"results/{t}/summary.json", f"results/{t}/trials.csv.gz"]
         for ext in ("pdf", "png"):
             out += [timeline_of(p, ext) for p in pts] + sweep_figures(t, ext)
-    out += ["paper/generated/results_table.tex", "paper/generated/results_macros.tex",
+    out += ["paper/generated/results_table.tex", "paper/generated/evidence_table.tex",
+            "paper/generated/results_macros.tex",
             "paper/generated/figures.tex"]
     return out

@@ -7,9 +7,11 @@ rule table:
         figures=[f for t in config["targets"] for f in sweep_figures(t, "pdf")],
         timelines=[timeline_of(p, "pdf") for p in POINTS],
         template=str(REPO / "workflow" / "templates" / "results_table.tex.j2"),
+        evidence_template=str(REPO / "workflow" / "templates" / "evidence_table.tex.j2"),
         code=str(REPO / "hxfuse" / "latex.py"),
     output:
         table="paper/generated/results_table.tex",
+        evidence="paper/generated/evidence_table.tex",
         macros="paper/generated/results_macros.tex",
         figures="paper/generated/figures.tex",
     params:
