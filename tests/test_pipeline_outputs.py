@@ -70,9 +70,17 @@ def test_latex_table_and_macros(results):
     gen.mkdir()
     latex.write_all([str(out / "summary.csv")], [str(out / "summary.json")],
                     str(REPO / "workflow/templates/results_table.tex.j2"), cfg["sweeps"],
-                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"))
+                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"),
+                    evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
+                    out_evidence=str(gen / "e.tex"))
     table = (gen / "t.tex").read_text()
     assert table.count(r"\toprule") == 1 and table.count(r"\midrule") == 3
+    # the evidence table: one row of slowdowns, host/device split and overlap per good point
+    evidence = (gen / "e.tex").read_text()
+    assert "<<" not in evidence and r"\label{tab:evidence}" in evidence
+    rows = [l for l in evidence.splitlines() if l.startswith(("mv &", "md &", "mvd &"))]
+    assert len(rows) == 6 and sum(r"M\," in l for l in rows) == 5
+    assert sum(r"\emph{failed correctness check" in l for l in rows) == 1
     assert r"\emph{failed correctness check" in table and "host/tiny/md/big" in table
     assert table.count(r"\hxspd{") == 5 * 4  # 5 good points x D/A, D/B, D/C, C/A
     assert "<<" not in table and "<%" not in table
@@ -144,9 +152,14 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
     latex.write_all([str(host_out / "summary.csv"), str(emu_out / "summary.csv")],
                     [str(host_out / "summary.json"), str(emu_out / "summary.json")],
                     str(REPO / "workflow/templates/results_table.tex.j2"), cfg["sweeps"],
-                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"))
+                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"),
+                    evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
+                    out_evidence=str(gen / "e.tex"))
     table = (gen / "t.tex").read_text()
     assert table.count("correct (emulated, timings not performance)") == 6
+    evidence = (gen / "e.tex").read_text()
+    assert evidence.count("correct (emulated, timings not performance)") == 6
+    assert not any(l.startswith("hexagon-qemu &") and r"M\," in l for l in evidence.splitlines())
     assert table.count(r"\hxspd{") == 5 * 4                  # the host's good points only
     assert r"\textbf{EMULATED}" in table
     for line in table.splitlines():
