@@ -188,7 +188,24 @@ def test_fp32_outputs_match_numpy_within_tolerance(hxrun, tmp_path):
     np.testing.assert_allclose(np.load(npy / "mvd" / "V_Y.npy"), y, rtol=1e-5, atol=1e-6)
 
 
+def test_spread_affinity_places_engines_on_distinct_cores(hxrun, tmp_path):
+    import os
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two cores")
+    def placed(workloads):
+        proc, recs = run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", workloads, "--affinity", "spread",
+                                "--m-shape", "16,16,16", "--v-shape", "8,64", "--d-shape", "16,64",
+                                "--warmup", "0", "--rounds", "1")
+        assert proc.returncode == 0, proc.stderr
+        return recs[0]["affinity"]
+    mv, md = placed("mv"), placed("md")
+    assert mv["mx"] != mv["vec"] and mv["host"] == -1
+    # without V the control thread shares the core of the engine it launches last
+    assert md["mx"] != md["dma"] and md["vec"] == md["dma"]
+
+
 @pytest.mark.parametrize("args,needle", [
+    (["--affinity", "mx=4096"], "core does not exist"),
     (["--rounds", "0"], "--rounds"),
     (["--workloads", "mx"], "--workloads"),
     (["--m-shape", "1,2"], "--m-shape"),

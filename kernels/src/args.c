@@ -248,7 +248,11 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     int cores = hx_online_cores();
     if (spread) {
         /* One core per device engine the workloads use, in the fixed order
-         * mx, vec, dma, wrapping when engines outnumber cores; the host
+         * mx, vec, dma, wrapping when engines outnumber cores.  Without V the
+         * vec control thread still runs the fused entry of C and D: it goes
+         * on the core of the engine it launches last (dma, else mx), because
+         * an engine woken on its own core preempts it and, pinned, it could
+         * not launch the next task until that engine finished.  The host
          * floats (it sleeps while it waits). */
         uint32_t used = 0;
         for (int w = 0; w < c->nworkloads; w++) used |= c->workloads[w];
@@ -257,6 +261,8 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         int next = 0;
         for (int i = 0; i < HX_NTASKS; i++)
             if (used & HX_BIT(order[i])) c->affinity[eng_of_task[order[i]]] = next++ % cores;
+        if (!(used & HX_BIT(HX_V)))
+            c->affinity[HX_ENG_VEC] = c->affinity[(used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
     }
     for (int e = 0; e < HX_NENG_NAMED; e++)
         if (c->affinity[e] >= cores) {
