@@ -205,7 +205,7 @@ def test_spread_affinity_places_engines_on_distinct_cores(hxrun, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--affinity", "mx=4096"], "core does not exist"),
+    (["--affinity", "mx=1000"], "core does not exist"),
     (["--rounds", "0"], "--rounds"),
     (["--workloads", "mx"], "--workloads"),
     (["--m-shape", "1,2"], "--m-shape"),
