@@ -107,6 +107,8 @@ size_t hx_elem_bytes_v(const hx_config *cfg);
 uint64_t hx_exec_now(const hx_exec *x); /* ns since the run's epoch */
 void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e);
 void hx_task_init_jobs(hx_task *t);
+/* V's work split over the entry thread and the extra vector workers. */
+void hx_task_work_v_split(hx_exec *x);
 void hx_fused_init(hx_fused_req *f, hx_exec *x);
 int hx_plan_check(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 

@@ -65,7 +65,6 @@ static void vchunk_run(hx_job *job, hx_engine *e) {
     hx_event_signal(&c->done);
 }
 
-void hx_task_work_v_split(hx_exec *x); /* used by tasks.c */
 void hx_task_work_v_split(hx_exec *x) {
     int parts = x->nvworkers + 1, rows = x->cfg->v_rows;
     for (int i = 0; i < parts; i++) {

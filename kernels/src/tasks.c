@@ -5,8 +5,6 @@
 #include <string.h>
 #include "exec.h"
 
-void hx_task_work_v_split(hx_exec *x); /* exec_device.c */
-
 static uint64_t splitmix64(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
