@@ -20,7 +20,10 @@ def test_default_config_is_valid_and_fills_defaults():
     cfg = validate(load_default())
     pts = hc.points(cfg)
     assert {p.workload for p in pts} == {"mv", "md", "mvd"}
-    assert len(pts) == 9 and len({p.id for p in pts}) == 9
+    # one point per (sweep, workload, point): ratio 3 x 3, pressure 2 x 3, quota 1 x 2
+    n = sum(len(sw["workloads"]) * len(sw["points"]) for sw in cfg["sweeps"].values())
+    assert n == 17 and len(pts) == n and len({p.id for p in pts}) == n
+    assert {p.id.split("/")[0] for p in pts} == {"ratio", "pressure", "quota"}
     assert cfg["run"]["wait"] == "spin-block"          # filled from the schema
     assert cfg["defaults"]["d_desc_rows"] == 64
     assert cfg["sweeps"]["ratio"]["log_x"] is True
