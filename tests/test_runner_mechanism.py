@@ -99,11 +99,26 @@ def test_scratch_overflow_is_rejected(hxrun, tmp_path):
     assert recs is None
 
 
+def _busy_union_us(trial):
+    """Length of the union of the trial's task intervals, in us."""
+    total, cur = 0, None
+    for b, e in sorted((x["begin"], x["end"]) for x in trial["tasks"]):
+        if cur is None or b > cur[1]:
+            total += (cur[1] - cur[0]) if cur else 0
+            cur = [b, e]
+        else:
+            cur[1] = max(cur[1], e)
+    return (total + cur[1] - cur[0]) / 1000.0
+
+
 def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, tmp_path):
     # (f) The plan's 100/80/60 us example.  With k cores for n tasks the bound
     # is max(max T, sum T / k); with too few cores we check the two-task case
-    # (M=100, V=80) whose bound is the max on two cores.  Loose on purpose: a
-    # mechanism check, not a performance bar.
+    # (M=100, V=80) whose bound is the max on two cores.  The tasks' busy
+    # union is the overlap evidence: C's is about the sum, D's close to the
+    # bound.  The entry spans add wake-up latencies (tens of us on a VM; the
+    # empty variants measure them), so they only have to order D < C.  Loose
+    # on purpose: a mechanism check, not a performance bar.
     import os
     cores = os.cpu_count() or 1
     if cores >= 4:
@@ -113,13 +128,13 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
     else:
         pytest.skip("needs at least two cores to overlap two engines")
     recs = ok(*run_runner(hxrun, tmp_path / "f.jsonl", "--workloads", wl, "--groups", "C,D",
-                          "--calibrate", cal, "--warmup", "20", "--rounds", "200"))
+                          "--calibrate", cal, "--affinity", "spread", "--warmup", "20", "--rounds", "200"))
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1000.0
-    c = statistics.median(span(t) for t in trials(recs, group="C"))
-    d = statistics.median(span(t) for t in trials(recs, group="D"))
-    assert c >= 0.95 * total, (c, d)
-    assert d < c, (c, d)
-    assert d <= bound + 0.5 * (total - bound), (c, d)  # at least half the overlap opportunity
+    med = lambda g, f: statistics.median(f(t) for t in trials(recs, group=g))
+    c_busy, d_busy = med("C", _busy_union_us), med("D", _busy_union_us)
+    assert c_busy >= 0.95 * total, (c_busy, d_busy)
+    assert d_busy <= bound + 0.5 * (total - bound), (c_busy, d_busy)  # at least half the overlap opportunity
+    assert med("D", span) < med("C", span)
 
 
 def test_jsonl_has_real_timelines_for_all_three_workloads(hxrun, tmp_path):
