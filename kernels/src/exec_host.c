@@ -12,6 +12,14 @@
 /* The fixed task order of phase 1 (the fused entry launches M, then D, then V). */
 static const int task_order[HX_NTASKS] = {HX_M, HX_D, HX_V};
 
+/* The host has seen task t complete at `now`.  With --check-at-publish it
+ * reads the outputs right away: the mechanism test for publication
+ * visibility (inside the wait, so only for that test). */
+static void observe(hx_exec *x, hx_task *t, uint64_t now) {
+    t->host_seen = now;
+    if (x->cfg->check_at_publish && !t->empty) t->checksum_at_publish = hx_task_checksum(t);
+}
+
 /* Waits until every task in `mask` is published and, if `final` is given,
  * until it is signalled.  With the early-completion interface the host wakes
  * on every publish and stamps host_seen per task; without it, the host only
@@ -28,17 +36,12 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
             int returned = final && hx_event_is_set(final);
             for (int i = 0; i < HX_NTASKS; i++) {
                 if ((pending & HX_BIT(i)) && hx_event_is_set(&x->task[i].published)) {
-                    x->task[i].host_seen = hx_exec_now(x);
+                    observe(x, &x->task[i], hx_exec_now(x));
                     pending &= ~HX_BIT(i);
-                    /* Reading outputs right after the acquire: the mechanism
-                     * test for publication visibility (inside the wait, so
-                     * only for that test). */
-                    if (x->cfg->check_at_publish && !x->task[i].empty)
-                        x->task[i].checksum_at_publish = hx_task_checksum(&x->task[i]);
                 }
             }
-            if (pending == 0 && (!final || returned)) break;
-            if (returned) break; /* a failed entry publishes nothing more */
+            /* A returned entry publishes nothing more (a failed one nothing at all). */
+            if (returned || (pending == 0 && !final)) break;
             hx_counter_wait_change(&x->host_channel, seen, &x->cfg->wait);
         }
     } else {
@@ -47,11 +50,7 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
             if (mask & HX_BIT(i)) hx_event_wait(&x->task[i].published, &x->cfg->wait);
         uint64_t now = hx_exec_now(x);
         for (int i = 0; i < HX_NTASKS; i++)
-            if (mask & HX_BIT(i)) {
-                x->task[i].host_seen = now;
-                if (x->cfg->check_at_publish && !x->task[i].empty)
-                    x->task[i].checksum_at_publish = hx_task_checksum(&x->task[i]);
-            }
+            if (mask & HX_BIT(i)) observe(x, &x->task[i], now);
     }
     uint64_t e = hx_exec_now(x);
     hx_exec_note_wait(x, "host", final ? "req" : (mask == (mask & -mask) ? hx_task_names[__builtin_ctz(mask)] : "all"), b, e);

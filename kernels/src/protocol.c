@@ -5,6 +5,7 @@
 #include "json.h"
 #include "npy.h"
 #include "protocol.h"
+#include "rng.h"
 
 #ifndef HX_COMPILER
 #define HX_COMPILER "unknown"
@@ -27,13 +28,6 @@ typedef struct trial_kind {
 static uint64_t round_rng(uint64_t seed, int64_t round) {
     uint64_t z = seed ^ ((uint64_t)round * 0x9E3779B97F4A7C15ull) ^ 0xD1B54A32D192ED03ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t next_u64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 
@@ -388,7 +382,7 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
         memcpy(order, kinds, sizeof(trial_kind) * (size_t)nk);
         uint64_t s = round_rng(c->seed, r);
         for (int i = nk - 1; i > 0; i--) { /* Fisher-Yates: interleaving cancels drift */
-            int jx = (int)(next_u64(&s) % (uint64_t)(i + 1));
+            int jx = (int)(hx_splitmix64(&s) % (uint64_t)(i + 1));
             trial_kind t = order[i];
             order[i] = order[jx], order[jx] = t;
         }

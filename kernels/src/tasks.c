@@ -4,20 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 #include "exec.h"
+#include "rng.h"
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 static float uniform(uint64_t *s, float lo, float hi) {
-    return lo + (hi - lo) * (float)((splitmix64(s) >> 40) * (1.0 / 16777216.0));
+    return lo + (hi - lo) * (float)((hx_splitmix64(s) >> 40) * (1.0 / 16777216.0));
 }
 static void fill_bytes(uint64_t *s, void *p, size_t n) {
     uint8_t *b = (uint8_t *)p;
     for (size_t i = 0; i < n; i += 8) {
-        uint64_t r = splitmix64(s);
+        uint64_t r = hx_splitmix64(s);
         memcpy(b + i, &r, n - i < 8 ? n - i : 8);
     }
 }
