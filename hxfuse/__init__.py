@@ -1,5 +1,5 @@
 """hxfuse: analysis of horizontal-fusion measurements (groups A-D, see
-../shared/design/experiment-model.md and docs/columns.md).
+README.md, docs/metrics.md and docs/columns.md).
 
 The modules are pure functions over tidy pandas tables; only :mod:`hxfuse.io`
 touches files.

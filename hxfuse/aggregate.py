@@ -53,13 +53,14 @@ LOAD_WINDOW_S = 60.0
 
 _TASK_SUFFIXES = (
     "duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns", "bytes",
-    "bandwidth_GBps", "slowdown", "np",
+    "bandwidth_GBps", "slowdown", "np", "cpu_ns", "queue_ns", "run_share", "cpu_begin",
 )
 _FIXED = {
     "trial_id", "round", "seq", "warmup", "workload", "group", "empty", "makespan_ns", "device_ns",
     "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "device_start_ns", "scratch_peak_bytes",
     "checksums_ok", "n_tasks", "prep_ns", "end_to_end_ns", "overlap_max", "concurrent_ns", "stp",
     "antt", "fairness", "k_engines", *META_COLUMNS, *ENV_COLUMNS, "env_warning",
+    "cpu_ns", "parallelism", "host_submit_max_ns", "host_cpu", "submit_outlier", mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
 
 
@@ -135,8 +136,25 @@ def environment(run: Run) -> dict[str, Any]:
     }
 
 
+# Codes of environment findings that mean other work may have disturbed the
+# timings: a point with one of these gets no verdict.  The others describe
+# the set-up (emulation, more engines than cores: the resource-aware bound
+# already accounts for that) or what is unknown, and are reported only.
+DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores"})
+
+
 def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
-    """Why the machine may have disturbed a point (empty list: nothing seen).
+    """Texts of :func:`environment_findings`."""
+    return [text for _, text in environment_findings(env, loaded_per_core)]
+
+
+def disturbance_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
+    """The findings that withhold a verdict (codes in ``DISTURBANCE_CODES``)."""
+    return [text for code, text in environment_findings(env, loaded_per_core) if code in DISTURBANCE_CODES]
+
+
+def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[tuple[str, str]]:
+    """Why the machine may have disturbed a point, as (code, text) pairs (empty list: nothing seen).
 
     ``env`` holds the ``ENV_COLUMNS`` plus ``online_cores`` and
     ``engines_exceed_cores``.  The rule (docs/metrics.md, "Environment"):
@@ -158,9 +176,9 @@ def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     * the load average could not be read; the target is emulated; the
       runner's own ``meta.warnings`` (prefixed ``runner:``).
     """
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     if bool(env.get("emulated")):
-        out.append("emulated (timings are not performance)")
+        out.append(("emulated", "emulated (timings are not performance)"))
     cores = _float(env.get("online_cores"))
     used = _float(env.get("device_engines_used"))
     before = _float(env.get("load_average_before"))
@@ -175,41 +193,42 @@ def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     if have_cores and math.isfinite(busy_b):
         busy_limit = BUSY_PER_CORE * cores
         if busy_b > busy_limit:
-            out.append(f"loaded before (other processes kept {busy_b:.2f} cores busy > "
-                       f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)")
+            out.append(("loaded_before", f"loaded before (other processes kept {busy_b:.2f} cores busy > "
+                                         f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)"))
         if math.isfinite(busy_a) and busy_a > busy_limit:
-            out.append(f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})")
+            out.append(("loaded_after",
+                        f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
         if bool(env.get("engines_exceed_cores")):
             if not any("online cores" in w for w in runner):
                 n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
-                out.append(f"engines exceed cores ({n} on {cores:g} online cores share them)")
+                out.append(("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)"))
         elif math.isfinite(used) and cores - busy_b < used - 0.5:
-            out.append(f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy with other "
-                       f"work leaves ~{cores - busy_b:.1f} for {used:g} device engines)")
-        out += [f"runner: {w}" for w in runner]
+            out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy "
+                                          f"with other work leaves ~{cores - busy_b:.1f} for {used:g} device engines)"))
+        out += [("runner", f"runner: {w}") for w in runner]
         return out
     if not math.isfinite(before):
-        out.append("load unknown (load average unreadable)")
+        out.append(("load_unknown", "load unknown (load average unreadable)"))
     elif have_cores and before > limit:
-        out.append(f"loaded before (1-min load {before:.2f} > {limit:.2f} = "
-                   f"{loaded_per_core:g} x {cores:g} cores)")
+        out.append(("loaded_before", f"loaded before (1-min load {before:.2f} > {limit:.2f} = "
+                                     f"{loaded_per_core:g} x {cores:g} cores)"))
     if math.isfinite(after) and have_cores:
         own = (used if math.isfinite(used) else 0.0) * (
             1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
         if after - own > limit:
-            out.append(f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})")
+            out.append(("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
         if any("online cores" in w for w in runner):
             pass  # the runner says so itself (listed below)
         else:
             n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
-            out.append(f"engines exceed cores ({n} on {cores:g} online cores share them)")
+            out.append(("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)"))
     elif have_cores and math.isfinite(used) and math.isfinite(before):
         free = max(0.0, cores - math.floor(before + 0.5))
         if free < used:
-            out.append(f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
-                       f"leaves ~{free:g} for {used:g} device engines)")
-    out += [f"runner: {w}" for w in runner]
+            out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
+                                          f"leaves ~{free:g} for {used:g} device engines)"))
+    out += [("runner", f"runner: {w}") for w in runner]
     return out
 
 
@@ -286,6 +305,11 @@ def _median(s: pd.Series) -> float:
     return float(s.median()) if len(s) else math.nan
 
 
+def _replicates(df: pd.DataFrame) -> np.ndarray | None:
+    """Replicate label of each row (None when the table has no replicate column)."""
+    return df[mx.REPLICATE].to_numpy() if mx.REPLICATE in df.columns else None
+
+
 def summarize(
     trials: pd.DataFrame,
     point_cols: Sequence[str] | None = None,
@@ -295,15 +319,19 @@ def summarize(
     seed: int = st.DEFAULT_SEED,
     cv_threshold: float = 0.10,
     overlap_threshold: float = vd.DEFAULT_OVERLAP_THRESHOLD,
+    min_effect: float = vd.DEFAULT_MIN_EFFECT,
 ) -> pd.DataFrame:
     """One row per point x workload x group (A-D and the alone runs).
 
     ``trials`` is the concatenation of ``trial_table`` outputs, optionally with
-    a boolean ``check_col`` from the correctness check.  Points whose check
-    failed (or that have a trial checksum mismatch) keep their descriptive
-    statistics but get no speedup, overlap efficiency or verdict:
-    ``point_ok`` is False and ``excluded_reason`` says why.  The verdict sits
-    on the D row of each point x workload (see also :func:`verdict_table`).
+    a boolean ``check_col`` from the correctness check and an integer
+    ``replicate`` column (independent runner invocations of one point; their
+    intervals come from a two-level bootstrap, replicates then rounds).
+    Points whose check failed (or that have a trial checksum mismatch) keep
+    their descriptive statistics but get no speedup, overlap efficiency or
+    verdict: ``point_ok`` is False and ``excluded_reason`` says why.  The
+    verdict sits on the D row of each point x workload (see also
+    :func:`verdict_table`).
     """
     point_cols = list(point_cols) if point_cols is not None else infer_point_cols(trials, check_col)
     boot = dict(n_resamples=n_resamples, level=level, seed=seed)
@@ -314,11 +342,12 @@ def summarize(
     per_task_cols = [
         f"{t}_{s}" for t in mx.TASKS
         for s in ("duration_ns", "completion_ns", "slowdown", "host_seen_latency_ns",
-                  "latency_no_early_ns", "bandwidth_GBps")
+                  "latency_no_early_ns", "bandwidth_GBps", "cpu_ns", "queue_ns", "run_share")
     ]
     median_cols = [
         "device_ns", "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "end_to_end_ns",
-        *per_task_cols, "stp", "antt", "fairness", *engine_cols, "concurrent_ns",
+        *per_task_cols, "stp", "antt", "fairness", *engine_cols, "concurrent_ns", "cpu_ns",
+        "host_submit_max_ns",
     ]
     rows: list[dict[str, Any]] = []
     for pkey, pdf in _groups(trials, point_cols):
@@ -327,6 +356,7 @@ def summarize(
         point_ok = not reason
         env = _point_environment(pdf)
         emulated = bool(env.get("emulated"))
+        n_reps = int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1
         alone = mx.alone_durations(pdf)
         overhead = pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)]
         for workload, wdf in pdf.groupby("workload", sort=False):
@@ -336,25 +366,35 @@ def summarize(
             bounds = mx.serial_bounds(alone, tasks, k) if len(tasks) > 1 else {
                 "t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
             speed = mx.paired_speedups(wdf, str(workload))
-            group_est: dict[str, st.Estimate] = {}
-            group_cv: dict[str, float] = {}
+            speed_reps = (speed.index.get_level_values(mx.REPLICATE).to_numpy()
+                          if mx.REPLICATE in (speed.index.names or []) else None)
+            group_samples: dict[str, np.ndarray] = {}
             group_rows: dict[str, dict[str, Any]] = {}
+            parallelism: dict[str, st.Estimate] = {}
             t_a = math.nan
             for group, gdf in meas.groupby("group", sort=False):
                 ms = gdf["makespan_ns"].to_numpy(float)
-                est = st.bootstrap_median(ms, **boot)
+                reps = _replicates(gdf)
+                est = st.hierarchical_bootstrap_median(ms, reps, **boot)
+                rep_meds = st.cluster_medians(ms, reps) if reps is not None else np.array([est.value])
                 row: dict[str, Any] = dict(pvals)
                 row |= {
                     "workload": workload,
                     "group": group,
                     "n": est.n,
+                    "n_replicates": n_reps,
                     "n_warmup": int((wdf["warmup"].astype(bool) & ~wdf["empty"].astype(bool)
                                       & (wdf["group"] == group)).sum()),
                     "makespan_ns": est.value,
                     "makespan_lo_ns": est.lo,
                     "makespan_hi_ns": est.hi,
                     "makespan_cv": st.cv(ms),
+                    "makespan_rcv": st.robust_cv(ms),
                     "makespan_outliers": int(st.mad_outliers(ms).sum()),
+                    # between-replicate spread: (max - min) / median of the
+                    # replicates' medians (0 with one replicate)
+                    "makespan_rep_spread": (float((np.nanmax(rep_meds) - np.nanmin(rep_meds)) / est.value)
+                                            if est.value and np.isfinite(rep_meds).any() else math.nan),
                     "scratch_peak_bytes": float(gdf["scratch_peak_bytes"].max()),
                 }
                 for c in median_cols:
@@ -362,39 +402,58 @@ def summarize(
                         row[c] = _median(gdf[c])
                 for t in mx.TASKS:
                     row[f"{t}_bytes"] = _median(gdf[f"{t}_bytes"]) if f"{t}_bytes" in gdf else math.nan
+                pe = (st.hierarchical_bootstrap_median(gdf["parallelism"].to_numpy(float), reps, **boot)
+                      if "parallelism" in gdf else st.NAN_ESTIMATE)
+                parallelism[group] = pe
+                row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
+                so = pd.to_numeric(gdf["submit_outlier"], errors="coerce") if "submit_outlier" in gdf else None
+                row["submit_outlier_share"] = float(so.mean()) if so is not None and so.notna().any() else math.nan
                 emp = overhead[(overhead["workload"] == workload) & (overhead["group"] == group)]
-                oe = st.bootstrap_median(emp["makespan_ns"].to_numpy(float), **boot)
+                oe = st.hierarchical_bootstrap_median(emp["makespan_ns"].to_numpy(float), _replicates(emp), **boot)
                 row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo,
                         "control_overhead_hi_ns": oe.hi}
                 row |= {"k_engines": k, **bounds}
                 if group in mx.GROUPS:
-                    group_est[group] = est
-                    group_cv[group] = row["makespan_cv"]
+                    group_samples[str(group)] = ms
                 if group == "A":
                     t_a = est.value
                 group_rows[group] = row
 
-            noise = st.noise_warnings(group_est, group_cv, cv_threshold)
+            noise = st.noise_warnings(group_samples, cv_threshold)
             spd: dict[str, st.Estimate] = {}
+            spd_reps: dict[str, list[float]] = {}
             for x, y in mx.SPEEDUP_PAIRS:
                 col = f"speedup_{x}_over_{y}"
-                if x in group_est and y in group_est and col in speed and speed[col].notna().any():
-                    spd[f"{x}/{y}"] = st.bootstrap_median(speed[col].to_numpy(float), **boot)
+                if x in group_samples and y in group_samples and col in speed and speed[col].notna().any():
+                    vals = speed[col].to_numpy(float)
+                    spd[f"{x}/{y}"] = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
+                    spd_reps[f"{x}/{y}"] = (list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None
+                                            else [spd[f"{x}/{y}"].value])
 
             for group, row in group_rows.items():
                 row["t_serial_measured_ns"] = t_a
                 for y in ("A", "B", "C"):
                     e = spd.get(f"{group}/{y}") if point_ok else None
                     e = e or st.NAN_ESTIMATE
+                    reps = spd_reps.get(f"{group}/{y}", []) if point_ok else []
                     row[f"speedup_over_{y}"] = e.value
                     row[f"speedup_over_{y}_lo"] = e.lo
                     row[f"speedup_over_{y}_hi"] = e.hi
+                    # the replicates' own medians: how far independent runs agree
+                    row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
+                    row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
                 is_group = group in mx.GROUPS and point_ok
                 # The alone times are task durations (device boundary), so
-                # this efficiency compares them with the device time of the
+                # these efficiencies compare them with the device time of the
                 # group; against measured A both sides are host makespans.
+                # Two references: T_ideal = max T_i (eta_vs_alone) and the
+                # resource-aware bound max(T_ideal, T_serial / k) (eta_vs_bound).
                 row["eta_vs_alone"] = (
                     mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"])
+                    if is_group else math.nan
+                )
+                row["eta_vs_bound"] = (
+                    mx.overlap_efficiency_vs_bound(bounds["t_serial_ns"], bounds["t_bound_ns"], row["device_ns"])
                     if is_group else math.nan
                 )
                 row["eta_vs_A"] = (
@@ -404,20 +463,28 @@ def summarize(
                 row["point_ok"] = point_ok
                 row["excluded_reason"] = reason
                 row |= {"verdict": "", "verdict_key": "", "verdict_matches": "", "relations": "",
-                        "timeline_overlap": None, "conclusion": "", "next_step": ""}
+                        "progress_overlap": None, "wall_overlap": None, "d_equiv_b": None,
+                        "inconclusive_reason": "", "conclusion": "", "next_step": ""}
                 if group == "D":
                     if not point_ok:
                         v = vd.Verdict.of(vd.EXCLUDED)
                     elif emulated:
                         v = vd.Verdict.of(vd.EMULATED)
                     else:
-                        v = vd.classify(spd, row.get("overlap_max"), noise, overlap_threshold)
+                        v = vd.classify(
+                            spd, parallelism.get("D"), row.get("overlap_max"), noise=noise,
+                            min_effect=min_effect, overlap_threshold=overlap_threshold,
+                            replicate_speedups=spd_reps, disturbances=disturbance_warnings(env),
+                        )
                     row |= {
                         "verdict": v.result,
                         "verdict_key": v.key,
                         "verdict_matches": ",".join(v.matches),
                         "relations": vd.relations_text(v.relations),
-                        "timeline_overlap": v.timeline_overlap,
+                        "progress_overlap": v.progress_overlap,
+                        "wall_overlap": v.wall_overlap,
+                        "d_equiv_b": v.d_equiv_b if point_ok and not emulated else None,
+                        "inconclusive_reason": "; ".join(v.reasons),
                         "conclusion": v.conclusion,
                         "next_step": v.next_step,
                     }
@@ -432,8 +499,9 @@ def summarize(
     return out.reset_index(drop=True)
 
 
-VERDICT_COLUMNS = ["verdict", "verdict_key", "verdict_matches", "relations", "timeline_overlap",
-                   "conclusion", "next_step", "noise_warning", "point_ok", "excluded_reason"]
+VERDICT_COLUMNS = ["verdict", "verdict_key", "verdict_matches", "relations", "progress_overlap",
+                   "wall_overlap", "d_equiv_b", "inconclusive_reason", "conclusion", "next_step",
+                   "noise_warning", "point_ok", "excluded_reason"]
 
 
 def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:
@@ -463,6 +531,7 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
             "speedup_over_A", "speedup_over_A_lo", "speedup_over_A_hi",
             "speedup_over_B", "speedup_over_B_lo", "speedup_over_B_hi",
             "speedup_over_C", "speedup_over_C_lo", "speedup_over_C_hi",
-            "overlap_max", "eta_vs_alone", "eta_vs_A", *VERDICT_COLUMNS, "env_warning"]
+            "parallelism", "parallelism_lo", "parallelism_hi", "n_replicates",
+            "overlap_max", "eta_vs_alone", "eta_vs_bound", "eta_vs_A", *VERDICT_COLUMNS, "env_warning"]
     return d[[c for c in cols if c in d.columns]].reset_index(drop=True)
 

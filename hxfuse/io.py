@@ -9,9 +9,15 @@ order starting at 0):
 
 ``trials``  one row per trial record, host/device objects flattened
             (``host_submit_begin``, ..., ``device_entry_begin``, ...).
-``tasks``   one row per trial x task record (a task may have several records,
-            e.g. one per vector worker), with the trial's keys repeated so
-            the table can be filtered without a join.
+``tasks``   one row per trial x task record, with the trial's keys repeated so
+            the table can be filtered without a join.  ``launch`` (when the
+            task was handed to its engine), ``cpu_ns`` (thread CPU time of its
+            work, summed over its threads) and ``cpu_begin``/``cpu_end`` (core
+            ids) are NaN in outputs of runners older than schema 2.
+``workers`` one row per thread that ran part of a task (V with several vector
+            workers has one row per worker); a task record without a
+            ``workers`` list (older runners) gives one row copied from the
+            task itself.  Engine busy time and the timelines use this table.
 ``waits``   one row per wait record.
 """
 
@@ -36,13 +42,18 @@ TRIAL_COLUMNS = TRIAL_KEYS + [
     "host_submit_total_ns",
     "host_wait_total_ns",
     "host_requests",
+    "host_submit_max_ns",
+    "host_cpu",
     "device_entry_begin",
     "device_entry_end",
     "scratch_peak_bytes",
     "makespan_ns",
     "checksums_ok",
 ]
-TASK_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "host_seen", "checksum"]
+TASK_COLUMNS = TRIAL_KEYS + [
+    "task", "engine", "launch", "begin", "end", "host_seen", "checksum", "cpu_ns", "cpu_begin", "cpu_end",
+]
+WORKER_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "cpu_ns", "cpu_begin", "cpu_end"]
 WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
 
 
@@ -58,6 +69,7 @@ class Run:
     trials: pd.DataFrame
     tasks: pd.DataFrame
     waits: pd.DataFrame
+    workers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=WORKER_COLUMNS))
     verify: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
@@ -99,6 +111,35 @@ def _num(value: Any) -> float:
     return math.nan if value is None else value
 
 
+def _max_submit(host: dict[str, Any]) -> float:
+    """Longest single submit of the trial (``host.submits``, schema 2); NaN
+    where the runner did not record the individual submits."""
+    subs = host.get("submits")
+    if isinstance(subs, list) and subs:
+        return float(max(subs))
+    return math.nan
+
+
+def _worker_rows(keys: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
+    """The threads that ran one task: its ``workers`` list, or the task itself."""
+    workers = t.get("workers")
+    if not isinstance(workers, list) or not workers:
+        workers = [t]
+    return [
+        keys
+        | {
+            "task": str(t["task"]),
+            "engine": str(w["engine"]),
+            "begin": w["begin"],
+            "end": w["end"],
+            "cpu_ns": _num(w.get("cpu_ns")),
+            "cpu_begin": _num(w.get("cpu_begin")),
+            "cpu_end": _num(w.get("cpu_end")),
+        }
+        for w in workers
+    ]
+
+
 def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     """Build a :class:`Run` from the text lines of a runner output."""
     records = _decode(lines, source)
@@ -114,6 +155,7 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     trial_rows: list[dict[str, Any]] = []
     task_rows: list[dict[str, Any]] = []
     wait_rows: list[dict[str, Any]] = []
+    worker_rows: list[dict[str, Any]] = []
     verify: list[dict[str, Any]] = []
     end: dict[str, Any] | None = None
 
@@ -148,6 +190,8 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
                         "host_submit_total_ns": _num(host.get("submit_ns")),
                         "host_wait_total_ns": _num(host.get("wait_ns")),
                         "host_requests": _num(host.get("requests")),
+                        "host_submit_max_ns": _max_submit(host),
+                        "host_cpu": _num(host.get("cpu")),
                         "device_entry_begin": _num(device.get("entry_begin")),
                         "device_entry_end": _num(device.get("entry_end")),
                         "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),
@@ -161,12 +205,17 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
                         | {
                             "task": str(t["task"]),
                             "engine": str(t["engine"]),
+                            "launch": _num(t.get("launch")),
                             "begin": t["begin"],
                             "end": t["end"],
                             "host_seen": _num(t.get("host_seen")),
                             "checksum": t.get("checksum"),
+                            "cpu_ns": _num(t.get("cpu_ns")),
+                            "cpu_begin": _num(t.get("cpu_begin")),
+                            "cpu_end": _num(t.get("cpu_end")),
                         }
                     )
+                    worker_rows.extend(_worker_rows(keys, t))
                 for w in rec.get("waits") or []:
                     wait_rows.append(
                         keys
@@ -200,9 +249,11 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     trials = pd.DataFrame(trial_rows, columns=TRIAL_COLUMNS)
     tasks = pd.DataFrame(task_rows, columns=TASK_COLUMNS)
     waits = pd.DataFrame(wait_rows, columns=WAIT_COLUMNS)
-    for df in (trials, tasks, waits):
+    workers = pd.DataFrame(worker_rows, columns=WORKER_COLUMNS)
+    for df in (trials, tasks, waits, workers):
         _fix_dtypes(df)
-    return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, verify=verify, end=end, source=source)
+    return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, workers=workers, verify=verify, end=end,
+               source=source)
 
 
 def _fix_dtypes(df: pd.DataFrame) -> None:

@@ -4,8 +4,9 @@
   ``workflow/templates/results_table.tex.j2`` (LaTeX-safe delimiters:
   ``<< var >>``, ``<% block %>``, ``<# comment #>``).  One row per point x
   workload: median makespans of A and D, the paired speedups D/A, D/B, D/C,
-  C/A with their bootstrap intervals, the overlap efficiency eta (vs the sum of
-  alone times) and the verdict of the plan's section 6 table.  Failed points
+  C/A with their bootstrap intervals, D's parallelism (progress evidence),
+  the overlap efficiencies against T_ideal and against the resource-aware
+  bound, and the verdict of the reading table.  Failed points
   show "failed" and no numbers.  Emulated targets (``hexagon-qemu``: the
   runner's meta says ``emulated``) show correctness only, "correct (emulated,
   timings not performance)": no timing, speedup, efficiency or verdict, no
@@ -73,6 +74,11 @@ def verdict_tex(key) -> str:
     return s
 
 
+def _truthy(v) -> bool:
+    """A boolean read back from CSV ('True', True, 1) or missing (NaN, None)."""
+    return str(v).strip().lower() in ("true", "1", "1.0")
+
+
 def _us(ns):
     return ns / 1e3 if _finite(ns) else math.nan
 
@@ -124,7 +130,12 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             for k, g, col in SPEEDUPS:
                 row[k] = spd_cell(grp(g, col), grp(g, f"{col}_lo"), grp(g, f"{col}_hi"))
             row["eta"] = fmt(r.get("eta_vs_alone"))
-            row["verdict"] = verdict_tex(r.get("verdict_key", ""))
+            row["eta_bound"] = fmt(r.get("eta_vs_bound"))
+            row["par"] = spd_cell(r.get("parallelism"), r.get("parallelism_lo"), r.get("parallelism_hi"))
+            key = r.get("verdict_key", "")
+            row["verdict"] = verdict_tex(key)
+            if _truthy(r.get("d_equiv_b")) and isinstance(key, str) and "D~B" not in key and key != "no-difference":
+                row["verdict"] += r", D$\sim$B"
             # evidence behind the verdict (group D): per-task slowdown, host
             # versus device time, engine overlap, control cost, scratch peak
             row["slowdown"] = " ".join(rf"{t}\,{fmt(r.get(f'{t}_slowdown'))}" for t in "MVD"
@@ -133,11 +144,16 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["wait_ms"] = fmt_ms(r.get("host_wait_ns"))
             row["device_ms"] = fmt_ms(r.get("device_ns"))
             row["overlap"] = fmt(r.get("overlap_max"))
+            row["run_share"] = " ".join(rf"{t}\,{fmt(r.get(f'{t}_run_share'))}" for t in "MVD"
+                                        if _finite(r.get(f"{t}_run_share")))
+            queue = [r.get(f"{t}_queue_ns") for t in "MVD" if _finite(r.get(f"{t}_queue_ns"))]
+            row["queue_ms"] = fmt_ms(max(queue)) if queue else "--"
             row["ctrl_us"] = fmt(_us(r.get("control_overhead_ns")), 1)
             row["scratch_mib"] = fmt(_finite(r.get("scratch_peak_bytes")) and r["scratch_peak_bytes"] / 2**20, 1)
         else:
             mark = r"\emph{correct (emulated)}" if emulated and ok else r"\emph{failed}"
-            row.update({"TA": mark, "TD": "", "eta": "", "verdict": "excluded" if not ok else "--",
+            row.update({"TA": mark, "TD": "", "eta": "", "eta_bound": "", "par": "",
+                        "verdict": "excluded" if not ok else "--",
                         **{k: "" for k, _, _ in SPEEDUPS}})
         rows.append(row)
     return rows
@@ -154,7 +170,7 @@ def emulated_caption(targets: Sequence[str]) -> str:
 
 
 def render_table(rows: list[dict], template: str | Path, caption_extra: str = "",
-                 failed: Sequence[dict] = ()) -> str:
+                 failed: Sequence[dict] = (), min_effect: float = 0.03) -> str:
     import jinja2
 
     env = jinja2.Environment(
@@ -168,6 +184,7 @@ def render_table(rows: list[dict], template: str | Path, caption_extra: str = ""
     tpl = env.get_template(Path(template).name)
     targets = list(dict.fromkeys(r["target"] for r in rows))
     return tpl.render(rows=rows, caption_extra=caption_extra, targets=targets,
+                      min_effect_pct=f"{100 * float(min_effect):g}",
                       failed=[{k: tex_escape(v) for k, v in f.items()} for f in failed])
 
 
@@ -288,11 +305,15 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
               for d in docs.values() for f in d.get("failed_points", [])]
     Path(out_table).parent.mkdir(parents=True, exist_ok=True)
     emulated = [t for t, s in tabs.items() if is_emulated(t, s) or docs[t].get("emulated")]
+    effects = {float((d.get("analysis") or {}).get("min_effect", 0.03)) for d in docs.values()} or {0.03}
+    if len(effects) > 1:
+        raise ValueError(f"targets were summarised with different analysis.min_effect values: {sorted(effects)}")
+    min_effect = effects.pop()
     Path(out_table).write_text(render_table(rows, template, caption_extra=emulated_caption(emulated),
-                                            failed=failed))
+                                            failed=failed, min_effect=min_effect))
     if evidence_template and out_evidence:
-        Path(out_evidence).write_text(render_table(rows, evidence_template,
-                                                   caption_extra=emulated_caption(emulated), failed=failed))
+        Path(out_evidence).write_text(render_table(rows, evidence_template, caption_extra=emulated_caption(emulated),
+                                                   failed=failed, min_effect=min_effect))
     Path(out_macros).write_text(macros(tabs, docs, sweeps))
     # the timeline of the "similar"-like middle point of each workload of the first sweep
     timelines = []

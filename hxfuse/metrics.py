@@ -1,7 +1,6 @@
 """Per-trial and per-point metrics of the experiment model.
 
-Formulas: ../shared/design/experiment-model.md, section "Metrics".  Column
-meanings: docs/columns.md.
+Formulas: docs/metrics.md.  Column meanings: docs/columns.md.
 
 Timing definitions (all in ns, from the runner's clock):
 
@@ -17,6 +16,14 @@ Timing definitions (all in ns, from the runner's clock):
   cost of the entry (checks, scratch reservation) and, in A/B, of the host
   round trips between tasks counts against the task, while the host's
   submit cost before the first task does not.
+* progress         ``{T}_cpu_ns``: thread CPU time the task's work consumed
+  (summed over its threads); ``parallelism = sum_i cpu_ns_i / makespan_ns``
+  is the number of engines that made progress at once on average: about 1
+  when tasks take turns on one core, however much their wall-clock spans
+  overlap, and about k with k engines really running together.
+  ``{T}_run_share = cpu_ns / duration`` (1: ran the whole span, 0.5: shared
+  its core half the time) and ``{T}_queue_ns = begin - launch`` (launched
+  but waiting for its engine or a core).
 * slowdown         ``SD_i = T_i^X / T_i`` with ``T_i`` the median *duration*
   of task i in its measured alone runs (for an alone run completion equals
   duration, so SD of an alone run is ~1).
@@ -46,6 +53,10 @@ ALONE = "alone"
 SPEEDUP_PAIRS: tuple[tuple[str, str], ...] = (("D", "A"), ("D", "B"), ("D", "C"), ("C", "A"), ("B", "A"))
 
 _ENGINE_ORDER = {"mx": 0, "vec": 1, "dma": 3}
+# A single submit longer than this means the host thread lost its core in the
+# middle of submitting (a push is a few microseconds); recorded per trial so
+# that a group whose rounds were preempted can be told apart.
+SUBMIT_OUTLIER_NS = 200_000.0
 
 
 def engine_sort_key(engine: str) -> tuple[int, int, str]:
@@ -102,17 +113,22 @@ def device_start_ns(trials: pd.DataFrame, tasks: pd.DataFrame) -> pd.Series:
 def task_metrics(run: Run) -> pd.DataFrame:
     """One row per trial x task (several records of one task are merged).
 
-    Columns: trial keys, task, engines, begin, end, host_seen, duration_ns,
-    completion_ns, host_seen_latency_ns, latency_no_early_ns.
+    Columns: trial keys, task, engines, launch, begin, end, host_seen,
+    duration_ns, completion_ns, host_seen_latency_ns, latency_no_early_ns,
+    cpu_ns, queue_ns, run_share, cpu_begin, cpu_end.
     """
     t = run.tasks
     if t.empty:
         return pd.DataFrame(
             columns=[
-                "trial_id", "task", "engines", "begin", "end", "host_seen", "duration_ns",
-                "completion_ns", "host_seen_latency_ns", "latency_no_early_ns",
+                "trial_id", "task", "engines", "launch", "begin", "end", "host_seen", "duration_ns",
+                "completion_ns", "host_seen_latency_ns", "latency_no_early_ns", "cpu_ns", "queue_ns",
+                "run_share", "cpu_begin", "cpu_end",
             ]
         )
+    for col in ("launch", "cpu_ns", "cpu_begin", "cpu_end"):
+        if col not in t:
+            t = t.assign(**{col: np.nan})
     agg = (
         t.groupby(["trial_id", "task"], sort=False)
         .agg(
@@ -120,6 +136,11 @@ def task_metrics(run: Run) -> pd.DataFrame:
             begin=("begin", "min"),
             end=("end", "max"),
             host_seen=("host_seen", "max"),
+            launch=("launch", "min"),
+            # a NaN (older runner) must stay NaN, not become a partial sum
+            cpu_ns=("cpu_ns", lambda s: s.sum() if s.notna().all() else np.nan),
+            cpu_begin=("cpu_begin", "first"),
+            cpu_end=("cpu_end", "last"),
         )
         .reset_index()
     )
@@ -132,6 +153,9 @@ def task_metrics(run: Run) -> pd.DataFrame:
     # single return, i.e. the end of the host's wait).
     agg["host_seen_latency_ns"] = agg["host_seen"] - agg["end"]
     agg["latency_no_early_ns"] = agg["trial_id"].map(trials["host_wait_end"]) - agg["end"]
+    agg["queue_ns"] = agg["begin"] - agg["launch"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agg["run_share"] = np.where(agg["duration_ns"] > 0, agg["cpu_ns"] / agg["duration_ns"], np.nan)
     return agg
 
 
@@ -172,7 +196,8 @@ def trial_metrics(run: Run) -> pd.DataFrame:
 
     # Per-task columns, wide.
     tm = task_metrics(run)
-    per_task_cols = ["duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns"]
+    per_task_cols = ["duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns",
+                     "cpu_ns", "queue_ns", "run_share", "cpu_begin"]
     nbytes = task_bytes(run.meta)
     prep = task_prep_ns(run.meta)
     for task in TASKS:
@@ -190,9 +215,28 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base["prep_ns"] = base["workload"].map(lambda w: sum(prep.get(t, 0.0) for t in tasks_of(w)))
     base["end_to_end_ns"] = base["prep_ns"] + base["makespan_ns"]
 
-    # Per-engine busy time, utilisation and pairwise overlaps.
-    engines = sorted(set(run.tasks["engine"]), key=engine_sort_key)
-    by_trial = _engine_intervals(run.tasks)
+    # Progress: CPU time the trial's tasks consumed per unit of makespan.  NaN
+    # when a task's CPU time is unknown (older runner) or the trial is empty.
+    cpu = np.zeros(len(base))
+    for task in TASKS:
+        c = base[f"{task}_cpu_ns"].to_numpy(float)
+        has = base[f"{task}_duration_ns"].notna().to_numpy()
+        cpu = np.where(has, cpu + c, cpu)  # a present task with NaN CPU time poisons the sum
+    any_task = base[[f"{t}_duration_ns" for t in TASKS]].notna().any(axis=1).to_numpy()
+    cpu = np.where(any_task & ~base["empty"].to_numpy(bool), cpu, np.nan)
+    base["cpu_ns"] = cpu
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base["parallelism"] = cpu / base["makespan_ns"].to_numpy(float)
+    base["host_submit_max_ns"] = tr["host_submit_max_ns"] if "host_submit_max_ns" in tr else np.nan
+    base["host_cpu"] = tr["host_cpu"] if "host_cpu" in tr else np.nan
+    smax = base["host_submit_max_ns"].to_numpy(float)
+    base["submit_outlier"] = np.where(np.isfinite(smax), smax > SUBMIT_OUTLIER_NS, np.nan)
+
+    # Per-engine busy time, utilisation and pairwise overlaps (wall-clock
+    # spans of the threads that ran the tasks, one lane per vector worker).
+    lanes = run.workers if len(run.workers) or not len(run.tasks) else run.tasks
+    engines = sorted(set(lanes["engine"]), key=engine_sort_key)
+    by_trial = _engine_intervals(lanes)
     busy = {e: np.full(len(base), np.nan) for e in engines}
     pairs = list(itertools.combinations(engines, 2))
     overlap = {p: np.full(len(base), np.nan) for p in pairs}
@@ -276,6 +320,16 @@ def overlap_efficiency(t_serial: float, t_ideal: float, t_x: float) -> float:
     return (t_serial - t_x) / denom
 
 
+def overlap_efficiency_vs_bound(t_serial: float, t_bound: float, t_x: float) -> float:
+    """eta against the resource-aware bound: (T_serial - T_X) / (T_serial - T_bound).
+
+    T_bound = max(T_ideal, T_serial / k) is what k engines can reach at best,
+    so 1 means the point reached what its engines allow (on 2 cores, three
+    tasks cannot reach max T_i).  NaN when T_bound == T_serial (k = 1).
+    """
+    return overlap_efficiency(t_serial, t_bound, t_x)
+
+
 def slowdowns(tm: pd.DataFrame, alone: Mapping[str, float]) -> pd.DataFrame:
     """Per-trial SD_i, NP_i, STP, ANTT and fairness.
 
@@ -311,13 +365,23 @@ def slowdowns(tm: pd.DataFrame, alone: Mapping[str, float]) -> pd.DataFrame:
     return out
 
 
+REPLICATE = "replicate"
+
+
+def round_keys(tm: pd.DataFrame) -> list[str]:
+    """Columns that identify a round: (replicate, round) when the table holds
+    several runner invocations (their round numbers repeat), else round."""
+    return [REPLICATE, "round"] if REPLICATE in tm.columns else ["round"]
+
+
 def paired_makespans(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
-    """Measured non-empty makespans of one workload, one row per round, one column per group."""
+    """Measured non-empty makespans of one workload, one row per round, one column per group
+    (indexed by (replicate, round) when the table has a ``replicate`` column)."""
     m = measured(tm)
     m = m[(m["workload"] == workload) & (m["group"].isin(GROUPS))]
     # A round has one trial per group; if a runner ever repeats one, the
     # median keeps the pairing defined instead of failing.
-    return m.pivot_table(index="round", columns="group", values="makespan_ns", aggfunc="median")
+    return m.pivot_table(index=round_keys(m), columns="group", values="makespan_ns", aggfunc="median")
 
 
 def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:

@@ -150,8 +150,20 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
             b, e = r.start_rel_ns / scale, r.end_rel_ns / scale
             w = max(e - b, span / scale * 0.002)
             if r.kind == "task":
-                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color=TASK_COLORS.get(r.name, "#999"),
-                                       lw=0, zorder=3))
+                color = TASK_COLORS.get(r.name, "#999")
+                share = r.run_share if math.isfinite(r.run_share) else 1.0
+                # full span pale, the running share solid: a task that shared
+                # its core shows a half-filled bar however long its span
+                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color=color, alpha=0.3, lw=0, zorder=3))
+                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68 * min(max(share, 0.0), 1.0), color=color,
+                                       lw=0, zorder=3.2))
+                if math.isfinite(r.run_share) and e - b > span / scale * 0.06:
+                    core = f" c{int(r.core)}" if math.isfinite(r.core) else ""
+                    ax.text(b + (e - b) / 2, y + 0.05, f"{r.run_share:.0%}{core}", ha="center", va="center",
+                            fontsize=6, color="black", zorder=5)
+            elif r.kind == "queue":
+                ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=False, ec=TASK_COLORS.get(
+                    r.name.split()[-1], "#999"), hatch="....", lw=0.6, zorder=3))
             elif r.kind == "entry":
                 ax.add_patch(Rectangle((b, y - 0.44), w, 0.88, fill=False, ec="black", lw=0.8,
                                        ls="--", zorder=4))
@@ -180,6 +192,10 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
     handles += [Patch(color="#333333", label="host submit"), Patch(color="#bbbbbb", label="host wait"),
                 Patch(fc="white", ec="#555", hatch="////", label="engine waits"),
                 Patch(fill=False, ec="black", ls="--", label="fused entry")]
+    if (gi["kind"] == "queue").any():
+        handles.append(Patch(fill=False, ec="#555", hatch="....", label="launched, queued"))
+    if gi.loc[gi["kind"] == "task", "run_share"].notna().any():
+        handles.append(Patch(color="#777", alpha=0.3, label="task span (solid height: share running, cN: core)"))
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
                bbox_to_anchor=(0.5, 0.0))
     sup = title + ("" if status in (None, "ok") else f"   [CHECK {str(status).upper()}]")

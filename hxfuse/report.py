@@ -59,6 +59,13 @@ def _text(v: Any) -> str:
     return str(v)
 
 
+def _range(lo: Any, hi: Any) -> str:
+    lo, hi = _f(lo), _f(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return ""
+    return f"{lo:.3f}" if lo == hi else f"{lo:.3f} .. {hi:.3f}"
+
+
 def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per point x workload (the D row of the summary and its A row)."""
     if summary.empty or "group" not in summary:
@@ -86,11 +93,21 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
         for y in ("A", "B", "C"):
             r[f"D/{y}"] = _interval(d.get(f"speedup_over_{y}"), d.get(f"speedup_over_{y}_lo"),
                                     d.get(f"speedup_over_{y}_hi"))
+        b = summary[sel & (summary["group"] == "B")]
+        d = d.copy()
+        d["submit_outlier_share_B"] = b.iloc[0].get("submit_outlier_share") if len(b) else math.nan
         c = summary[sel & (summary["group"] == "C")]
         r["C/A"] = (_interval(c.iloc[0].get("speedup_over_A"), c.iloc[0].get("speedup_over_A_lo"),
                               c.iloc[0].get("speedup_over_A_hi")) if len(c) else "")
         r |= {
-            "eta vs alone": _num(d.get("eta_vs_alone")),
+            "parallelism D [95% CI]": _interval(d.get("parallelism"), d.get("parallelism_lo"),
+                                                d.get("parallelism_hi"), 1.0, "{:.2f}"),
+            "run share D": " ".join(f"{t} {_f(d.get(f'{t}_run_share')):.2f}" for t in tasks
+                                    if math.isfinite(_f(d.get(f"{t}_run_share")))),
+            "queue us D": " ".join(f"{t} {_f(d.get(f'{t}_queue_ns')) / US:.1f}" for t in tasks
+                                   if math.isfinite(_f(d.get(f"{t}_queue_ns")))),
+            "eta vs ideal": _num(d.get("eta_vs_alone")),
+            "eta vs bound": _num(d.get("eta_vs_bound")),
             "eta vs A": _num(d.get("eta_vs_A")),
             "T_serial / T_ideal / bound us": " / ".join(
                 _us(d.get(k)) for k in ("t_serial_ns", "t_ideal_ns", "t_bound_ns")),
@@ -99,11 +116,15 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "D host submit / wait / device us": " / ".join(
                 _us(d.get(k)) for k in ("host_submit_ns", "host_wait_ns", "device_ns")),
             "D control overhead us": _us(d.get("control_overhead_ns")),
-            "overlap max (D)": _num(d.get("overlap_max")),
+            "wall overlap max (D)": _num(d.get("overlap_max")),
             "concurrent us (D)": _us(d.get("concurrent_ns")),
+            "replicates": _num(d.get("n_replicates"), "{:.0f}"),
+            "D/A per replicate": _range(d.get("speedup_over_A_rep_min"), d.get("speedup_over_A_rep_max")),
+            "B submit outliers": _num(d.get("submit_outlier_share_B"), "{:.0%}"),
             "relations": _text(d.get("relations")),
             "verdict": _text(d.get("verdict")),
             "also holds": _text(d.get("verdict_matches")),
+            "inconclusive because": _text(d.get("inconclusive_reason")),
             "conclusion": _text(d.get("conclusion")),
             "next step": _text(d.get("next_step")),
             "noise warning": _text(d.get("noise_warning")),
@@ -189,9 +210,13 @@ def html_page(title: str, df: pd.DataFrame, notes: Sequence[str] = (),
 VERDICT_NOTES = (
     "One row per point and workload. Times are medians over measured rounds (warm-up and empty "
     "trials excluded) with bootstrap 95% intervals; speedups X/Y = T_Y / T_X are paired within a "
-    "round. A relation counts only when its interval excludes 1 (X<Y: X faster). The verdict "
-    "applies the plan's section 6 table; 'also holds' lists every matching row, most specific "
-    "first. Definitions: docs/metrics.md and docs/columns.md.",
+    "round; with replicates the intervals come from a two-level bootstrap (replicates, then rounds). "
+    "A relation counts only beyond the minimum effect m (analysis.min_effect): X<Y when the "
+    "interval lies above 1 + m, X>Y below 1 - m, X~Y inside 1 +/- m, X?Y otherwise. Parallelism = "
+    "task CPU time / makespan: the progress evidence of overlap (about 1 when tasks take turns on "
+    "one core). A noisy point, a loaded machine or replicates that disagree make a point "
+    "inconclusive (reason shown). The verdict applies the reading table; 'also holds' lists every "
+    "matching row, most specific first. Definitions: docs/metrics.md and docs/columns.md.",
 )
 
 

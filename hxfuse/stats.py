@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -95,6 +95,79 @@ def paired_ratio(
     return bootstrap_median(num[ok] / den[ok], n_resamples, level, seed)
 
 
+def hierarchical_bootstrap_median(
+    x: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> Estimate:
+    """Median of x with a two-level bootstrap interval: clusters, then samples within.
+
+    ``clusters`` labels each sample with its replicate (an independent runner
+    invocation).  Each resample draws as many replicates as there are, with
+    replacement, then within every drawn replicate as many of its samples as
+    it has, with replacement, and takes the median of the pooled draw.  A
+    replicate-to-replicate drift (e.g. the machine got busier between two
+    invocations) therefore widens the interval, which resampling the pooled
+    rounds would hide.  With one cluster (or ``clusters`` None) this is
+    :func:`bootstrap_median`.  NaNs are ignored; ``n`` counts the samples.
+    """
+    a = np.asarray(x, dtype=float).ravel()
+    if clusters is None:
+        return bootstrap_median(a, n_resamples, level, seed)
+    c = np.asarray(clusters).ravel()
+    if c.shape != a.shape:
+        raise ValueError(f"samples and cluster labels differ in length: {a.shape} vs {c.shape}")
+    fin = np.isfinite(a)
+    a, c = a[fin], c[fin]
+    labels = list(dict.fromkeys(c.tolist()))
+    if len(labels) <= 1:
+        return bootstrap_median(a, n_resamples, level, seed)
+    groups = [a[c == lab] for lab in labels]
+    sizes = np.array([len(g) for g in groups])
+    r, nmax = len(groups), int(sizes.max())
+    # Pad the clusters into one (r, nmax) matrix; draws past a cluster's own
+    # size are masked out below, so every drawn cluster contributes exactly
+    # its own number of samples.
+    table = np.full((r, nmax), np.nan)
+    for i, g in enumerate(groups):
+        table[i, : len(g)] = g
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, r, size=(n_resamples, r))  # clusters drawn
+    n_pick = sizes[pick]  # (B, r)
+    within = (rng.random((n_resamples, r, nmax)) * n_pick[..., None]).astype(np.int64)
+    draws = table[pick[..., None], within]  # (B, r, nmax)
+    draws[np.arange(nmax)[None, None, :] >= n_pick[..., None]] = np.nan
+    meds = np.nanmedian(draws.reshape(n_resamples, -1), axis=1)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(meds, [alpha, 1.0 - alpha])
+    return Estimate(float(np.median(a)), float(lo), float(hi), int(len(a)))
+
+
+def cluster_medians(x: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """Median of x within each cluster (replicate), in order of first appearance; NaNs ignored."""
+    a = np.asarray(x, dtype=float).ravel()
+    c = np.asarray(clusters).ravel()
+    out = []
+    for lab in dict.fromkeys(c.tolist()):
+        v = a[(c == lab) & np.isfinite(a)]
+        out.append(float(np.median(v)) if len(v) else math.nan)
+    return np.asarray(out, dtype=float)
+
+
+def robust_cv(x: Sequence[float] | np.ndarray) -> float:
+    """1.4826 x MAD / median: the spread of the bulk of the samples, which a
+    single preempted round does not move (NaN below 2 samples)."""
+    a = _clean(x)
+    if len(a) < 2:
+        return math.nan
+    med = float(np.median(a))
+    if med == 0:
+        return math.nan
+    return float(MAD_SCALE * np.median(np.abs(a - med)) / abs(med))
+
+
 def cv(x: Sequence[float] | np.ndarray) -> float:
     """Coefficient of variation: sample standard deviation / mean (NaN below 2 samples)."""
     a = _clean(x)
@@ -130,29 +203,38 @@ def intervals_overlap(a: Estimate | tuple[float, float], b: Estimate | tuple[flo
     return bool(alo <= bhi and blo <= ahi)
 
 
-def noise_warnings(
-    group_medians: Mapping[str, Estimate],
-    group_cvs: Mapping[str, float],
-    cv_threshold: float = 0.10,
-) -> list[str]:
-    """Reasons why a point is too noisy to separate its groups (empty list: none).
+# Share of rounds the MAD rule may flag before a group counts as noisy: a
+# single preempted round in 100 does not move a median, a preemption in every
+# tenth round does.
+OUTLIER_SHARE = 0.05
 
-    Two kinds: a group whose CV exceeds ``cv_threshold``, and a point where
-    every pair of groups has overlapping median intervals, i.e. no group can be
-    told apart from any other.  Pairs that overlap while others separate are a
-    result ("D ~ B"), not noise, and are not reported here.
+
+def noise_warnings(
+    group_samples: Mapping[str, Sequence[float] | np.ndarray],
+    cv_threshold: float = 0.10,
+    outlier_share: float = OUTLIER_SHARE,
+) -> list[str]:
+    """Reasons why a point's timings are too noisy to carry a verdict (empty list: none).
+
+    Per group (``group_samples``: its measured makespans): the robust CV
+    (1.4826 MAD / median) exceeds ``cv_threshold``, i.e. the bulk of the
+    rounds spreads; or more than ``outlier_share`` of the rounds (and more
+    than one) are MAD outliers, i.e. the machine interfered repeatedly.  The classic CV is
+    reported in the summary but not used here: one round at 10x the median
+    sends it past 1 without moving the medians the verdict rests on.
     """
     reasons = []
-    for g in sorted(group_cvs):
-        c = group_cvs[g]
-        if math.isfinite(c) and c > cv_threshold:
-            reasons.append(f"CV of group {g} is {c:.2f} > {cv_threshold:.2f}")
-    valid = {g: e for g, e in group_medians.items() if e.n > 0 and math.isfinite(e.lo)}
-    names = sorted(valid)
-    if len(names) >= 2:
-        all_overlap = all(
-            intervals_overlap(valid[a], valid[b]) for i, a in enumerate(names) for b in names[i + 1 :]
-        )
-        if all_overlap:
-            reasons.append("median intervals of all groups (" + ", ".join(names) + ") overlap")
+    for g in sorted(group_samples):
+        a = _clean(group_samples[g])
+        if len(a) < 3:
+            continue
+        r = robust_cv(a)
+        if math.isfinite(r) and r > cv_threshold:
+            reasons.append(f"robust CV of group {g} is {r:.2f} > {cv_threshold:.2f}")
+        # more than one outlier, and more than the allowed share: a single
+        # outlier in a short run is not a pattern
+        n_out = int(mad_outliers(a).sum())
+        share = n_out / len(a)
+        if n_out > max(1.0, outlier_share * len(a)):
+            reasons.append(f"{share:.0%} of group {g}'s rounds are outliers (> {outlier_share:.0%})")
     return reasons

@@ -27,7 +27,7 @@ from .metrics import ALONE, GROUPS, engine_sort_key
 HOST = "host"
 GANTT_COLUMNS = [
     "trial_id", "round", "workload", "group", "makespan_ns", "lane", "kind", "name",
-    "begin_ns", "end_ns", "start_rel_ns", "end_rel_ns",
+    "begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "run_share", "core",
 ]
 
 
@@ -51,7 +51,11 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     """Tidy intervals of the representative trials, one row per interval.
 
     ``lane`` is an engine name or ``host``; ``kind`` is ``task`` (name = task
-    letter), ``wait`` (an engine waiting; name = "wait <event>"), ``entry``
+    letter; one slice per thread that ran part of it, so V's extra workers
+    get their own lanes ``vec1``...; ``run_share`` = its CPU time / span and
+    ``core`` = the core it started on, NaN where unknown), ``queue`` (name =
+    "queue <task>": launched but not yet running, from the task's launch to
+    its begin), ``wait`` (an engine waiting; name = "wait <event>"), ``entry``
     (the fused entry, on the engine that ran it), ``host_wait`` (the host
     waiting; name = "wait <event>") or ``submit`` (host time outside its
     waits: submitting, waking up).  Slices of one
@@ -61,6 +65,8 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     ids = set(chosen["trial_id"])
     tasks = run.tasks[run.tasks["trial_id"].isin(ids)]
+    workers = run.workers if len(run.workers) or not len(run.tasks) else run.tasks
+    workers = workers[workers["trial_id"].isin(ids)]
     waits = run.waits[run.waits["trial_id"].isin(ids)]
     for _, tr in chosen.iterrows():
         tid = int(tr["trial_id"])
@@ -70,9 +76,11 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
         }
         t0 = float(tr["host_submit_begin"])
 
-        def add(lane: str, kind: str, name: str, b: float, e: float) -> None:
+        def add(lane: str, kind: str, name: str, b: float, e: float, share: float = math.nan,
+                core: float = math.nan) -> None:
             rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
-                               "start_rel_ns": b - t0, "end_rel_ns": e - t0})
+                               "start_rel_ns": b - t0, "end_rel_ns": e - t0, "run_share": share,
+                               "core": core})
 
         tw = waits[waits["trial_id"] == tid]
         host_waits = tw[tw["who"] == HOST]
@@ -98,11 +106,17 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
             lane = str(v["engine"].iloc[0]) if len(v) else "vec"
             add(lane, "entry", "entry", tr["device_entry_begin"], tr["device_entry_end"])
         for _, t in tt.iterrows():
-            add(str(t["engine"]), "task", str(t["task"]), t["begin"], t["end"])
+            launch = t.get("launch", math.nan)
+            if np.isfinite(launch) and launch < t["begin"]:
+                add(str(t["engine"]), "queue", f"queue {t['task']}", launch, t["begin"])
+        for _, w in workers[workers["trial_id"] == tid].iterrows():
+            span = w["end"] - w["begin"]
+            share = w["cpu_ns"] / span if np.isfinite(w.get("cpu_ns", math.nan)) and span > 0 else math.nan
+            add(str(w["engine"]), "task", str(w["task"]), w["begin"], w["end"], share, w.get("cpu_begin", math.nan))
         for _, w in tw[tw["who"] != HOST].iterrows():
             add(str(w["who"]), "wait", f"wait {w['on']}", w["begin"], w["end"])
     out = pd.DataFrame(rows, columns=GANTT_COLUMNS)
-    for c in ("begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "makespan_ns"):
+    for c in ("begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "makespan_ns", "run_share", "core"):
         out[c] = out[c].astype(float)
     return out
 
@@ -159,11 +173,16 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
         sub = sub.assign(dur_ns=sub["end_rel_ns"] - sub["start_rel_ns"]).sort_values(
             ["start_rel_ns", "dur_ns"], ascending=[True, False], kind="stable")
         for r in sub.itertuples(index=False):
+            args: dict[str, Any] = {"trial_id": int(r.trial_id), "round": int(r.round),
+                                    "makespan_us": float(first["makespan_ns"]) / 1000.0}
+            if math.isfinite(r.run_share):
+                # share of the slice the thread was running (CPU time / span)
+                args["run_share"] = float(f"{r.run_share:.4f}")
+            if math.isfinite(r.core):
+                args["core"] = int(r.core)
             events.append({
                 "ph": "X", "pid": pid, "tid": tids[r.lane], "name": r.name, "cat": r.kind,
-                "ts": r.start_rel_ns / 1000.0, "dur": max(0.0, r.dur_ns / 1000.0),
-                "args": {"trial_id": int(r.trial_id), "round": int(r.round),
-                         "makespan_us": float(first["makespan_ns"]) / 1000.0},
+                "ts": r.start_rel_ns / 1000.0, "dur": max(0.0, r.dur_ns / 1000.0), "args": args,
             })
     return {
         "traceEvents": events,

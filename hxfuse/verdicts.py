@@ -1,23 +1,32 @@
 """Reading the results: the plan's section 6 table, applied mechanically.
 
 Inputs are paired speedups with intervals (speedup of X over Y = T_Y / T_X,
-per round, see :mod:`hxfuse.stats`).  A relation between two groups counts
-only when the interval excludes 1:
+per round, see :mod:`hxfuse.stats`) and ``min_effect`` m (default 0.03).  A
+relation between two groups counts only when the data show an effect of at
+least m, or show that there is none:
 
-* ``X < Y``  (X faster)  the speedup's interval lies above 1;
-* ``X > Y``  (X slower)  it lies below 1;
-* ``X ~ Y``  it contains 1 (no difference that the data can show).
+* ``X < Y``  (X faster)  the whole interval lies above 1 + m;
+* ``X > Y``  (X slower)  the whole interval lies below 1 - m;
+* ``X ~ Y``  (no difference) the whole interval lies inside [1 - m, 1 + m];
+* ``X ? Y``  (undetermined) the interval crosses 1 - m or 1 + m: the data
+  can neither show an effect of m nor rule it out.
 
-"Engines overlap but D slower" reads "slower" as slower than a serial
-execution of the same tasks: D's interval against C or against A lies below 1.
+Overlap, two kinds:
 
-"The timeline shows overlap" means the median over D's measured rounds of the
-largest pairwise engine overlap (|busy_a ∩ busy_b| / min(|busy_a|, |busy_b|))
-reaches ``overlap_threshold``.
+* *progress overlap* (``progress_overlap``): engines made useful progress at
+  once.  The interval of D's ``parallelism`` (task CPU time / makespan) lies
+  above 1 + m.  Two threads taking turns on one core give parallelism ~1
+  however much their wall-clock spans overlap, so this evidence can fail.
+* *wall overlap* (``wall_overlap``): D's median largest pairwise overlap of
+  the engines' wall-clock busy spans reaches ``overlap_threshold``.  It only
+  says the spans overlap (time sharing counts), and is used where the table
+  says "engines overlap" in the weak sense of row 5.
 
-Rows are not exclusive (e.g. D < C with overlap and D < A, D ~ B often hold
-together); every matching row is returned, and the most specific one is the
-primary verdict, in the order of ``PRIORITY``.
+A point whose noise or environment warnings fire, or whose replicates
+disagree in direction, is ``inconclusive`` with its reasons and gets no table
+row.  Otherwise every matching row is returned and the most specific one is
+the primary verdict, in the order of ``PRIORITY``; ``D ~ B`` is added to the
+verdict text whenever it holds.
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ from typing import Mapping, Sequence
 from .stats import Estimate
 
 DEFAULT_OVERLAP_THRESHOLD = 0.10
+DEFAULT_MIN_EFFECT = 0.03
+# The relations a verdict reads, as "X/Y": speedup of X over Y.
+RELATIONS = ("D/A", "D/B", "D/C", "C/A")
 
 
 @dataclass(frozen=True)
@@ -67,19 +79,31 @@ ROWS: dict[str, Row] = {
             "analyse wait placement, task profile, shared bottleneck",
         ),
         Row(
-            "overlap,D slower",
-            "engines overlap but D slower",
+            "overlap,D no faster",
+            "engines overlap but D is no faster",
             "contention or management cost exceeds the gain",
             "shrink window, change tile, or fall back",
+        ),
+        Row(
+            "no-difference",
+            "no difference between the groups",
+            "no group differs from another by the minimum effect; there is no overlap gain to attribute",
+            "lengthen the shorter tasks or check that the engines can run at once",
         ),
     )
 }
 
-INCONCLUSIVE_NOISE = Row(
+INCONCLUSIVE = Row(
     "inconclusive",
-    "inconclusive (noise)",
-    "the measured variation is too high to separate the groups",
-    "add rounds, quiet the machine (pin cores, stop other load) or lengthen the tasks",
+    "inconclusive",
+    "the measurement cannot carry a conclusion (reasons in the noise/inconclusive columns)",
+    "add rounds or replicates, quiet the machine (pin cores, stop other load) or lengthen the tasks",
+)
+UNDETERMINED = Row(
+    "undetermined",
+    "inconclusive (effect below resolution)",
+    "an interval crosses the minimum-effect band: neither an effect nor its absence is shown",
+    "add rounds or replicates to narrow the intervals",
 )
 NO_MATCH = Row(
     "no-match",
@@ -102,7 +126,7 @@ EMULATED = Row(
 )
 
 # Most specific first: D beating both baselines says more than D beating C.
-PRIORITY = ("D<B,D<C", "D<C+overlap", "overlap,D slower", "D<A,D~B", "C<A,D~C")
+PRIORITY = ("D<B,D<C", "D<C+overlap", "overlap,D no faster", "D<A,D~B", "C<A,D~C", "no-difference")
 
 
 @dataclass(frozen=True)
@@ -112,21 +136,21 @@ class Verdict:
     conclusion: str
     next_step: str
     matches: tuple[str, ...] = ()
-    relations: Mapping[str, str] = field(default_factory=dict)
-    timeline_overlap: bool | None = None
-    noise: tuple[str, ...] = ()
+    relations: Mapping[str, str | None] = field(default_factory=dict)
+    progress_overlap: bool | None = None
+    wall_overlap: bool | None = None
+    d_equiv_b: bool = False
+    reasons: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, row: Row, **kw) -> "Verdict":
         return cls(row.key, row.result, row.conclusion, row.next_step, **kw)
 
 
-def relation(speedup: Estimate | tuple[float, float, float] | None) -> str | None:
-    """'<' (X faster than Y), '>' (slower), '~' (interval contains 1), None (not measured).
+Interval = Estimate | tuple[float, float, float] | None
 
-    ``speedup`` is the speedup of X over Y (T_Y / T_X) as an Estimate or a
-    (value, lo, hi) tuple.
-    """
+
+def _bounds(speedup: Interval) -> tuple[float, float] | None:
     if speedup is None:
         return None
     if isinstance(speedup, Estimate):
@@ -135,54 +159,123 @@ def relation(speedup: Estimate | tuple[float, float, float] | None) -> str | Non
         _, lo, hi = speedup
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return None
-    if lo > 1.0:
+    return float(lo), float(hi)
+
+
+def relation(speedup: Interval, min_effect: float = DEFAULT_MIN_EFFECT) -> str | None:
+    """'<' (X faster than Y by at least m), '>' (slower by at least m), '~'
+    (interval inside 1 +/- m: no difference), '?' (undetermined), None (not measured).
+
+    ``speedup`` is the speedup of X over Y (T_Y / T_X) as an Estimate or a
+    (value, lo, hi) tuple.
+    """
+    b = _bounds(speedup)
+    if b is None:
+        return None
+    lo, hi = b
+    if lo > 1.0 + min_effect:
         return "<"
-    if hi < 1.0:
+    if hi < 1.0 - min_effect:
+        return ">"
+    if lo >= 1.0 - min_effect and hi <= 1.0 + min_effect:
+        return "~"
+    return "?"
+
+
+def point_relation(value: float, min_effect: float = DEFAULT_MIN_EFFECT) -> str | None:
+    """Direction of one replicate's median speedup: '<', '>' or '~' (within 1 +/- m)."""
+    if value is None or not math.isfinite(value):
+        return None
+    if value > 1.0 + min_effect:
+        return "<"
+    if value < 1.0 - min_effect:
         return ">"
     return "~"
 
 
+def replicate_disagreements(
+    replicate_speedups: Mapping[str, Sequence[float]], min_effect: float = DEFAULT_MIN_EFFECT
+) -> list[str]:
+    """Relations on which independent runner invocations point in opposite
+    directions (one replicate's median speedup above 1 + m, another's below
+    1 - m), as readable reasons."""
+    out = []
+    for key in RELATIONS:
+        vals = [v for v in replicate_speedups.get(key, ()) if v is not None and math.isfinite(v)]
+        dirs = {point_relation(v, min_effect) for v in vals}
+        if "<" in dirs and ">" in dirs:
+            x, y = key.split("/")
+            txt = ", ".join(f"{v:.3f}" for v in vals)
+            out.append(f"replicates disagree on {x} vs {y} (median speedups {txt})")
+    return out
+
+
 def classify(
-    speedups: Mapping[str, Estimate | tuple[float, float, float] | None],
-    overlap_d: float | None,
+    speedups: Mapping[str, Interval],
+    parallelism: Interval = None,
+    wall_overlap: float | None = None,
     noise: Sequence[str] = (),
+    min_effect: float = DEFAULT_MIN_EFFECT,
     overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+    replicate_speedups: Mapping[str, Sequence[float]] | None = None,
+    disturbances: Sequence[str] = (),
 ) -> Verdict:
     """Classify one point x workload.
 
     ``speedups`` maps "D/A", "D/B", "D/C", "C/A" (X/Y: speedup of X over Y)
     to intervals; a missing key (e.g. no B path on a backend) makes every row
-    that needs it not applicable.  ``overlap_d`` is D's median largest
-    pairwise engine overlap.  ``noise`` holds the point's noise warnings; they
-    decide the label only when no row matches, because a paired interval that
-    excludes 1 is already significant despite the noise.
+    that needs it not applicable.  ``parallelism`` is D's parallelism
+    interval (progress evidence); ``wall_overlap`` D's median largest pairwise
+    wall-span overlap.  ``noise`` (the point's noise warnings),
+    ``disturbances`` (environment warnings that mean other work interfered)
+    and replicates that disagree in direction (``replicate_speedups``: each
+    relation's per-replicate median speedups) make the point inconclusive.
     """
-    rel = {k: relation(speedups.get(k)) for k in ("D/A", "D/B", "D/C", "C/A")}
-    overlap = None
-    if overlap_d is not None and math.isfinite(overlap_d):
-        overlap = overlap_d >= overlap_threshold
+    rel = {k: relation(speedups.get(k), min_effect) for k in RELATIONS}
+    pb = _bounds(parallelism)
+    progress = None if pb is None else pb[0] > 1.0 + min_effect
+    wall = None
+    if wall_overlap is not None and math.isfinite(wall_overlap):
+        wall = wall_overlap >= overlap_threshold
+    d_equiv_b = rel["D/B"] == "~"
+    reasons = (*noise, *disturbances, *replicate_disagreements(replicate_speedups or {}, min_effect))
+    common = dict(relations=rel, progress_overlap=progress, wall_overlap=wall, d_equiv_b=d_equiv_b,
+                  reasons=tuple(reasons))
+    if reasons:
+        return Verdict.of(INCONCLUSIVE, **common)
 
+    def no_faster(r: str | None) -> bool:
+        return r in ("~", ">")
+
+    measured = [r for r in rel.values() if r is not None]
     holds = {
-        "D<C+overlap": rel["D/C"] == "<" and overlap is True,
+        "D<C+overlap": rel["D/C"] == "<" and progress is True,
         "D<A,D~B": rel["D/A"] == "<" and rel["D/B"] == "~",
         "D<B,D<C": rel["D/B"] == "<" and rel["D/C"] == "<",
         "C<A,D~C": rel["C/A"] == "<" and rel["D/C"] == "~",
-        # Slower than running the same tasks serially, either through the
-        # fused entry with the barrier on (C) or the backend's serial path
-        # (A): the overlap does not pay for itself.
-        "overlap,D slower": overlap is True and (rel["D/C"] == ">" or rel["D/A"] == ">"),
+        # Spans overlap (in the weak, wall-clock sense) yet D is no faster
+        # than the same tasks run serially, through the fused entry with the
+        # barrier on (C) or the backend's serial path (A).
+        "overlap,D no faster": wall is True and no_faster(rel["D/C"])
+        and (rel["D/A"] is None or no_faster(rel["D/A"])),
+        "no-difference": bool(measured) and all(r == "~" for r in measured),
     }
     matches = tuple(k for k in PRIORITY if holds[k])
-    common = dict(matches=matches, relations=rel, timeline_overlap=overlap, noise=tuple(noise))
+    common["matches"] = matches
     if matches:
-        return Verdict.of(ROWS[matches[0]], **common)
-    if noise or all(r in (None, "~") for r in rel.values()):
-        return Verdict.of(INCONCLUSIVE_NOISE, **common)
+        v = Verdict.of(ROWS[matches[0]], **common)
+        if d_equiv_b and "D~B" not in matches[0] and matches[0] != "no-difference":
+            v = Verdict(v.key, v.result + "; D ~ B", v.conclusion, v.next_step, **common)
+        return v
+    if "?" in measured:
+        undetermined = [k for k, r in rel.items() if r == "?"]
+        common["reasons"] = (f"{', '.join(undetermined)} within noise of the +/-{min_effect:g} band",)
+        return Verdict.of(UNDETERMINED, **common)
     return Verdict.of(NO_MATCH, **common)
 
 
 def relations_text(rel: Mapping[str, str | None]) -> str:
-    """'D<A D~B D<C C<A' style summary of the measured relations."""
+    """'D<A D~B D<C C<A' style summary of the measured relations ('?': undetermined)."""
     parts = []
     for k, r in rel.items():
         if r is None:

@@ -59,7 +59,7 @@ def trial_record(
     round: int,
     workload: str,
     group: str,
-    tasks: Sequence[tuple],  # (task, engine, begin, end[, host_seen])
+    tasks: Sequence[tuple],  # (task, engine, begin, end[, host_seen[, cpu_ns[, launch]]])
     submit: tuple[float, float],
     wait: tuple[float, float],
     device: tuple[float, float] | None = None,
@@ -70,13 +70,18 @@ def trial_record(
     scratch_peak_bytes: int = 0,
     checksums_ok: bool = True,
     host_totals: tuple[float, float, int] | None = None,  # submit_ns, wait_ns, requests
+    cpu_share: float = 1.0,  # cpu_ns of a task = its span x this (1: ran the whole span)
+    submits: Sequence[float] | None = None,  # host.submits (schema 2)
 ) -> dict[str, Any]:
     task_objs = []
     for t in tasks:
         name, engine, b, e = t[:4]
         seen = t[4] if len(t) > 4 else wait[1]
-        task_objs.append({"task": name, "engine": engine, "begin": int(b), "end": int(e),
-                          "host_seen": int(seen), "checksum": "0123456789abcdef"})
+        cpu = t[5] if len(t) > 5 else (e - b) * cpu_share
+        launch = t[6] if len(t) > 6 else b
+        task_objs.append({"task": name, "engine": engine, "launch": int(launch), "begin": int(b), "end": int(e),
+                          "host_seen": int(seen), "checksum": "0123456789abcdef", "cpu_ns": int(cpu),
+                          "cpu_begin": None, "cpu_end": None})
     return {
         "record": "trial",
         "round": round,
@@ -89,7 +94,8 @@ def trial_record(
                  "wait_begin": int(wait[0]), "wait_end": int(wait[1])}
         | ({} if host_totals is None else
            {"submit_ns": int(host_totals[0]), "wait_ns": int(host_totals[1]),
-            "requests": int(host_totals[2])}),
+            "requests": int(host_totals[2])})
+        | ({} if submits is None else {"submits": [int(x) for x in submits]}),
         "device": None if device is None else {"entry_begin": int(device[0]), "entry_end": int(device[1])},
         "tasks": task_objs,
         "waits": [{"who": w, "on": o, "begin": int(b), "end": int(e)} for w, o, b, e in waits],
@@ -190,12 +196,17 @@ def synthetic_run(
     seed: int = 1,
     meta: Mapping[str, Any] | None = None,
     checksum_fail: Iterable[tuple[int, str]] = (),
+    cpu_share: Mapping[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Records of a whole run: meta, warm-up and measured rounds, verify, end.
 
     ``group_scale`` multiplies every task duration of a group (contention or
     speed-up knobs); ``jitter`` is a relative per-trial noise, seeded.
+    ``cpu_share`` (per group, default 1) is the share of its span each task
+    spends running: 1 models engines that really run at once, 1 / n tasks
+    time sharing one core.
     """
+    shares = dict(cpu_share or {})
     rng = np.random.default_rng(seed)
     scale = {g: 1.0 for g in groups} | dict(group_scale or {})
     bad = set(checksum_fail)
@@ -210,7 +221,7 @@ def synthetic_run(
             f = (1.0 + jitter * rng.standard_normal()) * scale.get(g, 1.0)
             d = {k: (empty_ns if empty else v * f) for k, v in durations.items()}
             rec = scheduled_trial(g, w, d, t, round=r, seq=seq, warmup=r < 0, empty=empty,
-                                  checksums_ok=(r, g) not in bad)
+                                  checksums_ok=(r, g) not in bad, cpu_share=shares.get(g, 1.0))
             recs.append(rec)
             t = rec["host"]["wait_end"] + 10_000
     for w in workloads:

@@ -84,9 +84,16 @@ def test_summarize_known_answers(synth):
     assert d["overlap_max"] == 1.0 and mvd.loc["A", "overlap_max"] == 0.0
     assert d["control_overhead_ns"] == 1000 + 2000 + 500 + 10 + 500 + 2000
     assert d["makespan_outliers"] == 0 and d["makespan_cv"] == 0.0
+    # Every task ran its whole span (cpu_ns = duration): D's three tasks made
+    # progress at once, parallelism = 240 us of CPU time / 106 us makespan.
+    assert d["parallelism"] == pytest.approx(240 / 106)
+    assert mvd.loc["A", "parallelism"] == pytest.approx(240 / 249)
+    assert d["eta_vs_bound"] == pytest.approx(d["eta_vs_alone"])  # k = 3 engines: bound = max T_i
     assert d["verdict_key"] == "D<C+overlap"
-    assert d["verdict_matches"] == "D<C+overlap"
-    assert d["relations"] == "D<A D>B D<C C<A"
+    assert d["verdict_matches"] == "D<C+overlap,D<A,D~B"
+    # D/B = 105/106 and C/A = 249/246: inside the 3% band, no difference.
+    assert d["relations"] == "D<A D~B D<C C~A"
+    assert bool(d["d_equiv_b"]) and d["verdict"].endswith("; D ~ B")
     assert d["next_step"] == "locate work-ratio, bandwidth and buffer limits"
     assert mvd.loc["A", "verdict"] == ""
     assert bool(d["point_ok"]) and d["excluded_reason"] == ""

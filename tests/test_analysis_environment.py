@@ -121,16 +121,19 @@ def test_loaded_machine_warns_in_summary_and_report(synth, tmp_path):
     w = d_row(s)["env_warning"]
     assert "loaded before (1-min load 1.70 > 1.00 = 0.5 x 2 cores)" in w
     assert "engines exceed cores" in w
-    # The verdict itself is not changed by the warning; the report shows both.
-    assert d_row(s)["verdict_key"] == "D<C+overlap"
+    # Other work on the machine withholds the verdict, naming why; the
+    # structural "engines exceed cores" alone would not.
+    assert d_row(s)["verdict_key"] == "inconclusive"
+    assert "loaded before" in d_row(s)["inconclusive_reason"]
+    assert "engines exceed" not in d_row(s)["inconclusive_reason"]
     csv = tmp_path / "summary.csv"
     s.assign(point_id="sw/mvd/p", target="host").to_csv(csv, index=False)
     rows = report.write_verdicts(csv, tmp_path / "v.html", tmp_path / "v.csv")
     page = (tmp_path / "v.html").read_text()
     assert "loaded before (1-min load 1.70" in page
-    assert "locate work-ratio, bandwidth and buffer limits" in page  # next step
-    assert "internal multi-engine orchestration has net benefit" in page  # conclusion
-    assert list(rows["verdict"]) == ["D < C and the timeline shows overlap"]
+    assert "add rounds or replicates, quiet the machine" in page  # next step
+    assert list(rows["verdict"]) == ["inconclusive"]
+    assert rows.iloc[0]["inconclusive because"].startswith("loaded before")
     r = rows.iloc[0]
     # 2 cores: k = 2, bound = max(100, 240 / 2)
     assert r["T_serial / T_ideal / bound us"] == "240.0 / 100.0 / 120.0"
@@ -160,7 +163,7 @@ def test_emulated_point_shows_no_timings_in_report(synth):
     rows = report.verdict_rows(s)
     r = rows.iloc[0]
     assert r["T_A us [95% CI]"] == "emulated: timings are not performance"
-    assert r["T_D us [95% CI]"] == "" and r["D/A"] == "" and r["eta vs alone"] == ""
+    assert r["T_D us [95% CI]"] == "" and r["D/A"] == "" and r["eta vs ideal"] == "" and r["parallelism D [95% CI]"] == ""
     assert r["verdict"] == "not assessed (emulated)"
     # the same summary, not emulated, does show them
     _, s2 = summary(synth)

@@ -63,12 +63,37 @@ def test_mad_outliers_flag_never_drop():
 
 
 def test_noise_warnings():
-    tight = {g: st.Estimate(v, v - 1, v + 1, 10) for g, v in zip("ABCD", (100, 90, 80, 70))}
-    assert st.noise_warnings(tight, {g: 0.01 for g in "ABCD"}) == []
-    loose = {g: st.Estimate(v, 50, 150, 10) for g, v in zip("ABCD", (100, 90, 80, 70))}
-    msgs = st.noise_warnings(loose, {"A": 0.3, "B": 0.01, "C": 0.01, "D": 0.01}, cv_threshold=0.1)
-    assert any("CV of group A" in m for m in msgs)
-    assert any("all groups" in m for m in msgs)
-    # D ~ B alone is a result, not noise.
-    partly = dict(tight, B=st.Estimate(70, 69, 71, 10))
-    assert st.noise_warnings(partly, {}) == []
+    rng = np.random.default_rng(0)
+    tight = {g: 100 * (1 + 0.01 * rng.standard_normal(100)) for g in "ABCD"}
+    assert st.noise_warnings(tight) == []
+    # one round at 10x the median: the classic CV explodes, the medians do not move
+    one = dict(tight, A=np.r_[tight["A"][:99], 1000.0])
+    assert st.cv(one["A"]) > 0.8
+    assert st.noise_warnings(one) == []
+    # the bulk spreads: robust CV 0.3
+    loose = dict(tight, A=100 * (1 + 0.3 * rng.standard_normal(100)))
+    msgs = st.noise_warnings(loose, cv_threshold=0.1)
+    assert len(msgs) == 1 and msgs[0].startswith("robust CV of group A is 0.")
+    # a preemption in every tenth round
+    often = dict(tight, B=np.where(np.arange(100) % 10 == 0, 300.0, tight["B"]))
+    msgs = st.noise_warnings(often)
+    assert msgs == ["10% of group B's rounds are outliers (> 5%)"]
+
+
+def test_hierarchical_bootstrap_known_answers():
+    # one cluster: exactly the ordinary bootstrap
+    x = np.arange(20, dtype=float)
+    assert st.hierarchical_bootstrap_median(x, [0] * 20, 300) == st.bootstrap_median(x, 300)
+    assert st.hierarchical_bootstrap_median(x, None, 300) == st.bootstrap_median(x, 300)
+    # constant clusters at 1, 2, 3: the replicate level alone decides the
+    # interval, which must reach both outer clusters' values
+    v = np.repeat([1.0, 2.0, 3.0], 10)
+    e = st.hierarchical_bootstrap_median(v, np.repeat([0, 1, 2], 10), 2000)
+    assert e.value == 2.0 and e.lo == 1.0 and e.hi == 3.0 and e.n == 30
+    # unequal sizes are honoured: a cluster of 1 cannot outweigh one of 50
+    u = np.r_[np.ones(50), [100.0]]
+    e = st.hierarchical_bootstrap_median(u, np.r_[np.zeros(50), [1]], 2000)
+    assert e.hi == 1.0 or e.hi == 100.0  # drawn twice (25%): all 100s
+    assert st.cluster_medians(u, np.r_[np.zeros(50), [1]]).tolist() == [1.0, 100.0]
+    with pytest.raises(ValueError, match="differ in length"):
+        st.hierarchical_bootstrap_median([1.0, 2.0], [0], 10)

@@ -130,3 +130,52 @@ def test_trace_problems_finds_malformed_traces():
         with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": -1.0, "dur": 1.0})))
     assert any("not a metadata or complete" in p for p in tl.trace_problems(
         with_event({"ph": "B", "pid": 1, "tid": 1, "name": "c", "ts": 0.0})))
+
+
+def _queued_run(synth):
+    """One D trial of mvd on 2 cores: M and V start at once, D is launched
+    with them but waits 50 us for a core; V ran on two workers (vec, vec1)
+    that each ran half of their span (sharing cores with M)."""
+    meta = synth.meta_record(online_cores=2)
+    tr = synth.trial_record(
+        round=0, workload="mvd", group="D",
+        tasks=[("M", "mx", 1_000, 101_000, 102_000, 100_000, 1_000),
+               ("V", "vec", 1_000, 81_000, 102_000, 80_000, 1_000),
+               ("D", "dma", 51_000, 111_000, 112_000, 60_000, 1_000)],
+        submit=(0, 500), wait=(500, 113_000), device=(800, 112_000))
+    v = next(t for t in tr["tasks"] if t["task"] == "V")
+    v["workers"] = [
+        {"engine": "vec", "begin": 1_000, "end": 81_000, "cpu_ns": 40_000, "cpu_begin": 1, "cpu_end": 1},
+        {"engine": "vec1", "begin": 1_000, "end": 81_000, "cpu_ns": 40_000, "cpu_begin": 0, "cpu_end": 0},
+    ]
+    return parse_records([json.dumps(r) for r in (meta, tr, synth.end_record(1))])
+
+
+def test_queue_run_share_and_worker_lanes(synth):
+    run = _queued_run(synth)
+    assert list(run.workers["engine"]) == ["mx", "vec", "vec1", "dma"]
+    gi = tl.gantt_intervals(run)
+    q = gi[gi["kind"] == "queue"]
+    assert list(q["name"]) == ["queue D"] and list(q["lane"]) == ["dma"]
+    assert (q["begin_ns"].iloc[0], q["end_ns"].iloc[0]) == (1_000, 51_000)
+    tasks = gi[gi["kind"] == "task"].set_index("lane")
+    assert tasks.loc["vec1", "name"] == "V" and tasks.loc["vec1", "run_share"] == pytest.approx(0.5)
+    assert tasks.loc["vec1", "core"] == 0 and tasks.loc["mx", "run_share"] == pytest.approx(1.0)
+    assert not tl.improper_nesting(gi)
+    trace = tl.perfetto_trace(run)
+    assert not tl.trace_problems(trace)
+    ev = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] == "V"]
+    assert sorted(e["args"]["run_share"] for e in ev) == [0.5, 0.5]
+    assert any(e["name"] == "queue D" and e["cat"] == "queue" for e in trace["traceEvents"])
+
+
+def test_progress_columns_known_answers(synth):
+    from hxfuse import metrics as mx
+    run = _queued_run(synth)
+    tm = mx.trial_metrics(run).iloc[0]
+    assert tm["D_queue_ns"] == 50_000 and tm["M_queue_ns"] == 0
+    assert tm["V_cpu_ns"] == 80_000 and tm["V_run_share"] == pytest.approx(1.0)
+    assert tm["D_run_share"] == pytest.approx(1.0)
+    # (100 + 80 + 60) us of CPU time over a 113 us makespan
+    assert tm["parallelism"] == pytest.approx(240 / 113)
+    assert "busy_vec1_ns" in tm and tm["busy_vec1_ns"] == 80_000
