@@ -419,7 +419,7 @@ def summarize(
                     t_a = est.value
                 group_rows[group] = row
 
-            noise = st.noise_warnings(group_samples, cv_threshold)
+            noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
             spd: dict[str, st.Estimate] = {}
             spd_reps: dict[str, list[float]] = {}
             for x, y in mx.SPEEDUP_PAIRS:

@@ -213,13 +213,17 @@ def noise_warnings(
     group_samples: Mapping[str, Sequence[float] | np.ndarray],
     cv_threshold: float = 0.10,
     outlier_share: float = OUTLIER_SHARE,
+    min_rel: float = 0.0,
 ) -> list[str]:
     """Reasons why a point's timings are too noisy to carry a verdict (empty list: none).
 
     Per group (``group_samples``: its measured makespans): the robust CV
     (1.4826 MAD / median) exceeds ``cv_threshold``, i.e. the bulk of the
     rounds spreads; or more than ``outlier_share`` of the rounds (and more
-    than one) are MAD outliers, i.e. the machine interfered repeatedly.  The classic CV is
+    than one) are outliers, i.e. the machine interfered repeatedly.  An
+    outlier is a MAD outlier that also lies more than ``min_rel`` x median
+    from the median: on a quiet machine the MAD is tiny, and deviations
+    smaller than the minimum effect cannot change a verdict.  The classic CV is
     reported in the summary but not used here: one round at 10x the median
     sends it past 1 without moving the medians the verdict rests on.
     """
@@ -233,7 +237,8 @@ def noise_warnings(
             reasons.append(f"robust CV of group {g} is {r:.2f} > {cv_threshold:.2f}")
         # more than one outlier, and more than the allowed share: a single
         # outlier in a short run is not a pattern
-        n_out = int(mad_outliers(a).sum())
+        med = float(np.median(a))
+        n_out = int((mad_outliers(a) & (np.abs(a - med) > min_rel * abs(med))).sum())
         share = n_out / len(a)
         if n_out > max(1.0, outlier_share * len(a)):
             reasons.append(f"{share:.0%} of group {g}'s rounds are outliers (> {outlier_share:.0%})")

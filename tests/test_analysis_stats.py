@@ -78,6 +78,10 @@ def test_noise_warnings():
     often = dict(tight, B=np.where(np.arange(100) % 10 == 0, 300.0, tight["B"]))
     msgs = st.noise_warnings(often)
     assert msgs == ["10% of group B's rounds are outliers (> 5%)"]
+    # the same pattern 2% above the median is below a 3% minimum effect
+    small = dict(tight, B=np.where(np.arange(100) % 10 == 0, 102.5, 100 + 0.001 * np.arange(100)))
+    assert st.noise_warnings(small) != []
+    assert st.noise_warnings(small, min_rel=0.03) == []
 
 
 def test_hierarchical_bootstrap_known_answers():
