@@ -217,6 +217,7 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     c->warmup = 5, c->rounds = 30, c->seed = 1;
     c->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000};
     for (int i = 0; i < HX_NENG_ALL; i++) c->affinity[i] = -1;
+    c->affinity_spec = "none";
     c->early_completion = 1;
     c->groups = 0xF;
     int vshape_set = 0, spread = 0;
