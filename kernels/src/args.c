@@ -180,11 +180,11 @@ static int parse_affinity(const char *s, hx_config *c, char *err, size_t n) {
  * The host is pinned too.  A free core if there is one; otherwise the core of
  * the engine that group B submits to last (V's vec, else dma, else mx).
  * Waking an engine on the waker's own core lets the engine preempt the
- * waker: a floating host on an engine's core was preempted between B's
- * submits in about a third of the rounds on a 2-core machine, so B's later
- * tasks started milliseconds late.  Submitting last to the engine that
- * shares its core means the only preemption comes after every task has been
- * handed over (measurements in docs/runner.md). */
+ * waker: on a 2-core machine a floating host lost its core between B's
+ * pushes in about a third of the mvd rounds (three quarters when pinned with
+ * mx), so B's later tasks started milliseconds late.  Sharing the core of the
+ * engine B submits to last, the host can only be preempted once every task
+ * has been handed over: no such B trial in 180 measured (docs/runner.md). */
 static void place_spread(hx_config *c, int cores) {
     uint32_t used = 0;
     for (int w = 0; w < c->nworkloads; w++) used |= c->workloads[w];

@@ -78,18 +78,23 @@ void hx_task_init_jobs(hx_task *t) {
 
 /* V with a vector quota > 1: rows are split across the entry thread and the
  * extra vector workers. */
-static void vchunk_run(hx_job *job, hx_engine *e) {
-    hx_vchunk *c = (hx_vchunk *)job;
+static void vchunk_compute(const hx_vchunk *c) {
     hx_exec *x = c->x;
     const hx_config *cfg = x->cfg;
-    uint64_t cpu0 = rec_open(x, &c->rec, e->name, 1);
     if (cfg->precision == HX_FP32)
         x->k->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
                       cfg->v_cols, cfg->v_passes, c->r0, c->r1);
     else
         x->k->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum,
                       (int16_t *)x->v.rowmax, cfg->v_cols, cfg->v_passes, c->r0, c->r1);
-    rec_close(x, &c->rec, 1, cpu0);
+}
+
+/* One chunk on one thread, recorded as one of V's workers. */
+static void vchunk_run(hx_job *job, hx_engine *e) {
+    hx_vchunk *c = (hx_vchunk *)job;
+    uint64_t cpu0 = rec_open(c->x, &c->rec, e->name, 1);
+    vchunk_compute(c);
+    rec_close(c->x, &c->rec, 1, cpu0);
     hx_event_signal(&c->done);
 }
 
@@ -102,6 +107,10 @@ void hx_task_work_v_split(hx_exec *x) {
         c->r0 = (int)((long)rows * i / parts);
         c->r1 = (int)((long)rows * (i + 1) / parts);
         hx_event_reset(&c->done);
+    }
+    if (parts == 1) { /* the entry thread alone: run_timed's record is V's */
+        vchunk_compute(&x->vchunk[0]);
+        return;
     }
     for (int i = 1; i < parts; i++) hx_engine_push(&x->vworker[i - 1], &x->vchunk[i].job);
     vchunk_run(&x->vchunk[0].job, &x->vec);
