@@ -1,4 +1,4 @@
-"""Mechanism validation of the fused executor (issue 2, item 7), driving the
+"""Mechanism validation of the fused executor, driving the
 compiled host runner.  Calibration tasks busy-wait on *thread CPU time*, so a
 task that is descheduled keeps running on the wall clock: the timestamp
 arguments below hold on a loaded machine too."""

@@ -10,8 +10,8 @@
 #ifndef HX_COMPILER
 #define HX_COMPILER "unknown"
 #endif
-/* What group B means on this target (issue: record what B maps to, or the
- * specific limitation).  Target files may override it. */
+/* What group B means on this target (what B maps to, or the specific
+ * limitation), recorded in every run.  Target files may override it. */
 #ifndef HX_GROUP_B
 #define HX_GROUP_B "one request per task, pushed at once to each task's own engine queue (mx, vec, dma); the host waits for all"
 #endif
