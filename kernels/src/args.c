@@ -184,7 +184,7 @@ static int parse_affinity(const char *s, hx_config *c, char *err, size_t n) {
  * pushes in about a third of the mvd rounds (three quarters when pinned with
  * mx), so B's later tasks started milliseconds late.  Sharing the core of the
  * engine B submits to last, the host can only be preempted once every task
- * has been handed over: no such B trial in 180 measured (docs/runner.md). */
+ * has been handed over: no such B trial in 360 measured (docs/runner.md). */
 static void place_spread(hx_config *c, int cores) {
     uint32_t used = 0;
     for (int w = 0; w < c->nworkloads; w++) used |= c->workloads[w];
