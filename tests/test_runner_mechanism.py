@@ -282,15 +282,23 @@ def test_tasks_on_two_free_cores_progress_in_parallel(hxrun, tmp_path):
         pytest.skip("needs two cores: parallel progress cannot be shown on one")
     recs = ok(*run_runner(hxrun, tmp_path / "two.jsonl", *CALIBRATED_MV, "--affinity", "host=0,vec=0,mx=1"))
     meta, end = recs[0], recs[-1]
-    # Other processes on the machine (other runs, builds) take cores from the
-    # busy-waits and make parallel progress impossible to show: half a core
-    # busy before or after the run means fewer than two free cores.
-    busy = max(meta["other_busy_cores_before"], end["other_busy_cores_after"])
-    if meta["online_cores"] < 2 or busy > 0.5:
-        pytest.skip(f"fewer than two free cores: {meta['online_cores']} online, {busy:.2f} kept busy by "
-                    f"other processes around the run")
     for t in trials(recs, group="D", workload="mv"):
         assert task(t, "M")["cpu_begin"] == 1 and task(t, "V")["cpu_begin"] == 0, t
+    # Other processes (other runs, builds) can take the cores from the
+    # busy-waits, and then parallel progress cannot be shown.  The direct
+    # evidence is in the run: the share of each task's time from launch to
+    # end that its thread actually ran.  At 90% for both, two overlapped 3 ms
+    # tasks still reach 1.78.  A serialised entry keeps both shares near 1,
+    # so this cannot hide the failure the test is for; misplacement is
+    # asserted above.  (The 200 ms /proc/stat samples around the run are
+    # reported but do not decide: short-sleeping engines win their cores
+    # back from long-running batch work, which the samples count as busy.)
+    share = statistics.median(min(x["cpu_ns"] / (x["end"] - x["launch"]) for x in t["tasks"])
+                              for t in trials(recs, group="D", workload="mv"))
+    busy = max(meta["other_busy_cores_before"], end["other_busy_cores_after"])
+    if meta["online_cores"] < 2 or share < 0.9:
+        pytest.skip(f"fewer than two free cores: {meta['online_cores']} online; the tasks ran {share:.0%} of "
+                    f"their time from launch to end ({busy:.2f} cores kept busy by other processes around the run)")
     par = _median_parallelism(recs)
     assert par >= 1.7, par
 
