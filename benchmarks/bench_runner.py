@@ -12,7 +12,7 @@ Rows:
   empty A-D        median round trip of the zero-work groups, spin and spin-block
                    waits, vs a Python ThreadPoolExecutor submit-and-wait of three
                    no-op tasks
-Targets from the issue: M >= 60% of OpenBLAS; empty D <= 5 us with spin waits.
+Targets of the runner's design: M >= 60% of OpenBLAS; empty D <= 5 us with spin waits.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mechanism validation of the fused executor (issue 2, item 7), driving the
+"""Mechanism validation of the fused executor, driving the
 compiled host runner.  Calibration tasks busy-wait on *thread CPU time*, so a
 task that is descheduled keeps running on the wall clock: the timestamp
 arguments below hold on a loaded machine too."""
@@ -214,9 +214,13 @@ def test_spread_affinity_places_engines_on_distinct_cores(hxrun, tmp_path):
         assert proc.returncode == 0, proc.stderr
         return recs[0]["affinity"]
     mv, md = placed("mv"), placed("md")
-    assert mv["mx"] != mv["vec"] and mv["host"] == -1
+    assert mv["mx"] != mv["vec"]
     # without V the control thread shares the core of the engine it launches last
     assert md["mx"] != md["dma"] and md["vec"] == md["dma"]
+    # the host is pinned: to a free core, else beside the engine B submits to last
+    cores = os.cpu_count()
+    assert mv["host"] == (2 if cores > 2 else mv["vec"])
+    assert md["host"] == (2 if cores > 2 else md["dma"])
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -233,4 +237,159 @@ def test_bad_arguments_fail_clearly(hxrun, tmp_path, args, needle):
     proc, recs = run_runner(hxrun, tmp_path / "x.jsonl", *args)
     assert proc.returncode == 2
     assert "hxrun: error:" in proc.stderr and needle in proc.stderr
+    assert recs is None
+
+
+# --- Progress evidence: CPU time, launch and placement records (schema 2) ---
+
+def _parallelism(trial):
+    """Sum of the tasks' thread CPU time over the trial's makespan: about 1
+    when the tasks took turns on one core, about k with k at once."""
+    return sum(x["cpu_ns"] for x in trial["tasks"]) / trial["makespan_ns"]
+
+
+def _median_parallelism(records):
+    return statistics.median(_parallelism(t) for t in trials(records, group="D", workload="mv"))
+
+
+CALIBRATED_MV = ("--workloads", "mv", "--groups", "D", "--calibrate", "M=3000,V=3000",
+                 "--warmup", "3", "--rounds", "40")
+
+
+def test_tasks_sharing_one_core_show_no_parallel_progress(hxrun, tmp_path):
+    # Known answer: M and V pinned to one core can only take turns, however
+    # much their wall-clock spans overlap.  Busy-waits on thread CPU time
+    # make each task 3 ms of real progress.
+    import os
+    host = ["host=1"] if (os.cpu_count() or 1) > 1 else []
+    recs = ok(*run_runner(hxrun, tmp_path / "one.jsonl", *CALIBRATED_MV,
+                          "--affinity", ",".join(host + ["vec=0", "mx=0"])))
+    for t in trials(recs, group="D", workload="mv"):
+        m, v = task(t, "M"), task(t, "V")
+        assert {m["cpu_begin"], m["cpu_end"], v["cpu_begin"], v["cpu_end"]} == {0}, t
+    par = _median_parallelism(recs)
+    assert par <= 1.15, par
+    # the spans overlap all the same: wall-clock overlap is not progress
+    spans = [min(task(t, "M")["end"], task(t, "V")["end"]) - max(task(t, "M")["begin"], task(t, "V")["begin"])
+             for t in trials(recs, group="D", workload="mv")]
+    assert statistics.median(spans) > 1_000_000, spans
+
+
+def test_tasks_on_two_free_cores_progress_in_parallel(hxrun, tmp_path):
+    # Known answer: the same tasks on two cores nobody else uses run at once.
+    import os
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two cores: parallel progress cannot be shown on one")
+    recs = ok(*run_runner(hxrun, tmp_path / "two.jsonl", *CALIBRATED_MV, "--affinity", "host=0,vec=0,mx=1"))
+    meta, end = recs[0], recs[-1]
+    for t in trials(recs, group="D", workload="mv"):
+        assert task(t, "M")["cpu_begin"] == 1 and task(t, "V")["cpu_begin"] == 0, t
+    # Other processes (other runs, builds) can take the cores from the
+    # busy-waits, and then parallel progress cannot be shown.  The direct
+    # evidence is in the run: the share of each task's time from launch to
+    # end that its thread actually ran.  At 90% for both, two overlapped 3 ms
+    # tasks still reach 1.78.  A serialised entry keeps both shares near 1,
+    # so this cannot hide the failure the test is for; misplacement is
+    # asserted above.  (The 200 ms /proc/stat samples around the run are
+    # reported but do not decide: short-sleeping engines win their cores
+    # back from long-running batch work, which the samples count as busy.)
+    share = statistics.median(min(x["cpu_ns"] / (x["end"] - x["launch"]) for x in t["tasks"])
+                              for t in trials(recs, group="D", workload="mv"))
+    busy = max(meta["other_busy_cores_before"], end["other_busy_cores_after"])
+    if meta["online_cores"] < 2 or share < 0.9:
+        pytest.skip(f"fewer than two free cores: {meta['online_cores']} online; the tasks ran {share:.0%} of "
+                    f"their time from launch to end ({busy:.2f} cores kept busy by other processes around the run)")
+    par = _median_parallelism(recs)
+    assert par >= 1.7, par
+
+
+def _in_range(cpu, cores):
+    return cpu is None or 0 <= cpu < cores
+
+
+@pytest.mark.parametrize("vworkers", [1, 2])
+def test_task_records_carry_launch_cpu_time_and_placement(hxrun, tmp_path, vworkers):
+    recs = ok(*run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", "mv,md,mvd", "--v-workers", str(vworkers),
+                          "--m-shape", "96,96,96", "--v-shape", "64,512", "--d-shape", "256,1024",
+                          "--affinity", "spread", "--warmup", "1", "--rounds", "4"))
+    meta, end = recs[0], recs[-1]
+    cores = meta["online_cores"]
+    assert meta["schema_version"] == 2
+    extra = ["vec1"] if vworkers == 2 else []
+    assert meta["engines"] == ["host", "vec", *extra, "mx", "dma"]
+    assert set(meta["affinity"]) == {"host", "vec", "mx", "dma", *extra}
+    assert meta["affinity"]["host"] >= 0 and meta["args"]["affinity"] == "spread"
+    all_trials = [r for r in recs if r["record"] == "trial"]
+    for t in all_trials:
+        h = t["host"]
+        assert len(h["submits"]) == h["requests"] and sum(h["submits"]) == h["submit_ns"], h
+        assert h["cpu"] == meta["affinity"]["host"] or h["cpu"] is None, h  # the pin holds
+        for x in t["tasks"]:
+            assert h["submit_begin"] <= x["launch"] <= x["begin"] <= x["end"] <= x["host_seen"], x
+            assert _in_range(x["cpu_begin"], cores) and _in_range(x["cpu_end"], cores), x
+            ws = x["workers"]
+            assert len(ws) >= 1 and sum(w["cpu_ns"] for w in ws) == x["cpu_ns"], x
+            for w in ws:
+                assert x["begin"] <= w["begin"] <= w["end"] <= x["end"], x
+                assert _in_range(w["cpu_begin"], cores) and _in_range(w["cpu_end"], cores), x
+                pinned = meta["affinity"][w["engine"]]
+                assert w["cpu_begin"] in (None, pinned) and w["cpu_end"] in (None, pinned), (w, pinned)
+                # one thread cannot consume more CPU than wall time (clock slack only)
+                assert w["cpu_ns"] <= (w["end"] - w["begin"]) * 1.002 + 5000, w
+            if t["empty"]:
+                assert x["cpu_ns"] == 0, x  # no work, and the CPU clock is not even read
+            else:
+                assert x["cpu_ns"] > 0, x
+            if x["task"] == "V" and not t["empty"] and vworkers == 2:
+                # the quota of two: one row chunk on the entry thread, one on vec1
+                assert [w["engine"] for w in ws] == ["vec", "vec1"], x
+            else:
+                assert len(ws) == 1 and ws[0]["engine"] == x["engine"], x
+                assert (ws[0]["begin"], ws[0]["end"], ws[0]["cpu_ns"]) == (x["begin"], x["end"], x["cpu_ns"])
+            if t["group"] in ("A", "B", "alone"):
+                assert x["launch"] in [h["submit_begin"]] or h["submit_begin"] < x["launch"] <= h["submit_end"], x
+            elif x["task"] == "V":
+                assert x["launch"] == x["begin"], x  # run inline by the entry: no queue
+            else:
+                assert t["device"]["entry_begin"] <= x["launch"], x
+    measured = [t for t in all_trials if not t["warmup"]]
+    limit = end["submit_outlier_ns"]
+    assert end["submit_outliers"] == sum(max(t["host"]["submits"]) > limit for t in measured)
+    assert sum(end["submit_outliers_by_group"].values()) == end["submit_outliers"]
+    late = [t for t in measured if t["group"] == "B"
+            and max(x["launch"] for x in t["tasks"]) - min(x["launch"] for x in t["tasks"]) > limit]
+    assert end["b_handover_outliers"] == len(late)
+
+
+def test_explicit_placement_is_honoured(hxrun, tmp_path):
+    import os
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two cores")
+    recs = ok(*run_runner(hxrun, tmp_path / "p.jsonl", "--workloads", "mv", "--v-workers", "2",
+                          "--affinity", "host=1,vec=1,vec1=0,mx=0", "--m-shape", "64,64,64",
+                          "--v-shape", "64,256", "--warmup", "0", "--rounds", "3"))
+    assert recs[0]["affinity"] == {"host": 1, "vec": 1, "vec1": 0, "mx": 0, "dma": -1}
+    for t in (r for r in recs if r["record"] == "trial"):
+        assert t["host"]["cpu"] == 1
+        for x in t["tasks"]:
+            for w in x["workers"]:
+                core = {"vec": 1, "vec1": 0, "mx": 0}[w["engine"]]
+                assert w["cpu_begin"] == w["cpu_end"] == core, w
+    recs = ok(*run_runner(hxrun, tmp_path / "n.jsonl", "--workloads", "mv", "--affinity", "none",
+                          "--m-shape", "16,16,16", "--v-shape", "8,64", "--warmup", "0", "--rounds", "1"))
+    assert set(recs[0]["affinity"].values()) == {-1}
+
+
+@pytest.mark.parametrize("spec,needle", [
+    ("gpu=0", "unknown engine 'gpu'"),
+    ("host=0,host=1", "placed twice"),
+    ("vec1=0", "no such vector worker"),
+    ("mx=-1", "expected a core number"),
+    ("mx", "engine=core pairs"),
+    ("dma=4095", "core does not exist"),
+])
+def test_bad_placement_fails_before_any_work(hxrun, tmp_path, spec, needle):
+    proc, recs = run_runner(hxrun, tmp_path / "x.jsonl", "--affinity", spec)
+    assert proc.returncode == 2, proc.stderr
+    assert "hxrun: error: --affinity" in proc.stderr and needle in proc.stderr, proc.stderr
     assert recs is None

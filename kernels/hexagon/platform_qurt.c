@@ -143,6 +143,10 @@ int hx_pin_self(int core) {
     return -1;
 }
 
+/* Not exposed to user PDs (and QuRT migrates software threads between
+ * hardware threads freely): the records say null.  Untested on hardware. */
+int hx_current_cpu(void) { return -1; }
+
 void hx_word_wait(uint32_t *addr, uint32_t expected) { qurt_futex_wait(addr, (int)expected); }
 void hx_word_wake_all(uint32_t *addr) { qurt_futex_wake(addr, INT_MAX); }
 

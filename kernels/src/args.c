@@ -28,7 +28,7 @@ void hx_usage(FILE *f) {
           "  --v-variant compute|onchip|ddr  --v-shape R,C  --v-passes P  --v-workers N\n"
           "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --d-repeat N  --scratch-bytes N\n"
           "  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
-          "  --affinity spread|host=0,vec=1,mx=0,dma=1  --calibrate M=100,V=80,D=60\n"
+          "  --affinity spread|none|host=1,vec=1,mx=0,dma=0[,vec1=0..]  --calibrate M=100,V=80,D=60\n"
           "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V\n"
           "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch\n",
           f);
@@ -127,6 +127,83 @@ static int parse_named(const char *s, const char *const *names, int n, double lo
     return 0;
 }
 
+/* Name of placeable thread e ("host", "vec", "mx", "dma", "vec1".."vec7"). */
+const char *hx_placed_name(int e, char *buf, size_t len) {
+    if (e < HX_NENG_NAMED) return hx_engine_names[e];
+    snprintf(buf, len, "vec%d", e - HX_NENG_NAMED + 1);
+    return buf;
+}
+
+/* "none" or "engine=core,..." into c->affinity (engines not named float).
+ * Cores are checked against the machine after parsing. */
+static int parse_affinity(const char *s, hx_config *c, char *err, size_t n) {
+    for (int e = 0; e < HX_NENG_ALL; e++) c->affinity[e] = -1;
+    if (!strcmp(s, "none")) return 0;
+    char buf[256], nbuf[16];
+    snprintf(buf, sizeof buf, "%s", s);
+    int seen[HX_NENG_ALL] = {0};
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return fail(err, n, "--affinity", "expected 'spread', 'none' or engine=core pairs", s);
+        *eq = 0;
+        int idx = -1;
+        for (int e = 0; e < HX_NENG_ALL; e++)
+            if (!strcmp(tok, hx_placed_name(e, nbuf, sizeof nbuf))) idx = e;
+        if (idx < 0) {
+            snprintf(err, n, "--affinity: unknown engine '%s' (engines: host, vec, mx, dma, vec1..vec%d)", tok,
+                     HX_MAX_VWORKERS - 1);
+            return -1;
+        }
+        if (seen[idx]) {
+            snprintf(err, n, "--affinity: engine '%s' placed twice", tok);
+            return -1;
+        }
+        long core;
+        if (parse_long(eq + 1, 0, 4095, &core)) {
+            snprintf(err, n, "--affinity: %s: expected a core number >= 0 (got '%s')", tok, eq + 1);
+            return -1;
+        }
+        seen[idx] = 1;
+        c->affinity[idx] = (int)core;
+    }
+    return 0;
+}
+
+/* --affinity spread.  One core per device engine the workloads use, in the
+ * fixed order mx, vec, dma, then the extra vector workers vec1.., wrapping
+ * when engines outnumber cores.  Without V the vec control thread still runs
+ * the fused entry of C and D: it goes on the core of the engine it launches
+ * last (dma, else mx), because an engine woken on its own core preempts it
+ * and, pinned, it could not launch the next task until that engine finished.
+ *
+ * The host is pinned too.  A free core if there is one; otherwise the core of
+ * the engine that group B submits to last (V's vec, else dma, else mx).
+ * Waking an engine on the waker's own core lets the engine preempt the
+ * waker: on a 2-core machine a floating host lost its core between B's
+ * pushes in about a third of the mvd rounds (three quarters when pinned with
+ * mx), so B's later tasks started milliseconds late.  Sharing the core of the
+ * engine B submits to last, the host can only be preempted once every task
+ * has been handed over: no such B trial in 360 measured (docs/runner.md). */
+static void place_spread(hx_config *c, int cores) {
+    uint32_t used = 0;
+    for (int w = 0; w < c->nworkloads; w++) used |= c->workloads[w];
+    static const int eng_of_task[HX_NTASKS] = {HX_ENG_MX, HX_ENG_VEC, HX_ENG_DMA};
+    static const int order[HX_NTASKS] = {HX_M, HX_V, HX_D};
+    int next = 0;
+    for (int i = 0; i < HX_NTASKS; i++)
+        if (used & HX_BIT(order[i])) c->affinity[eng_of_task[order[i]]] = next++ % cores;
+    if (used & HX_BIT(HX_V))
+        for (int w = 1; w < c->v_workers; w++) c->affinity[HX_ENG_VWORKER(w)] = next++ % cores;
+    else
+        c->affinity[HX_ENG_VEC] = c->affinity[(used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
+    if (next < cores)
+        c->affinity[HX_ENG_HOST] = next;
+    else
+        c->affinity[HX_ENG_HOST] = c->affinity[(used & HX_BIT(HX_V)) ? HX_ENG_VEC
+                                               : (used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
+}
+
 int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     memset(c, 0, sizeof *c);
     c->nworkloads = 1;
@@ -139,7 +216,8 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     c->scratch_bytes = 8u << 20;
     c->warmup = 5, c->rounds = 30, c->seed = 1;
     c->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000};
-    for (int i = 0; i < HX_NENG_NAMED; i++) c->affinity[i] = -1;
+    for (int i = 0; i < HX_NENG_ALL; i++) c->affinity[i] = -1;
+    c->affinity_spec = "none";
     c->early_completion = 1;
     c->groups = 0xF;
     int vshape_set = 0, spread = 0;
@@ -212,13 +290,10 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         } else if (!strcmp(o, "--spin-ns")) {
             if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
             c->wait.spin_ns = (uint64_t)L;
-        } else if (!strcmp(o, "--affinity") && !strcmp(v, "spread")) {
-            spread = 1;
         } else if (!strcmp(o, "--affinity")) {
-            double a[HX_NENG_NAMED] = {-1, -1, -1, -1};
-            if (parse_named(v, hx_engine_names, HX_NENG_NAMED, 0, 1023, a, NULL))
-                return fail(err, n, o, "expected 'spread' or engine=core pairs with engines host, vec, mx, dma", v);
-            for (int e = 0; e < HX_NENG_NAMED; e++) c->affinity[e] = (int)a[e];
+            c->affinity_spec = v;
+            spread = c->spread = !strcmp(v, "spread");
+            if (!spread && parse_affinity(v, c, err, n)) return -1;
         } else if (!strcmp(o, "--calibrate")) {
             int seen[HX_NTASKS] = {0};
             if (parse_named(v, hx_task_names, HX_NTASKS, 0, 1e7, c->calib_us, seen))
@@ -247,29 +322,19 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     if (!c->out_path) return fail(err, n, "--out", "is required", "");
     int cores = hx_online_cores();
     if (spread) {
-        /* One core per device engine the workloads use, in the fixed order
-         * mx, vec, dma, wrapping when engines outnumber cores.  Without V the
-         * vec control thread still runs the fused entry of C and D: it goes
-         * on the core of the engine it launches last (dma, else mx), because
-         * an engine woken on its own core preempts it and, pinned, it could
-         * not launch the next task until that engine finished.  The host
-         * floats (it sleeps while it waits). */
-        uint32_t used = 0;
-        for (int w = 0; w < c->nworkloads; w++) used |= c->workloads[w];
-        static const int eng_of_task[HX_NTASKS] = {HX_ENG_MX, HX_ENG_VEC, HX_ENG_DMA};
-        static const int order[HX_NTASKS] = {HX_M, HX_V, HX_D};
-        int next = 0;
-        for (int i = 0; i < HX_NTASKS; i++)
-            if (used & HX_BIT(order[i])) c->affinity[eng_of_task[order[i]]] = next++ % cores;
-        if (!(used & HX_BIT(HX_V)))
-            c->affinity[HX_ENG_VEC] = c->affinity[(used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
+        for (int e = 0; e < HX_NENG_ALL; e++) c->affinity[e] = -1;
+        place_spread(c, cores);
     }
-    for (int e = 0; e < HX_NENG_NAMED; e++)
-        if (c->affinity[e] >= cores) {
-            char val[32];
-            snprintf(val, sizeof val, "%s=%d", hx_engine_names[e], c->affinity[e]);
+    char nbuf[16], val[48];
+    for (int e = 0; e < HX_NENG_ALL; e++) {
+        if (c->affinity[e] < 0) continue;
+        const char *name = hx_placed_name(e, nbuf, sizeof nbuf);
+        snprintf(val, sizeof val, "%s=%d", name, c->affinity[e]);
+        if (c->affinity[e] >= cores)
             return fail(err, n, "--affinity", "core does not exist on this machine (online cores: 0..n-1)", val);
-        }
+        if (e >= HX_NENG_NAMED && e - HX_NENG_NAMED + 1 >= c->v_workers)
+            return fail(err, n, "--affinity", "no such vector worker: --v-workers N has workers vec1..vec(N-1)", val);
+    }
     /* Per-variant defaults: compute is cache-resident with many passes, onchip
      * fits the arena, ddr streams an array far larger than any cache. */
     static const int def_rows[] = {64, 512, 4096}, def_cols[] = {256, 1024, 4096}, def_passes[] = {32, 1, 1};

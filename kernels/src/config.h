@@ -12,11 +12,14 @@ enum { HX_FP32 = 0, HX_U8I8 = 1 };
 enum { HX_V_COMPUTE = 0, HX_V_ONCHIP = 1, HX_V_DDR = 2 };
 enum { HX_G_A = 0, HX_G_B, HX_G_C, HX_G_D, HX_NGROUPS, HX_G_ALONE = HX_NGROUPS };
 enum { HX_INJECT_NONE = 0, HX_INJECT_V_OUT_M_OUT, HX_INJECT_D_DST_V_SCRATCH };
-enum { HX_ENG_HOST = 0, HX_ENG_VEC, HX_ENG_MX, HX_ENG_DMA, HX_NENG_NAMED };
-
 #define HX_MAX_WORKLOADS 3
 #define HX_MAX_LABELS 16
 #define HX_MAX_VWORKERS 8
+/* Threads that can be placed: the host, the three engines, then the extra
+ * vector workers vec1..vec7 (vecN at HX_ENG_VWORKER(N)). */
+enum { HX_ENG_HOST = 0, HX_ENG_VEC, HX_ENG_MX, HX_ENG_DMA, HX_NENG_NAMED,
+       HX_NENG_ALL = HX_NENG_NAMED + HX_MAX_VWORKERS - 1 };
+#define HX_ENG_VWORKER(n) (HX_NENG_NAMED + (n) - 1)
 
 typedef struct hx_config {
     const char *out_path;
@@ -32,7 +35,10 @@ typedef struct hx_config {
     int warmup, rounds;
     uint64_t seed;
     hx_wait_policy wait;
-    int affinity[HX_NENG_NAMED]; /* -1 = float */
+    int affinity[HX_NENG_ALL]; /* -1 = float */
+    const char *affinity_spec;   /* as given: spread, none or the pairs */
+    int spread;                  /* --affinity spread */
+    int host_pin_refused;        /* set by main: spread's host pin was refused by the platform */
     int calibrate;
     double calib_us[HX_NTASKS];
     int early_completion;
@@ -47,6 +53,8 @@ extern const char *const hx_task_names[HX_NTASKS];
 extern const char *const hx_group_names[HX_NGROUPS + 1];
 extern const char *const hx_engine_names[HX_NENG_NAMED];
 const char *hx_workload_name(uint32_t mask);
+/* Name of placeable thread e (index into hx_config.affinity); buf holds vecN. */
+const char *hx_placed_name(int e, char *buf, size_t len);
 
 /* Parses argv into cfg; returns 0, or -1 with a message in err. */
 int hx_parse_args(int argc, char **argv, hx_config *cfg, char *err, size_t errlen);

@@ -11,6 +11,15 @@
 
 struct hx_exec;
 
+/* One thread's part of a task: the whole task for M and D, one row chunk of
+ * V per vector worker.  cpu_ns is that thread's CPU time over [begin, end];
+ * cpu_begin/cpu_end the core it ran on then (-1: the platform cannot tell). */
+typedef struct hx_worker_rec {
+    const char *engine;
+    uint64_t begin, end, cpu_ns;
+    int cpu_begin, cpu_end;
+} hx_worker_rec;
+
 typedef struct hx_task {
     int id;
     struct hx_exec *x;
@@ -21,7 +30,12 @@ typedef struct hx_task {
     uint32_t slot_mask; /* its scratch slot in the arena plan */
     /* per-trial record, written by the engine, read by the host after the
      * task's completion has been published (acquire) */
+    uint64_t launch; /* handed to its engine: host submit (A, B, alone) or the entry's push (C, D) */
     uint64_t begin, end, host_seen;
+    uint64_t cpu_ns; /* summed over workers */
+    int cpu_begin, cpu_end;
+    int nworkers;
+    hx_worker_rec workers[HX_MAX_VWORKERS];
     uint64_t checksum_at_publish; /* --check-at-publish: read by the host right after the acquire */
     const char *ran_on;
     hx_event dev_done;  /* engine -> fused entry (eM, eD) */
@@ -46,6 +60,7 @@ typedef struct hx_vchunk {
     hx_job job;
     struct hx_exec *x;
     int r0, r1;
+    hx_worker_rec rec; /* written by the worker before `done` (release) */
     hx_event done;
 } hx_vchunk;
 
@@ -117,7 +132,9 @@ int hx_plan_check(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 typedef struct hx_host_times {
     uint64_t submit_begin, submit_end, wait_begin, wait_end;
     uint64_t submit_ns, wait_ns; /* summed over the group's requests */
+    uint64_t submits[HX_NTASKS]; /* each request's submit duration */
     int requests;
+    int cpu; /* core of the host thread at the first submit, -1 unknown */
 } hx_host_times;
 int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen);
 #endif

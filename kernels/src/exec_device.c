@@ -13,11 +13,38 @@ void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, 
     if (i < HX_MAX_WAITS) x->waits[i] = (hx_wait_rec){who, on, b, e};
 }
 
+/* Stamps one thread's part of a task.  The CPU-time reads sit inside
+ * [begin, end], so on one thread cpu_ns <= end - begin.  Each read is a
+ * system call (about 0.7 us on a VM), so an empty task, whose work is zero,
+ * skips them: its trials keep measuring the control path alone. */
+static uint64_t rec_open(hx_exec *x, hx_worker_rec *w, const char *engine, int cpu_time) {
+    w->engine = engine;
+    w->cpu_begin = hx_current_cpu();
+    w->begin = hx_exec_now(x);
+    return cpu_time ? hx_thread_cpu_ns() : 0;
+}
+
+static void rec_close(hx_exec *x, hx_worker_rec *w, int cpu_time, uint64_t cpu0) {
+    w->cpu_ns = cpu_time ? hx_thread_cpu_ns() - cpu0 : 0;
+    w->end = hx_exec_now(x);
+    w->cpu_end = hx_current_cpu();
+}
+
+/* Runs a task on engine e.  A task whose work was split over vector workers
+ * has filled its worker records itself (hx_task_work_v_split); its CPU time
+ * is theirs, not this thread's, which mostly waited for them. */
 static void run_timed(hx_task *t, hx_engine *e) {
+    hx_worker_rec w;
     t->ran_on = e->name;
-    t->begin = hx_exec_now(t->x);
+    t->nworkers = 0;
+    uint64_t cpu0 = rec_open(t->x, &w, e->name, !t->empty);
     hx_task_work(t);
-    t->end = hx_exec_now(t->x);
+    rec_close(t->x, &w, !t->empty, cpu0);
+    t->begin = w.begin, t->end = w.end;
+    t->cpu_begin = w.cpu_begin, t->cpu_end = w.cpu_end;
+    if (t->nworkers == 0) t->workers[t->nworkers++] = w;
+    t->cpu_ns = 0;
+    for (int i = 0; i < t->nworkers; i++) t->cpu_ns += t->workers[i].cpu_ns;
 }
 
 /* Publishing: the release store in hx_event_signal orders every output write
@@ -51,9 +78,7 @@ void hx_task_init_jobs(hx_task *t) {
 
 /* V with a vector quota > 1: rows are split across the entry thread and the
  * extra vector workers. */
-static void vchunk_run(hx_job *job, hx_engine *e) {
-    (void)e;
-    hx_vchunk *c = (hx_vchunk *)job;
+static void vchunk_compute(const hx_vchunk *c) {
     hx_exec *x = c->x;
     const hx_config *cfg = x->cfg;
     if (cfg->precision == HX_FP32)
@@ -62,6 +87,14 @@ static void vchunk_run(hx_job *job, hx_engine *e) {
     else
         x->k->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum,
                       (int16_t *)x->v.rowmax, cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+}
+
+/* One chunk on one thread, recorded as one of V's workers. */
+static void vchunk_run(hx_job *job, hx_engine *e) {
+    hx_vchunk *c = (hx_vchunk *)job;
+    uint64_t cpu0 = rec_open(c->x, &c->rec, e->name, 1);
+    vchunk_compute(c);
+    rec_close(c->x, &c->rec, 1, cpu0);
     hx_event_signal(&c->done);
 }
 
@@ -75,9 +108,16 @@ void hx_task_work_v_split(hx_exec *x) {
         c->r1 = (int)((long)rows * (i + 1) / parts);
         hx_event_reset(&c->done);
     }
+    if (parts == 1) { /* the entry thread alone: run_timed's record is V's */
+        vchunk_compute(&x->vchunk[0]);
+        return;
+    }
     for (int i = 1; i < parts; i++) hx_engine_push(&x->vworker[i - 1], &x->vchunk[i].job);
     vchunk_run(&x->vchunk[0].job, &x->vec);
     for (int i = 1; i < parts; i++) hx_event_wait(&x->vchunk[i].done, &x->cfg->wait);
+    hx_task *V = &x->task[HX_V];
+    for (int i = 0; i < parts; i++) V->workers[i] = x->vchunk[i].rec;
+    V->nworkers = parts;
 }
 
 /* Step 1 of the fused entry: inputs ready, no range or scratch conflicts. */
@@ -118,16 +158,19 @@ static void fused_run(hx_job *job, hx_engine *e) {
     }
     /* 3. launch M -> eM, launch D -> eD (C: full barrier after each) */
     if (hasM) {
+        M->launch = hx_exec_now(x);
         hx_engine_push(M->engine, &M->launch_job);
         if (f->barrier) { wait_dev(x, M, "eM"); publish(M); }
     }
     if (hasD) {
+        D->launch = hx_exec_now(x);
         hx_engine_push(D->engine, &D->launch_job);
         if (f->barrier) { wait_dev(x, D, "eD"); publish(D); }
     }
     /* 4. run V here, publish it, release what it no longer needs */
     if (hasV) {
         run_timed(V, e);
+        V->launch = V->begin; /* run inline by the entry: no queue */
         publish(V);
         hx_arena_release(&x->arena, V->slot_mask);
     }

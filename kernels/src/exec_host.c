@@ -59,14 +59,18 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
     h->wait_ns += e - b;
 }
 
-static void submit(hx_exec *x, hx_engine *e, hx_job *job, hx_host_times *h) {
+/* Hands one request to engine e.  `t`: the task it carries (A, B, alone),
+ * whose launch is the begin of the push; NULL for the fused request. */
+static void submit(hx_exec *x, hx_engine *e, hx_job *job, hx_task *t, hx_host_times *h) {
+    if (!h->requests) h->cpu = hx_current_cpu();
     uint64_t b = hx_exec_now(x);
+    if (t) t->launch = b;
     hx_engine_push(e, job);
     uint64_t end = hx_exec_now(x);
     if (!h->submit_begin) h->submit_begin = b;
     h->submit_end = end;
     h->submit_ns += end - b;
-    h->requests++;
+    h->submits[h->requests++] = end - b;
 }
 
 int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen) {
@@ -75,7 +79,9 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
     for (int i = 0; i < HX_NTASKS; i++) {
         hx_task *t = &x->task[i];
         t->empty = empty;
-        t->begin = t->end = t->host_seen = t->checksum_at_publish = 0;
+        t->launch = t->begin = t->end = t->host_seen = t->checksum_at_publish = t->cpu_ns = 0;
+        t->cpu_begin = t->cpu_end = -1;
+        t->nworkers = 0;
         t->ran_on = NULL;
         hx_event_reset(&t->dev_done);
         hx_event_reset(&t->published);
@@ -87,14 +93,14 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
         for (int j = 0; j < HX_NTASKS; j++) {
             hx_task *t = &x->task[task_order[j]];
             if (!(mask & HX_BIT(t->id))) continue;
-            submit(x, t->engine, &t->request_job, h);
+            submit(x, t->engine, &t->request_job, t, h);
             host_wait(x, HX_BIT(t->id), NULL, h);
         }
         break;
     case HX_G_B:
         for (int j = 0; j < HX_NTASKS; j++) {
             hx_task *t = &x->task[task_order[j]];
-            if (mask & HX_BIT(t->id)) submit(x, t->engine, &t->request_job, h);
+            if (mask & HX_BIT(t->id)) submit(x, t->engine, &t->request_job, t, h);
         }
         host_wait(x, mask, NULL, h);
         break;
@@ -107,7 +113,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
         f->error[0] = 0;
         f->entry_begin = f->entry_end = 0;
         hx_event_reset(&f->done);
-        submit(x, &x->vec, &f->job, h);
+        submit(x, &x->vec, &f->job, NULL, h);
         host_wait(x, mask, &f->done, h);
         if (f->failed) {
             snprintf(err, errlen, "fused entry rejected the plan: %s", f->error);

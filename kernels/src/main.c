@@ -18,16 +18,26 @@ int main(int argc, char **argv) {
         hx_usage(stderr);
         return 2;
     }
-    if (cfg.affinity[HX_ENG_HOST] >= 0 && hx_pin_self(cfg.affinity[HX_ENG_HOST]) != 0) {
-        fprintf(stderr, "hxrun: error: --affinity: cannot pin host to core %d\n", cfg.affinity[HX_ENG_HOST]);
-        return 2;
-    }
     static hx_exec x; /* large: keep it off the stack */
     rc = hx_exec_setup(&x, &cfg, hx_kernels_fast(), err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "hxrun: error: %s\n", err);
         hx_exec_teardown(&x);
         return rc == -3 ? 3 : 1;
+    }
+    /* The host pins itself after the engines exist: a floating engine would
+     * otherwise inherit the host's core. */
+    int host = cfg.affinity[HX_ENG_HOST];
+    if (host >= 0 && hx_pin_self(host) != 0) {
+        if (!cfg.spread) {
+            fprintf(stderr, "hxrun: error: --affinity: cannot pin host to core %d\n", host);
+            hx_exec_teardown(&x);
+            return 2;
+        }
+        /* spread asked for a pin the platform refuses (QuRT has no user
+         * affinity): the host floats, and the metadata says so. */
+        cfg.affinity[HX_ENG_HOST] = -1;
+        cfg.host_pin_refused = 1;
     }
     /* Write to FILE.tmp and rename on completion: a crash or a kill never
      * leaves a file that looks like a result. */

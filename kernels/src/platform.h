@@ -26,6 +26,10 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
 void hx_thread_join(hx_thread *t);
 /* Pins the calling thread; returns 0 on success. */
 int hx_pin_self(int core);
+/* Core the calling thread runs on right now, or -1 where the platform cannot
+ * tell.  Recorded at the begin and end of every task, so a timeline can show
+ * which core ran it (and a migration in between). */
+int hx_current_cpu(void);
 
 /* Wait primitives on a 32-bit word (futex semantics): sleep while *addr ==
  * expected (spurious wake-ups allowed); wake every sleeper on addr. */

@@ -45,13 +45,21 @@ struct hx_thread {
     hx_thread_fn fn;
     void *arg;
     int core;
+    int pin_rc;   /* errno of the thread's own pinning, 0 on success */
+    uint32_t started; /* set once pin_rc is valid */
     char name[16];
 };
 
+/* The thread pins itself before it runs anything and reports the result, so
+ * that a core the process may not use fails hx_thread_start with a message
+ * instead of leaving the engine floating.  A floating thread inherits the
+ * creator's mask: the host pins itself only after the engines exist. */
 static void *trampoline(void *p) {
     hx_thread *t = (hx_thread *)p;
-    if (t->core >= 0) hx_pin_self(t->core);
-    t->fn(t->arg);
+    int rc = t->core >= 0 && hx_pin_self(t->core) != 0 ? errno : 0;
+    t->pin_rc = rc;
+    __atomic_store_n(&t->started, 1u, __ATOMIC_RELEASE);
+    if (rc == 0) t->fn(t->arg);
     return NULL;
 }
 
@@ -73,6 +81,13 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
         return NULL;
     }
     pthread_setname_np(t->tid, t->name);
+    while (!__atomic_load_n(&t->started, __ATOMIC_ACQUIRE)) hx_yield();
+    if (t->pin_rc != 0) {
+        snprintf(err, errlen, "cannot pin thread %s to core %d: %s", name, core, strerror(t->pin_rc));
+        pthread_join(t->tid, NULL);
+        free(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -106,6 +121,8 @@ void hx_cpu_relax(void) {
 }
 
 void hx_yield(void) { sched_yield(); }
+
+int hx_current_cpu(void) { return sched_getcpu(); }
 
 int hx_online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -10,8 +10,8 @@
 #ifndef HX_COMPILER
 #define HX_COMPILER "unknown"
 #endif
-/* What group B means on this target (issue: record what B maps to, or the
- * specific limitation).  Target files may override it. */
+/* What group B means on this target (what B maps to, or the specific
+ * limitation), recorded in every run.  Target files may override it. */
 #ifndef HX_GROUP_B
 #define HX_GROUP_B "one request per task, pushed at once to each task's own engine queue (mx, vec, dma); the host waits for all"
 #endif
@@ -64,7 +64,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     int used = engines_used(x);
     hx_json_begin(&j, out);
     hx_json_str(&j, "record", "meta");
-    hx_json_i64(&j, "schema_version", 1);
+    hx_json_i64(&j, "schema_version", 2);
     hx_json_str(&j, "target", hx_platform_name());
 #ifdef HX_EMULATED
     /* Functional emulation: timings are not performance (never plot them as such). */
@@ -100,7 +100,9 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_close(&j, '}');
     hx_json_i64(&j, "device_engines_used", used);
     hx_json_obj(&j, "affinity");
-    for (int i = 0; i < HX_NENG_NAMED; i++) hx_json_i64(&j, hx_engine_names[i], c->affinity[i]);
+    char nbuf[16];
+    for (int i = 0; i < HX_NENG_NAMED + x->nvworkers; i++)
+        hx_json_i64(&j, hx_placed_name(i, nbuf, sizeof nbuf), c->affinity[i]);
     hx_json_close(&j, '}');
     hx_json_bool(&j, "engines_exceed_cores", used > cores);
     hx_json_obj(&j, "clock");
@@ -131,6 +133,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
     hx_json_u64(&j, "spin_ns", c->wait.spin_ns);
     hx_json_bool(&j, "early_completion", c->early_completion);
+    hx_json_str(&j, "affinity", c->affinity_spec);
     hx_json_bool(&j, "check_at_publish", c->check_at_publish);
     hx_json_arr(&j, "groups");
     for (int g = 0; g < HX_NGROUPS; g++)
@@ -206,8 +209,39 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
         hx_json_str(&j, NULL, "spin waits with more threads than cores: waiting threads steal cycles from working ones");
     if (c->calibrate) hx_json_str(&j, NULL, "calibration run: tasks are busy-waits, outputs are not checked");
+    if (c->host_pin_refused)
+        hx_json_str(&j, NULL, "--affinity spread: the platform refused to pin the host thread; it floats");
     hx_json_close(&j, ']');
     hx_json_end(&j);
+}
+
+/* A core id, or null where the platform cannot tell (-1). */
+static void cpu_id(hx_json *j, const char *key, int cpu) {
+    if (cpu < 0) hx_json_null(j, key);
+    else hx_json_i64(j, key, cpu);
+}
+
+/* A submit longer than this means the host thread lost its core between
+ * pushing requests (a push alone takes a few microseconds). */
+#define HX_SUBMIT_OUTLIER_NS 200000u
+
+static int submit_outlier(const hx_host_times *h) {
+    for (int i = 0; i < h->requests; i++)
+        if (h->submits[i] > HX_SUBMIT_OUTLIER_NS) return 1;
+    return 0;
+}
+
+/* Group B hands its tasks over in one burst: a last launch this late after
+ * the first means the host lost its core between pushes, so B's later tasks
+ * started late for a reason that is not B's mechanism. */
+static int handover_outlier(const hx_exec *x, uint32_t mask) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < HX_NTASKS; i++) {
+        if (!(mask & HX_BIT(i))) continue;
+        if (x->task[i].launch < lo) lo = x->task[i].launch;
+        if (x->task[i].launch > hi) hi = x->task[i].launch;
+    }
+    return hi - lo > HX_SUBMIT_OUTLIER_NS;
 }
 
 static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->cfg->calibrate; }
@@ -230,6 +264,10 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
     hx_json_u64(&j, "wait_begin", h->wait_begin), hx_json_u64(&j, "wait_end", h->wait_end);
     hx_json_u64(&j, "submit_ns", h->submit_ns), hx_json_u64(&j, "wait_ns", h->wait_ns);
     hx_json_i64(&j, "requests", h->requests);
+    hx_json_arr(&j, "submits");
+    for (int i = 0; i < h->requests; i++) hx_json_u64(&j, NULL, h->submits[i]);
+    hx_json_close(&j, ']');
+    cpu_id(&j, "cpu", h->cpu);
     hx_json_close(&j, '}');
     if (k->group == HX_G_C || k->group == HX_G_D) {
         hx_json_obj(&j, "device");
@@ -245,8 +283,22 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
         hx_json_obj(&j, NULL);
         hx_json_str(&j, "task", hx_task_names[i]);
         hx_json_str(&j, "engine", t->ran_on);
+        hx_json_u64(&j, "launch", t->launch);
         hx_json_u64(&j, "begin", t->begin), hx_json_u64(&j, "end", t->end);
         hx_json_u64(&j, "host_seen", t->host_seen);
+        hx_json_u64(&j, "cpu_ns", t->cpu_ns);
+        cpu_id(&j, "cpu_begin", t->cpu_begin), cpu_id(&j, "cpu_end", t->cpu_end);
+        hx_json_arr(&j, "workers");
+        for (int w = 0; w < t->nworkers; w++) {
+            const hx_worker_rec *r = &t->workers[w];
+            hx_json_obj(&j, NULL);
+            hx_json_str(&j, "engine", r->engine);
+            hx_json_u64(&j, "begin", r->begin), hx_json_u64(&j, "end", r->end);
+            hx_json_u64(&j, "cpu_ns", r->cpu_ns);
+            cpu_id(&j, "cpu_begin", r->cpu_begin), cpu_id(&j, "cpu_end", r->cpu_end);
+            hx_json_close(&j, '}');
+        }
+        hx_json_close(&j, ']');
         if (has_output_check(x, k->empty)) {
             uint64_t cs = c->check_at_publish ? t->checksum_at_publish : hx_task_checksum(t);
             hx_json_hex64(&j, "checksum", cs);
@@ -372,7 +424,8 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
         if (all & HX_BIT(i)) kinds[nk++] = (trial_kind){HX_G_ALONE, HX_BIT(i), 0};
 
     uint64_t verified[HX_NTASKS] = {0};
-    int mismatches = 0, trials = 0;
+    int mismatches = 0, trials = 0, outliers = 0, handover = 0;
+    int outliers_by[HX_NGROUPS + 1] = {0};
     uint64_t t0 = hx_now_ns();
     hx_write_meta(x, out);
     if (verify(x, out, verified, &mismatches, err, errlen)) return 1;
@@ -392,6 +445,8 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
             if (hx_run_group(x, order[i].group, order[i].mask, order[i].empty, &h, err, errlen)) return 1;
             write_trial(x, out, r, i, &order[i], &h, verified, &mismatches);
             trials++;
+            if (r >= 0 && submit_outlier(&h)) outliers++, outliers_by[order[i].group]++;
+            if (r >= 0 && order[i].group == HX_G_B) handover += handover_outlier(x, order[i].mask);
         }
     }
     hx_json j;
@@ -400,6 +455,14 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);
+    /* measured trials with any single submit above the threshold */
+    hx_json_i64(&j, "submit_outliers", outliers);
+    hx_json_obj(&j, "submit_outliers_by_group");
+    for (int g = 0; g <= HX_NGROUPS; g++)
+        if (g == HX_G_ALONE || (c->groups & HX_BIT(g))) hx_json_i64(&j, hx_group_names[g], outliers_by[g]);
+    hx_json_close(&j, '}');
+    hx_json_i64(&j, "b_handover_outliers", handover);
+    hx_json_u64(&j, "submit_outlier_ns", HX_SUBMIT_OUTLIER_NS);
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
     hx_json_f64(&j, "load_average_after", hx_load_average_1min());
     hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));

@@ -232,7 +232,8 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *e
     for (int i = 0; i < x->nvworkers; i++) {
         char name[16];
         snprintf(name, sizeof name, "vec%d", i + 1);
-        if (hx_engine_start(&x->vworker[i], name, -1, &cfg->wait, err, errlen)) return -1;
+        if (hx_engine_start(&x->vworker[i], name, cfg->affinity[HX_ENG_VWORKER(i + 1)], &cfg->wait, err, errlen))
+            return -1;
     }
     M->engine = &x->mx, V->engine = &x->vec, D->engine = &x->dma;
     hx_fused_init(&x->fused, x);
