@@ -60,7 +60,8 @@ _FIXED = {
     "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "device_start_ns", "scratch_peak_bytes",
     "checksums_ok", "n_tasks", "prep_ns", "end_to_end_ns", "overlap_max", "concurrent_ns", "stp",
     "antt", "fairness", "k_engines", *META_COLUMNS, *ENV_COLUMNS, "env_warning",
-    "cpu_ns", "parallelism", "host_submit_max_ns", "host_cpu", "submit_outlier", mx.REPLICATE,
+    "cpu_ns", "parallelism", "host_submit_max_ns", "host_cpu", "submit_outlier", "handover_ns", "late_handover",
+    mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
 
 
@@ -347,7 +348,7 @@ def summarize(
     median_cols = [
         "device_ns", "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "end_to_end_ns",
         *per_task_cols, "stp", "antt", "fairness", *engine_cols, "concurrent_ns", "cpu_ns",
-        "host_submit_max_ns",
+        "host_submit_max_ns", "handover_ns",
     ]
     rows: list[dict[str, Any]] = []
     for pkey, pdf in _groups(trials, point_cols):
@@ -406,8 +407,9 @@ def summarize(
                       if "parallelism" in gdf else st.NAN_ESTIMATE)
                 parallelism[group] = pe
                 row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
-                so = pd.to_numeric(gdf["submit_outlier"], errors="coerce") if "submit_outlier" in gdf else None
-                row["submit_outlier_share"] = float(so.mean()) if so is not None and so.notna().any() else math.nan
+                for flag in ("submit_outlier", "late_handover"):
+                    f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
+                    row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
                 emp = overhead[(overhead["workload"] == workload) & (overhead["group"] == group)]
                 oe = st.hierarchical_bootstrap_median(emp["makespan_ns"].to_numpy(float), _replicates(emp), **boot)
                 row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo,

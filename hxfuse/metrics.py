@@ -231,6 +231,19 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base["host_cpu"] = tr["host_cpu"] if "host_cpu" in tr else np.nan
     smax = base["host_submit_max_ns"].to_numpy(float)
     base["submit_outlier"] = np.where(np.isfinite(smax), smax > SUBMIT_OUTLIER_NS, np.nan)
+    # B hands its tasks to their engines one push after another; a late
+    # handover (the last launch long after the first) means the host lost its
+    # core between pushes and B's tasks started apart.  A slow *last* push
+    # (the host preempted by the engine it just woke) delays nothing, so the
+    # handover, not the raw submit time, is what can bias B.
+    launch = run.tasks.groupby("trial_id")["launch"].agg(["min", "max"]) if "launch" in run.tasks else None
+    if launch is not None and len(launch):
+        spread = (launch["max"] - launch["min"]).reindex(base["trial_id"]).to_numpy(float)
+    else:
+        spread = np.full(len(base), np.nan)
+    is_b = (base["group"] == "B").to_numpy()
+    base["handover_ns"] = np.where(is_b, spread, np.nan)
+    base["late_handover"] = np.where(is_b & np.isfinite(spread), spread > SUBMIT_OUTLIER_NS, np.nan)
 
     # Per-engine busy time, utilisation and pairwise overlaps (wall-clock
     # spans of the threads that ran the tasks, one lane per vector worker).

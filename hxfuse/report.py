@@ -95,7 +95,7 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
                                     d.get(f"speedup_over_{y}_hi"))
         b = summary[sel & (summary["group"] == "B")]
         d = d.copy()
-        d["submit_outlier_share_B"] = b.iloc[0].get("submit_outlier_share") if len(b) else math.nan
+        d["late_handover_share_B"] = b.iloc[0].get("late_handover_share") if len(b) else math.nan
         c = summary[sel & (summary["group"] == "C")]
         r["C/A"] = (_interval(c.iloc[0].get("speedup_over_A"), c.iloc[0].get("speedup_over_A_lo"),
                               c.iloc[0].get("speedup_over_A_hi")) if len(c) else "")
@@ -120,7 +120,7 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "concurrent us (D)": _us(d.get("concurrent_ns")),
             "replicates": _num(d.get("n_replicates"), "{:.0f}"),
             "D/A per replicate": _range(d.get("speedup_over_A_rep_min"), d.get("speedup_over_A_rep_max")),
-            "B submit outliers": _num(d.get("submit_outlier_share_B"), "{:.0%}"),
+            "B late handovers": _num(d.get("late_handover_share_B"), "{:.0%}"),
             "relations": _text(d.get("relations")),
             "verdict": _text(d.get("verdict")),
             "also holds": _text(d.get("verdict_matches")),

@@ -21,7 +21,7 @@ ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
 def meta_record(online_cores: int = 4, **overrides: Any) -> dict[str, Any]:
     meta = {
         "record": "meta",
-        "schema_version": 1,
+        "schema_version": 2,
         "target": "host",
         "kernels": "synthetic",
         "compiler": "none",

@@ -60,3 +60,23 @@ def test_calibrated_real_run(runner, tmp_path):
     assert tl.improper_nesting(tl.gantt_intervals(run)) == []
     assert tl.trace_problems(trace) == []
     assert ag.environment(run)["cpu_model"] == run.meta["cpu_model"]
+
+
+def test_one_core_real_run_gives_no_overlap_verdict(runner, tmp_path):
+    # Known answer end to end: M and V pinned to one core take turns.  Their
+    # wall-clock spans overlap (wall_overlap), but the analysis must find no
+    # progress overlap and so never "D < C and the timeline shows overlap".
+    import os
+    host = ["host=1"] if (os.cpu_count() or 1) > 1 else []
+    out = tmp_path / "one.jsonl"
+    proc = subprocess.run(
+        [str(runner), "--out", str(out), "--rounds", "12", "--warmup", "2", "--workloads", "mv",
+         "--calibrate", "M=2000,V=2000", "--affinity", ",".join(host + ["vec=0", "mx=0", "dma=0"])],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    s = ag.summarize(ag.trial_table(read_run(out), {"point": "one-core"}), n_resamples=500)
+    d = s[(s["workload"] == "mv") & (s["group"] == "D")].iloc[0]
+    assert d["parallelism_hi"] <= 1.15, d["parallelism_hi"]
+    assert d["progress_overlap"] is False or d["progress_overlap"] == False  # noqa: E712
+    assert d["wall_overlap"] is True or d["wall_overlap"] == True  # noqa: E712
+    assert "D<C+overlap" not in d["verdict_matches"] and d["verdict_key"] not in ("D<C+overlap", "D<B,D<C")
