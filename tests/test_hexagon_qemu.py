@@ -146,6 +146,12 @@ def test_runner_groups_exact_under_qemu(hxrun, tmp_path, workload):
     assert meta["record"] == "meta" and end["record"] == "end"
     assert meta["target"] == "hexagon-qemu" and meta["kernels"] == "hvx"
     assert end["status"] == "ok" and end["checksum_mismatches"] == 0
+    # What the run held: Linux user mode under QEMU has no power votes, VTCM,
+    # HMX, user DMA or reserved HVX contexts, and took no fallback.
+    res = end["resources"]
+    assert res["platform"] == "posix"
+    assert all(res[k] is None for k in ("power_votes", "vtcm", "hmx", "udma", "hvx")), res
+    assert res["fallbacks_allowed"] is False and res["fallbacks"] == 0
     trials = [r for r in recs if r["record"] == "trial"]
     groups = {t["group"] for t in trials if t["workload"] == workload and not t["warmup"]}
     assert {"A", "B", "C", "D"} <= groups
