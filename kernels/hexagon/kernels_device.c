@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "../src/json.h"
+#include "dma_plan.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 

@@ -18,10 +18,7 @@ extern const hx_kernels hx_kernels_hvx;
  * fit the descriptor fields (row bytes or strides >= 65536), before anything
  * moved; -2 if the engine reported an error (it is reset). */
 int hx_dma_copy2d(const hx_copy_desc *chain);
-typedef struct hx_dma_stats {
-    uint64_t chains, descriptors, ordered, bytes, cache_clean_bytes, errors;
-} hx_dma_stats;
-const hx_dma_stats *hx_dma_stats_get(void);
+const struct hx_dma_stats *hx_dma_stats_get(void);
 
 /* HMX GEMM through HexKL (kernels_hmx.c). */
 size_t hx_hmx_u8i8_prep_bytes(int m, int n, int k);

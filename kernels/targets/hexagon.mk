@@ -73,7 +73,8 @@ CFLAGS := -m$(HEXAGON_ARCH) -mhvx -mhvx-length=128B -O2 -G0 -fPIC -std=gnu11 -Wa
 # links its device libraries: -shared -fPIC -G0 only).
 LDFLAGS := -shared -G0
 FAST_SRC := hexagon/kernels_hvx.c hexagon/kernels_device.c
-PLATFORM_SRC := hexagon/platform_qurt.c hexagon/vtcm_qurt.c hexagon/power_qurt.c hexagon/dma_hexagon.c
+PLATFORM_SRC := hexagon/platform_qurt.c hexagon/vtcm_qurt.c hexagon/power_qurt.c hexagon/dma_hexagon.c \
+                hexagon/dma_plan.c
 HX_ALLOW_FALLBACK ?= 0
 ifeq ($(filter 0 1,$(HX_ALLOW_FALLBACK)),)
 $(error HX_ALLOW_FALLBACK must be 0 or 1, not '$(HX_ALLOW_FALLBACK)')
