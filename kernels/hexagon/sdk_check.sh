@@ -51,6 +51,18 @@ if [ -n "\$out" ]; then mkdir -p "\$(dirname "\$out")"; : > "\$out"; fi
 STUB
     printf '#!/bin/sh\necho "hexagon-sim stub"\n' > "$tools/Tools/bin/hexagon-sim"
     chmod +x "$tools/Tools/bin/hexagon-clang" "$tools/Tools/bin/hexagon-sim"
+    # What sim.sh and device.sh look for (empty stand-ins).
+    local q=$sdk/rtos/qurt/compute$ARCH ship=$sdk/libs/run_main_on_hexagon/ship
+    mkdir -p "$tools/Tools/lib/iss" "$q/sdksim_bin" "$q/debugger/lnx64" "$ship/hexagon_toolv19_$ARCH" \
+        "$ship/android_aarch64"
+    : > "$tools/Tools/lib/iss/qtimer.so"
+    : > "$tools/Tools/lib/iss/l2vic.so"
+    : > "$q/sdksim_bin/runelf.pbn"
+    : > "$q/debugger/lnx64/qurt_model.so"
+    : > "$ship/hexagon_toolv19_$ARCH/run_main_on_hexagon_sim"
+    : > "$ship/hexagon_toolv19_$ARCH/librun_main_on_hexagon_skel.so"
+    printf '#!/bin/sh\nexit 0\n' > "$ship/android_aarch64/run_main_on_hexagon"
+    chmod +x "$ship/android_aarch64/run_main_on_hexagon"
 }
 
 if [ "${1:-}" = "fake-sdk" ]; then
