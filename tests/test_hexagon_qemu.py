@@ -1,7 +1,9 @@
-"""The Hexagon target under emulation (issue 4).
+"""The Hexagon target under emulation.
 
 1. kernels/hexagon/test_hvx.c: every HVX kernel against the scalar reference,
-   bit for bit, cross-compiled with zig and run under qemu-hexagon.
+   bit for bit, cross-compiled with zig and run under qemu-hexagon (v73 with
+   qemu-user 10.x, v67 with Debian 12's 7.2); kernels/hexagon/test_dma_plan.c:
+   the user-DMA descriptors the device builds, executed by a software model.
 2. The full runner built with ``make -C kernels TARGET=hexagon-qemu`` runs
    groups A-D for the three workloads with --precision u8i8; its .npy outputs
    must equal numpy references exactly and every trial must report the
@@ -10,7 +12,9 @@
 QEMU is functional only: nothing here looks at timings.
 
 These tests skip only when the tools are truly absent; install them with
-``pip install ziglang==0.17.1`` and ``apt-get install qemu-user``.
+``pip install ziglang==0.17.1`` and ``apt-get install qemu-user`` (v73:
+``apt-get install -t bookworm-backports qemu-user``; QEMU_HEXAGON may name
+another qemu-hexagon).
 """
 from __future__ import annotations
 
