@@ -121,6 +121,12 @@ def test_hexkl_with_old_tools_is_refused_and_hvx_only_still_builds(tmp_path):
     assert "version 8.7.06" in r.stderr and "Hexagon tools 19 or newer" in r.stderr, r.stderr
     r = _make(tmp_path, *base, log=tmp_path / "cc.log")
     assert r.returncode == 0, r.stderr
+    # a compiler that does not say its version is refused with HexKL only
+    (f["tools"] / "Tools/bin/hexagon-clang").write_text("#!/bin/sh\necho 'some tool 8.8'\n")
+    r = _make(tmp_path, *base, f"HEXKL_ROOT={hexkl}")
+    assert r.returncode != 0 and 'printed no "clang version N.M"' in r.stderr, r.stderr
+    r = _make(tmp_path, *base, "print-CC_NAME")
+    assert r.returncode == 0 and "some tool 8.8" in r.stdout, r.stderr
 
 
 def test_missing_hexkl_library_and_bad_fallback_value_are_named(tmp_path):

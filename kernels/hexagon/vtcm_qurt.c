@@ -124,6 +124,7 @@ void hx_hmx_unlock(void) {
 }
 
 static unsigned ddr_fallbacks;
+static void *ddr_arena; /* the arena, when it fell back to DDR */
 unsigned hx_vtcm_ddr_fallbacks(void) { return ddr_fallbacks; }
 
 /* platform.h's scratch hook: the executor's arena.  This is the device's
@@ -152,7 +153,7 @@ void *hx_scratch_alloc(size_t bytes, int *on_chip) {
         }
         ddr_fallbacks++;
         fprintf(stderr, "hxrun: warning: %s; scratch arena in DDR (HX_ALLOW_FALLBACK=1)\n", err);
-        return hx_alloc(bytes, 2048);
+        return ddr_arena = hx_alloc(bytes, 2048);
     }
     g.arena_taken = 1;
     if (on_chip) *on_chip = 1;
@@ -160,12 +161,14 @@ void *hx_scratch_alloc(size_t bytes, int *on_chip) {
 }
 
 void hx_scratch_free(void *p) {
-    if (p && g.ctx && p == (void *)g.base) {
-        /* The arena is the executor's last user of VTCM (teardown). */
-        hx_vtcm_release();
-        if (g.power) hx_power_release();
+    /* The arena is the executor's last user of VTCM and of the votes
+     * (teardown): release both with it. */
+    int arena = p && ((g.ctx && p == (void *)g.base) || p == ddr_arena);
+    if (p && g.ctx && p == (void *)g.base) hx_vtcm_release();
+    else hx_free(p);
+    if (p == ddr_arena) ddr_arena = NULL;
+    if (arena && g.power) {
+        hx_power_release();
         g.power = 0;
-        return;
     }
-    hx_free(p);
 }

@@ -40,11 +40,9 @@ ifeq ($(wildcard $(HEXAGON_CLANG)),)
 $(error no hexagon-clang at '$(HEXAGON_CLANG)': set HEXAGON_TOOLS_ROOT to the SDK's tools/HEXAGON_Tools/<version>)
 endif
 # "QuIC LLVM Hexagon Clang version 19.0.04" -> 19 (SDK 5.x ships 8.x tools).
+# It matters for HexKL (below); otherwise it is only recorded (CC_NAME).
 HEXAGON_CLANG_VERSION := $(shell $(HEXAGON_CLANG) --version 2>/dev/null | sed -n 's/.*[Cc]lang version \([0-9][0-9.]*\).*/\1/p' | head -n1)
 HEXAGON_CLANG_MAJOR := $(firstword $(subst ., ,$(HEXAGON_CLANG_VERSION)))
-ifeq ($(HEXAGON_CLANG_MAJOR),)
-$(error $(HEXAGON_CLANG) --version printed no "clang version N.M": is HEXAGON_TOOLS_ROOT a Hexagon tools directory?)
-endif
 ifneq ($(HX_BUILD_ONLY),1)
 ifneq ($(HX_NEED_DEVICE),0)
 ifeq ($(shell command -v adb 2>/dev/null),)
@@ -83,6 +81,9 @@ TARGET_DEFS += -DHX_ALLOW_FALLBACK=$(HX_ALLOW_FALLBACK)
 # HMX needs HexKL (hexkl_micro.h, libhexkl_micro.a); without it M runs on HVX
 # (kernels "hvx-nohmx+udma", and no HMX attribute or power vote is asked for).
 ifneq ($(strip $(HEXKL_ROOT)),)
+ifeq ($(HEXAGON_CLANG_MAJOR),)
+$(error HEXKL_ROOT is set but $(HEXAGON_CLANG) --version printed no "clang version N.M": HexKL needs Hexagon tools 19 or newer (Hexagon SDK 6.x); is HEXAGON_TOOLS_ROOT a Hexagon tools directory?)
+endif
 ifneq ($(shell test $(HEXAGON_CLANG_MAJOR) -ge 19 && echo ok),ok)
 $(error HEXKL_ROOT is set but $(HEXAGON_CLANG) is version $(HEXAGON_CLANG_VERSION): HexKL's libhexkl_micro.a is LLVM 19 bitcode and links only with Hexagon tools 19 or newer (Hexagon SDK 6.x); set HEXAGON_TOOLS_ROOT to <sdk>/tools/HEXAGON_Tools/19.x, or build without HEXKL_ROOT (M on HVX))
 endif
