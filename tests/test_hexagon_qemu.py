@@ -1,7 +1,9 @@
-"""The Hexagon target under emulation (issue 4).
+"""The Hexagon target under emulation.
 
 1. kernels/hexagon/test_hvx.c: every HVX kernel against the scalar reference,
-   bit for bit, cross-compiled with zig and run under qemu-hexagon.
+   bit for bit, cross-compiled with zig and run under qemu-hexagon (v73 with
+   qemu-user 10.x, v67 with Debian 12's 7.2); kernels/hexagon/test_dma_plan.c:
+   the user-DMA descriptors the device builds, executed by a software model.
 2. The full runner built with ``make -C kernels TARGET=hexagon-qemu`` runs
    groups A-D for the three workloads with --precision u8i8; its .npy outputs
    must equal numpy references exactly and every trial must report the
@@ -10,7 +12,9 @@
 QEMU is functional only: nothing here looks at timings.
 
 These tests skip only when the tools are truly absent; install them with
-``pip install ziglang==0.17.1`` and ``apt-get install qemu-user``.
+``pip install ziglang==0.17.1`` and ``apt-get install qemu-user`` (v73:
+``apt-get install -t bookworm-backports qemu-user``; QEMU_HEXAGON may name
+another qemu-hexagon).
 """
 from __future__ import annotations
 
@@ -27,9 +31,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels"
 ZIG_PIN = "0.17.1"
-CPU = "hexagonv67+hvxv67+hvx_length128b"
 INSTALL = (f"install with `pip install ziglang=={ZIG_PIN}` (zig) and "
-           "`apt-get install qemu-user` (qemu-hexagon)")
+           "`apt-get install qemu-user` (qemu-hexagon; v73 needs qemu-user 10.x from bookworm-backports)")
 
 
 def _zig() -> list[str] | None:
@@ -46,7 +49,16 @@ def _zig() -> list[str] | None:
 
 
 ZIG = _zig()
-QEMU = shutil.which("qemu-hexagon")
+# QEMU_HEXAGON names another emulator build (as for make and the pipeline).
+QEMU = shutil.which(os.environ.get("QEMU_HEXAGON") or "qemu-hexagon")
+
+
+def _cpu() -> str:
+    """The -mcpu the target builds for with this emulator (v73 when it can)."""
+    r = subprocess.run(["make", "-s", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"QEMU_HEXAGON={QEMU}",
+                        "print-HEXAGON_QEMU_CPU"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
 needs_tools = pytest.mark.skipif(
     ZIG is None or QEMU is None,
     reason=("missing " + " and ".join(n for n, ok in (("zig", ZIG), ("qemu-hexagon", QEMU)) if not ok)
@@ -68,7 +80,7 @@ def _run(cmd, **kw):
 @needs_tools
 def test_hvx_kernels_match_reference_under_qemu(tmp_path):
     exe = tmp_path / "test_hvx"
-    _run(ZIG + ["cc", "-target", "hexagon-linux-musl", f"-mcpu={CPU}", "-O2", "-Wall", "-Wextra",
+    _run(ZIG + ["cc", "-target", "hexagon-linux-musl", f"-mcpu={_cpu()}", "-O2", "-Wall", "-Wextra",
                 "-Werror", str(KERNELS / "hexagon/test_hvx.c"), str(KERNELS / "hexagon/kernels_hvx.c"),
                 str(KERNELS / "src/kernels_ref.c"), "-lm", "-o", str(exe)], timeout=900)
     r = _run([QEMU, str(exe)], timeout=600)
@@ -77,6 +89,25 @@ def test_hvx_kernels_match_reference_under_qemu(tmp_path):
     assert not [ln for ln in lines if ln.startswith("FAIL")]
     passed, failed = (int(w) for w in lines[-1].replace(",", "").split()[0:4:2])
     assert failed == 0 and passed >= 90, lines[-1]
+
+
+@needs_tools
+def test_user_dma_descriptors_copy_exactly_and_order_overlaps_under_qemu(tmp_path):
+    """dma_plan.c (the device's descriptor builder) under emulation: the
+    descriptors, run through a software model of the type-1 transfer, copy
+    exactly what the reference copy does; overlapping destinations in a
+    batch are ORDERed; bypass only for VTCM; DDR ranges cleaned; 16-bit field
+    limits refused (kernels/hexagon/test_dma_plan.c)."""
+    exe = tmp_path / "test_dma_plan"
+    _run(ZIG + ["cc", "-target", "hexagon-linux-musl", f"-mcpu={_cpu()}", "-O2", "-Wall", "-Wextra", "-Werror",
+                str(KERNELS / "hexagon/test_dma_plan.c"), str(KERNELS / "hexagon/dma_plan.c"),
+                str(KERNELS / "src/kernels_ref.c"), "-lm", "-o", str(exe)], timeout=900)
+    r = _run([QEMU, str(exe)], timeout=600)
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == "backend: dma_plan"
+    assert not [ln for ln in lines if ln.startswith("FAIL")]
+    passed, failed = (int(w) for w in lines[-1].replace(",", "").split()[0:4:2])
+    assert failed == 0 and passed >= 30, lines[-1]
 
 
 # --------------------------------------------------------------------------
@@ -90,7 +121,7 @@ def hxrun():
     env = dict(os.environ)
     if ZIG[0] == "zig":
         env["ZIG"] = "zig"
-    _run(["make", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"-j{os.cpu_count() or 2}"],
+    _run(["make", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"QEMU_HEXAGON={QEMU}", f"-j{os.cpu_count() or 2}"],
          timeout=1200, env=env)
     exe = KERNELS / "build/hexagon-qemu/hxrun"
     assert exe.is_file()
@@ -145,7 +176,14 @@ def test_runner_groups_exact_under_qemu(hxrun, tmp_path, workload):
     meta, end = recs[0], recs[-1]
     assert meta["record"] == "meta" and end["record"] == "end"
     assert meta["target"] == "hexagon-qemu" and meta["kernels"] == "hvx"
+    assert _cpu() in meta["cpu_model"] and "emulated" in meta["cpu_model"]
     assert end["status"] == "ok" and end["checksum_mismatches"] == 0
+    # What the run held: Linux user mode under QEMU has no power votes, VTCM,
+    # HMX, user DMA or reserved HVX contexts, and took no fallback.
+    res = end["resources"]
+    assert res["platform"] == "posix"
+    assert all(res[k] is None for k in ("power_votes", "vtcm", "hmx", "udma", "hvx")), res
+    assert res["fallbacks_allowed"] is False and res["fallbacks"] == 0
     trials = [r for r in recs if r["record"] == "trial"]
     groups = {t["group"] for t in trials if t["workload"] == workload and not t["warmup"]}
     assert {"A", "B", "C", "D"} <= groups
@@ -176,3 +214,36 @@ def test_runner_matches_host_checksums(hxrun, tmp_path):
         recs = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
         sums[name] = [r["checksums"] for r in recs if r["record"] == "verify"]
     assert sums["host"] == sums["qemu"]
+
+
+# --------------------------------------------------------------------------
+# 3. which architecture is emulated
+
+
+def _fake_qemu(d: Path, cpus: list[str]) -> Path:
+    """A qemu-hexagon whose `-cpu help` lists `cpus` (7.2 prints nothing)."""
+    d.mkdir()
+    q = d / "qemu-hexagon"
+    lines = "".join(f"echo '  {c}'\n" for c in cpus)
+    q.write_text(f"#!/bin/sh\nif [ \"$1\" = -cpu ]; then\n{lines}fi\nexit 0\n")
+    q.chmod(0o755)
+    return q
+
+
+def _print_cpu(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-s", "-C", str(KERNELS), "TARGET=hexagon-qemu", *args,
+                          "print-HEXAGON_QEMU_CPU"], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(ZIG is None, reason="missing zig; " + INSTALL)
+def test_v73_when_the_emulator_has_it_else_v67_and_v73_on_demand_fails_clearly(tmp_path):
+    new = _fake_qemu(tmp_path / "new", ["v66", "v67", "v68", "v69", "v71", "v73"])
+    old = _fake_qemu(tmp_path / "old", [])
+    r = _print_cpu(f"QEMU_HEXAGON={new}")
+    assert r.returncode == 0 and r.stdout.strip() == "hexagonv73+hvxv73+hvx_length128b", r.stderr
+    r = _print_cpu(f"QEMU_HEXAGON={old}")
+    assert r.returncode == 0 and r.stdout.strip() == "hexagonv67+hvxv67+hvx_length128b", r.stderr
+    r = _print_cpu(f"QEMU_HEXAGON={old}", "HEXAGON_QEMU_ARCH=v73")
+    assert r.returncode != 0 and "qemu-user 10.x" in r.stderr and "bookworm-backports" in r.stderr
+    r = _print_cpu(f"QEMU_HEXAGON={new}", "HEXAGON_QEMU_ARCH=v68")
+    assert r.returncode != 0 and "must be auto, v73 or v67" in r.stderr

@@ -1,35 +1,81 @@
 #!/usr/bin/env bash
-# Deploy and run the cDSP runner on an Android device over adb.
-# STATUS: written against the documented Hexagon SDK tools, not yet run on
-# hardware.
+# Deploy and run the cDSP runner on an Android phone over adb.
+# STATUS: written against the documented Hexagon SDK tools and Qualcomm's
+# public run_main_on_hexagon usage (hexagon-mlir); tested here with a fake
+# adb and a stub SDK tree (tests/test_hexagon_device.py), not yet run on a
+# phone.
 #
 #   device.sh check
 #   device.sh deploy [kernels/build/hexagon/hxrun]
-#   device.sh run -- kernels/build/hexagon/hxrun --out R.jsonl --npy-dir N [hxrun options]
+#   device.sh run -- kernels/build/hexagon/hxrun --out R.jsonl [--npy-dir N] [hxrun options]
 #
-# `run` pushes the runner (as libhxrun.so) and the SDK's run_main_on_hexagon
-# with its skel to $HX_DEVICE_DIR, rewrites --out/--npy-dir to paths under
+# `run` pushes the runner (as libhxrun.so), the SDK's run_main_on_hexagon and
+# its skel to $HX_DEVICE_DIR, creates the output directories with adb (the
+# DSP's file proxy may not create directories), enables FARF logging
+# (run_main_on_hexagon.farf), rewrites --out/--npy-dir to paths under
 # $HX_DEVICE_DIR/out, runs `run_main_on_hexagon 3 libhxrun.so ...` (3 = cDSP)
-# with ADSP_LIBRARY_PATH set, then pulls the JSON Lines and .npy files back
-# to the requested local paths.  Warm-up and trials are the runner's own
-# (--warmup, --rounds).  Exit codes of hxrun are passed through.
+# with ADSP_LIBRARY_PATH set and every argument shell-quoted, and pulls the
+# results back to the requested local paths.
 #
-# Environment: HEXAGON_SDK_ROOT (required), HX_DEVICE_SERIAL (required),
-# HX_DEVICE_DIR (default /data/local/tmp/hxfuse), HEXAGON_ARCH (default v73).
+# Exit status: taken from the runner's output file, not from
+# run_main_on_hexagon (no public source shows it returning the DSP main()'s
+# status): an `end` record with status ok -> 0, checksum_mismatch -> 4; no
+# end record -> the echoed status if it is an error, else 1.  When the
+# runner's final rename failed on the device, a complete FILE.tmp (it ends
+# with the end record) is accepted.  On failure the DSP log
+# (`adb logcat -d -s adsprpc`) is saved beside the output as OUT.dsp.log.
+#
+# Phones: HX_DEVICE_SERIAL names one phone.  HX_DEVICE_SERIALS="s1 s2 ..."
+# names a farm: each run leases a free serial for its whole duration through
+# an exclusive lock file in $HX_DEVICE_LOCK_DIR (default
+# ${TMPDIR:-/tmp}/hxfuse-device-locks), so two runs never share a phone, and
+# adds --label device_serial=<serial> so every record names its phone.  Run
+# at most as many at once as there are serials (the pipeline's `device`
+# resource); a run that finds none free waits (HX_DEVICE_LEASE_TIMEOUT s,
+# default 3600).
+#
+# Environment: HEXAGON_SDK_ROOT (required), HX_DEVICE_SERIAL or
+# HX_DEVICE_SERIALS (required), HX_DEVICE_DIR (default
+# /data/local/tmp/hxfuse), HEXAGON_ARCH (default v73).
 set -euo pipefail
 die() { echo "device.sh: error: $*" >&2; exit 2; }
 : "${HX_DEVICE_DIR:=/data/local/tmp/hxfuse}"
 : "${HEXAGON_ARCH:=v73}"
+: "${HX_DEVICE_LOCK_DIR:=${TMPDIR:-/tmp}/hxfuse-device-locks}"
+: "${HX_DEVICE_LEASE_TIMEOUT:=3600}"
+
+# lease: sets HX_DEVICE_SERIAL to a free serial of HX_DEVICE_SERIALS and keeps
+# its lock (fd 9) until this process exits.
+lease() {
+    [ -n "${HX_DEVICE_SERIALS:-}" ] || return 0
+    command -v flock >/dev/null || die "flock is needed to share a device farm (util-linux)"
+    mkdir -p "$HX_DEVICE_LOCK_DIR"
+    local waited=0 s
+    while :; do
+        for s in $HX_DEVICE_SERIALS; do
+            exec 9>"$HX_DEVICE_LOCK_DIR/$s.lock"
+            if flock -n 9; then
+                HX_DEVICE_SERIAL=$s
+                return 0
+            fi
+            exec 9>&-
+        done
+        [ "$waited" -lt "$((HX_DEVICE_LEASE_TIMEOUT * 10))" ] ||
+            die "no free device among '$HX_DEVICE_SERIALS' after ${HX_DEVICE_LEASE_TIMEOUT}s (locks in $HX_DEVICE_LOCK_DIR)"
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+}
 
 check() {
     [ -n "${HEXAGON_SDK_ROOT:-}" ] || die "HEXAGON_SDK_ROOT is not set: install the Qualcomm Hexagon SDK and source <sdk>/setup_sdk_env.source"
     command -v adb >/dev/null || die "adb is not installed: apt-get install adb (or Android platform-tools)"
-    [ -n "${HX_DEVICE_SERIAL:-}" ] || die "HX_DEVICE_SERIAL is not set: pick the serial of the phone from \`adb devices\`"
+    [ -n "${HX_DEVICE_SERIAL:-}" ] || die "HX_DEVICE_SERIAL is not set: pick the serial of the phone from \`adb devices\` (or list a farm in HX_DEVICE_SERIALS)"
     adb -s "$HX_DEVICE_SERIAL" get-state >/dev/null 2>&1 || die "device $HX_DEVICE_SERIAL is not reachable over adb (\`adb devices\`; authorise USB debugging)"
     RMOH="$HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship/android_aarch64/run_main_on_hexagon"
     [ -x "$RMOH" ] || die "no run_main_on_hexagon at $RMOH (build it in the SDK: libs/run_main_on_hexagon)"
     SKEL=$(ls "$HEXAGON_SDK_ROOT"/libs/run_main_on_hexagon/ship/hexagon_*"$HEXAGON_ARCH"*/librun_main_on_hexagon_skel.so 2>/dev/null | tail -n1)
-    [ -n "$SKEL" ] || die "no librun_main_on_hexagon_skel.so for $HEXAGON_ARCH under $HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship"
+    [ -n "$SKEL" ] || die "no librun_main_on_hexagon_skel.so for $HEXAGON_ARCH under $HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship (some SDK installs ship none: build it in libs/run_main_on_hexagon)"
 }
 
 ADB() { adb -s "$HX_DEVICE_SERIAL" "$@"; }
@@ -42,41 +88,88 @@ deploy() {
     ADB shell chmod 755 "$HX_DEVICE_DIR/run_main_on_hexagon"
     ADB push "$SKEL" "$HX_DEVICE_DIR/" >/dev/null
     ADB push "$so" "$HX_DEVICE_DIR/libhxrun.so" >/dev/null
+    # FARF runtime logging for the process (mask file beside the executable).
+    ADB shell "echo 0x1f > $HX_DEVICE_DIR/run_main_on_hexagon.farf"
+}
+
+# status_of FILE: 0 ok, 4 checksum mismatch, 1 no end record.
+status_of() {
+    local last
+    last=$(tail -n1 "$1" 2>/dev/null || true)
+    case "$last" in
+        *'"record":"end"'*'"status":"ok"'*) return 0 ;;
+        *'"record":"end"'*'"status":"checksum_mismatch"'*) return 4 ;;
+        *) return 1 ;;
+    esac
 }
 
 run() {
     [ "${1:-}" = "--" ] && shift
+    [ $# -ge 1 ] || die "usage: device.sh run -- SO [hxrun options]"
     local so=$1; shift
     deploy "$so"
-    local args=() out="" npy="" stamp
+    local args=() out="" npy="" stamp workloads=mvd
     stamp=$(date +%s%N)
+    local dout="$HX_DEVICE_DIR/out/$stamp.jsonl" dnpy="$HX_DEVICE_DIR/out/$stamp.npy"
     while [ $# -gt 0 ]; do
         case "$1" in
-            --out) out=$2; args+=(--out "$HX_DEVICE_DIR/out/$stamp.jsonl"); shift 2 ;;
-            --npy-dir) npy=$2; args+=(--npy-dir "$HX_DEVICE_DIR/out/$stamp.npy"); shift 2 ;;
+            --out) out=$2; args+=(--out "$dout"); shift 2 ;;
+            --npy-dir) npy=$2; args+=(--npy-dir "$dnpy"); shift 2 ;;
+            --workloads) workloads=$2; args+=("$1" "$2"); shift 2 ;;
             *) args+=("$1"); shift ;;
         esac
     done
     [ -n "$out" ] || die "run needs --out"
-    set +e
-    ADB shell "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 libhxrun.so ${args[*]}; echo hxrun-exit=\$?" | tee "$out.device.log"
-    set -e
-    local rc
-    rc=$(sed -n 's/.*hxrun-exit=\([0-9]*\).*/\1/p' "$out.device.log" | tail -n1)
-    ADB pull "$HX_DEVICE_DIR/out/$stamp.jsonl" "$out" >/dev/null || die "the run left no $HX_DEVICE_DIR/out/$stamp.jsonl (see $out.device.log and adb logcat -s adsprpc)"
+    args+=(--label "device_serial=$HX_DEVICE_SERIAL")
     if [ -n "$npy" ]; then
-        mkdir -p "$npy"
-        ADB pull "$HX_DEVICE_DIR/out/$stamp.npy/." "$npy" >/dev/null
+        local wl dirs=("$dnpy")
+        for wl in ${workloads//,/ }; do dirs+=("$dnpy/$wl"); done
+        ADB shell mkdir -p "${dirs[@]}"
     fi
-    ADB shell rm -rf "$HX_DEVICE_DIR/out/$stamp.jsonl" "$HX_DEVICE_DIR/out/$stamp.npy"
-    exit "${rc:-1}"
+    local quoted
+    quoted=$(printf '%q ' "${args[@]}")
+    ADB logcat -c >/dev/null 2>&1 || true
+    set +e
+    ADB shell "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 libhxrun.so $quoted; echo hxrun-exit=\$?" | tee "$out.device.log"
+    set -e
+    local echoed rc=1 got=""
+    echoed=$(sed -n 's/.*hxrun-exit=\([0-9]*\).*/\1/p' "$out.device.log" | tail -n1)
+    rm -f "$out.pulled"
+    if ADB pull "$dout" "$out.pulled" >/dev/null 2>&1; then
+        got=$dout
+    elif ADB pull "$dout.tmp" "$out.pulled" >/dev/null 2>&1; then
+        got="$dout.tmp"
+    fi
+    if [ -n "$got" ]; then
+        set +e
+        status_of "$out.pulled"
+        rc=$?
+        set -e
+        if [ "$rc" -ne 1 ]; then
+            mv "$out.pulled" "$out"
+            [ "$got" = "$dout" ] || echo "device.sh: note: the runner could not rename $got on the device; its end record says the run completed" >&2
+        else
+            mv "$out.pulled" "$out.incomplete"
+        fi
+    fi
+    if [ "$rc" -eq 1 ] && [ -n "$echoed" ] && [ "$echoed" -ne 0 ]; then rc=$echoed; fi
+    if [ -n "$npy" ] && [ "$rc" -ne 1 ]; then
+        mkdir -p "$npy"
+        ADB pull "$dnpy/." "$npy" >/dev/null
+    fi
+    if [ "$rc" -ne 0 ]; then
+        ADB logcat -d -s adsprpc > "$out.dsp.log" 2>&1 || true
+        echo "device.sh: error: the run on $HX_DEVICE_SERIAL failed (status $rc${got:+, output $got}${got:-, no output file}); see $out.device.log and the DSP log $out.dsp.log" >&2
+    fi
+    ADB shell rm -rf "$dout" "$dout.tmp" "$dnpy"
+    exit "$rc"
 }
 
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-    check) check; echo "device.sh: ready: $HX_DEVICE_SERIAL, $HX_DEVICE_DIR, $HEXAGON_ARCH" ;;
-    deploy) check; deploy "$@" ;;
-    run) check; run "$@" ;;
+    check) lease; check; echo "device.sh: ready: $HX_DEVICE_SERIAL, $HX_DEVICE_DIR, $HEXAGON_ARCH" ;;
+    deploy) lease; check; deploy "$@" ;;
+    run) lease; check; run "$@" ;;
     *) die "usage: device.sh check | deploy [so] | run -- SO [hxrun options]" ;;
 esac

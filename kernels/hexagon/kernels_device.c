@@ -1,25 +1,77 @@
 /* The device's kernel table: HVX for V, HMX (HexKL) for M, user DMA for D.
  *
- * STATUS: written against the documented Hexagon SDK API, not yet run on
- * hardware.  Builds only with the SDK (TARGET=hexagon / hexagon-sim), with
- * kernels_hvx.c compiled with -DHX_HVX_NO_FAST_ENTRY.
+ * STATUS: written against the documented Hexagon SDK API, compile-checked
+ * with the open toolchain (make sdk-check), not yet run on a simulator or
+ * phone.  kernels_hvx.c is compiled with -DHX_HVX_NO_FAST_ENTRY here.
  *
- *   HX_WITH_HEXKL=1 (set by targets/hexagon.mk when HEXKL_ROOT is given):
- *       M = kernels_hmx.c; otherwise M = the HVX GEMM (named "hvx-nohmx").
- *   D = dma_hexagon.c; a chain the descriptor fields cannot express falls
- *       back to the HVX row copy (counted by hx_dma_fallbacks()).
+ *   HX_WITH_HEXKL=1 (targets/hexagon.mk, when HEXKL_ROOT is given):
+ *       M = kernels_hmx.c; otherwise M = the HVX GEMM ("hvx-nohmx").
+ *   D = dma_hexagon.c.  A chain the engine cannot run is an error that ends
+ *       the run, unless the build allows fallbacks (HX_ALLOW_FALLBACK=1):
+ *       then the copy is done by the scalar reference on the dma thread
+ *       (it holds no HVX context) and counted in the resources record.
  *   fp32 = the scalar reference, as on every HVX build.
  */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "../src/json.h"
+#include "dma_plan.h"
 #include "kernels_hexagon.h"
+#include "vtcm_qurt.h"
 
-static unsigned dma_fallbacks;
-unsigned hx_dma_fallbacks(void) { return dma_fallbacks; }
+void hx_device_fatal(const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "hxrun: error: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    exit(1);
+}
+
+static unsigned dma_fallbacks, dma_refused;
+unsigned hx_kernels_device_fallbacks(void) { return dma_fallbacks; }
 
 static void dev_copy2d(const hx_copy_desc *chain) {
-    if (hx_dma_copy2d(chain) != 0) {
-        dma_fallbacks++;
-        hx_kernels_hvx.copy2d(chain);
-    }
+    int rc = hx_dma_copy2d(chain);
+    if (rc == 0) return;
+    if (rc == -1) dma_refused++;
+    if (!HX_ALLOW_FALLBACK)
+        hx_device_fatal("D: user DMA %s (build with HX_ALLOW_FALLBACK=1 to copy with the cores instead, counted)",
+                        rc == -1 ? "cannot express this chain: a row or stride is 65536 bytes or more "
+                                   "(type-1 descriptor fields are 16 bits); use --d-shape/--d-src-stride below 65536"
+                                 : "reported an error (dmwait status or a descriptor left incomplete)");
+    dma_fallbacks++;
+    hx_kernels_ref.copy2d(chain);
+}
+
+void hx_kernels_device_resources(hx_json *j) {
+#if HX_HMX_BUILD
+    const hx_hmx_stats *h = hx_hmx_stats_get();
+    hx_json_obj(j, "hmx");
+    hx_json_str(j, "prepared", h->prepared_hmx ? "hmx" : "hvx");
+    hx_json_obj(j, "gemm_runs");
+    hx_json_u64(j, "hmx", h->runs_hmx);
+    hx_json_u64(j, "hvx", h->runs_hvx);
+    hx_json_close(j, '}');
+    hx_json_bool(j, "padded_output", h->padded_output);
+    hx_json_close(j, '}');
+#else
+    hx_json_null(j, "hmx");
+#endif
+    const hx_dma_stats *d = hx_dma_stats_get();
+    hx_json_obj(j, "udma");
+    hx_json_u64(j, "chains", d->chains);
+    hx_json_u64(j, "descriptors", d->descriptors);
+    hx_json_u64(j, "ordered_descriptors", d->ordered);
+    hx_json_u64(j, "bytes", d->bytes);
+    hx_json_u64(j, "cache_clean_bytes", d->cache_clean_bytes);
+    hx_json_u64(j, "errors", d->errors);
+    hx_json_u64(j, "refused_chains", dma_refused);
+    hx_json_u64(j, "fallbacks", dma_fallbacks);
+    hx_json_close(j, '}');
 }
 
 static hx_kernels table;
@@ -28,7 +80,7 @@ static int ready;
 const hx_kernels *hx_kernels_fast(void) {
     if (!ready) {
         table = hx_kernels_hvx;
-#if defined(HX_WITH_HEXKL) && HX_WITH_HEXKL
+#if HX_HMX_BUILD
         table.name = "hmx+hvx+udma";
         table.gemm_u8i8_prep_bytes = hx_hmx_u8i8_prep_bytes;
         table.gemm_u8i8_prepare = hx_hmx_u8i8_prepare;

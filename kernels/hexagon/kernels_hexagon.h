@@ -14,17 +14,30 @@
 extern const hx_kernels hx_kernels_hvx;
 
 /* User DMA (dma_hexagon.c).  Executes the chain with type-1 (2-D)
- * descriptors and waits for completion.  Returns 0, or -1 if a link does not
- * fit the descriptor fields (row bytes or strides >= 65536); the caller
- * then falls back to hx_kernels_hvx.copy2d. */
+ * descriptors and waits for completion.  Returns 0; -1 if a link does not
+ * fit the descriptor fields (row bytes or strides >= 65536), before anything
+ * moved; -2 if the engine reported an error (it is reset). */
 int hx_dma_copy2d(const hx_copy_desc *chain);
+const struct hx_dma_stats *hx_dma_stats_get(void);
 
 /* HMX GEMM through HexKL (kernels_hmx.c). */
 size_t hx_hmx_u8i8_prep_bytes(int m, int n, int k);
 void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k, void *prep);
 void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k);
-/* 1: the last run used HMX, 2: the shape did not fit the HMX VTCM region
- * and ran on HVX; last HexKL status (0 = AEE_SUCCESS). */
-int hx_hmx_last_mode(void);
-int hx_hmx_last_error(void);
+/* GEMM runs per engine (HMX, or HVX when a shape did not fit the HMX region
+ * in a HX_ALLOW_FALLBACK=1 build) and the prepared mode. */
+typedef struct hx_hmx_stats {
+    uint64_t runs_hmx, runs_hvx;
+    int prepared_hmx; /* 1 HMX, 0 HVX */
+    uint32_t padded_output; /* C written through an mp x np staging buffer */
+} hx_hmx_stats;
+const hx_hmx_stats *hx_hmx_stats_get(void);
+
+/* kernels_device.c: the device kernels' part of the resources record. */
+struct hx_json;
+void hx_kernels_device_resources(struct hx_json *j);
+unsigned hx_kernels_device_fallbacks(void);
+/* Prints "hxrun: error: ..." and ends the process: used where a kernel
+ * cannot deliver what the run asked for and no fallback is allowed. */
+void hx_device_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 #endif

@@ -1,21 +1,28 @@
 /* platform.h on the Hexagon cDSP: QuRT threads and futexes, HAP timers.
  *
  * STATUS: written against the documented Hexagon SDK API (qurt.h,
- * HAP_perf.h), not yet run on hardware.  Builds only with the Hexagon SDK;
- * the POSIX layer (../src/platform_posix.c) is the one tested here, under
- * qemu-hexagon.
+ * HAP_perf.h), compile-checked with the open toolchain (make sdk-check), not
+ * yet run on a simulator or phone.  The POSIX layer (../src/platform_posix.c)
+ * is the one run here, under qemu-hexagon.
  *
  * Mapping:
  *   hx_now_ns            HAP_perf_get_qtimer_count() (19.2 MHz QTimer, ~52 ns
  *                        per tick) scaled to ns; resolution reported as one tick.
  *   hx_thread_cpu_ns     qurt_profile_get_thread_pcycles() (this software
- *                        thread's processor cycles; profiling enabled at the
- *                        first call) divided by the core clock measured once
- *                        against the QTimer.
+ *                        thread's processor cycles) divided by the core
+ *                        clock, measured once against the QTimer when the
+ *                        first thread starts (bounded: a QTimer that does not
+ *                        advance is an error, not a hang).
  *   hx_thread_start      qurt_thread_create with a heap stack; engine threads
  *                        whose names start with "vec" or "mx" lock a 128-byte
- *                        HVX context for their lifetime (the HVX worker quota
- *                        is the number of such threads, --v-workers + 1).
+ *                        HVX context for their lifetime (vec + mx + vec1..:
+ *                        --v-workers + 1 holders).  More holders than the
+ *                        cDSP has 128-byte contexts, or a failed lock, is an
+ *                        error before any trial: a thread blocked in
+ *                        qurt_hvx_lock would never serve its queue.  No other
+ *                        thread runs HVX code (the host's HexKL weight
+ *                        layout takes a context around the call, before any
+ *                        engine exists; D's fallback copy is scalar).
  *   hx_pin_self          QuRT schedules software threads on hardware threads
  *                        itself; there is no affinity for user PDs: returns -1
  *                        (the executor records the engine as floating).
@@ -24,13 +31,22 @@
  *                        hx_scratch_alloc (vtcm_qurt.c).
  */
 #include <limits.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* memalign: <stdlib.h> in the SDK's libc (as llama.cpp uses it), <malloc.h>
+ * elsewhere; take malloc.h only where it exists. */
+#if defined(__has_include)
+#if __has_include(<malloc.h>)
+#include <malloc.h>
+#endif
+#endif
 #include <HAP_perf.h>
 #include <qurt.h>
+#include "../src/json.h"
 #include "../src/platform.h"
+#include "kernels_hexagon.h"
+#include "vtcm_qurt.h"
 
 #ifndef HX_QTIMER_HZ
 #define HX_QTIMER_HZ 19200000ull
@@ -55,28 +71,48 @@ const char *hx_platform_name(void) {
 #endif
 }
 
-/* Core clock in cycles per microsecond, measured once (pcycles vs QTimer). */
+/* Core clock in cycles per microsecond, measured once (pcycles vs QTimer)
+ * by the first hx_thread_start, i.e. at set-up, not inside a timed task.
+ * "Profiling shall be enabled first" (qurt_cycles.h) before thread pcycles
+ * count.  The busy loop is bounded by processor cycles too: if the QTimer
+ * does not advance (a simulator without its QTimer model) calibration
+ * fails with a message instead of spinning for ever. */
 static uint64_t pcycles_per_us;
-static void calibrate_pcycles(void) {
-    if (pcycles_per_us) return;
-    uint64_t q0 = HAP_perf_get_qtimer_count(), p0 = HAP_perf_get_pcycles();
-    while (HAP_perf_get_qtimer_count() - q0 < HX_QTIMER_HZ / 500) { /* 2 ms busy */ }
-    uint64_t q1 = HAP_perf_get_qtimer_count(), p1 = HAP_perf_get_pcycles();
+static int calibrate_pcycles(char *err, size_t errlen) {
+    if (pcycles_per_us) return 0;
+    qurt_profile_enable(1);
+    uint64_t q0 = HAP_perf_get_qtimer_count(), p0 = HAP_perf_get_pcycles(), q1, p1;
+    do {
+        q1 = HAP_perf_get_qtimer_count(), p1 = HAP_perf_get_pcycles();
+    } while (q1 - q0 < HX_QTIMER_HZ / 500 && p1 - p0 < 200000000ull); /* 2 ms, or 2e8 cycles */
     uint64_t us = HAP_perf_qtimer_count_to_us(q1 - q0);
-    pcycles_per_us = us ? (p1 - p0) / us : 1000;
+    if (us < 1000) {
+        snprintf(err, errlen,
+                 "clock: the QTimer advanced %llu us while the core ran %llu cycles: no usable QTimer "
+                 "(on hexagon-sim pass the qtimer cosim, see kernels/hexagon/sim.sh)",
+                 (unsigned long long)us, (unsigned long long)(p1 - p0));
+        return -1;
+    }
+    pcycles_per_us = (p1 - p0) / us;
     if (!pcycles_per_us) pcycles_per_us = 1;
+    return 0;
 }
 
 uint64_t hx_thread_cpu_ns(void) {
-    static int enabled;
-    if (!enabled) {
-        qurt_profile_enable(1);
-        enabled = 1;
-        calibrate_pcycles();
+    if (!pcycles_per_us) { /* only reached if no thread was started */
+        char err[200];
+        if (calibrate_pcycles(err, sizeof err) != 0) {
+            fprintf(stderr, "hxrun: error: %s\n", err);
+            exit(1);
+        }
     }
     uint64_t pc = qurt_profile_get_thread_pcycles();
     return pc * 1000ull / pcycles_per_us;
 }
+
+/* HVX contexts: 128-byte units on this cDSP, and the holders so far. */
+static int hvx_units(void) { return (qurt_hvx_get_units() >> 8) & 0xFF; }
+static int hvx_holders, hvx_lock_failures;
 
 struct hx_thread {
     qurt_thread_t tid;
@@ -84,12 +120,22 @@ struct hx_thread {
     void *arg;
     void *stack;
     int hvx;
+    uint32_t lock_state; /* 0 pending, 1 HVX held (or not wanted), 2 lock failed */
+    int lock_rc;
     char name[QURT_THREAD_ATTR_NAME_MAXLEN];
 };
 
 static void trampoline(void *p) {
     hx_thread *t = (hx_thread *)p;
-    int locked = t->hvx && qurt_hvx_lock(QURT_HVX_MODE_128B) == QURT_EOK;
+    int locked = 0;
+    if (t->hvx) {
+        t->lock_rc = qurt_hvx_lock(QURT_HVX_MODE_128B);
+        locked = t->lock_rc == QURT_EOK;
+    }
+    /* The starter waits for this: an engine without its context never runs. */
+    __atomic_store_n(&t->lock_state, t->hvx && !locked ? 2u : 1u, __ATOMIC_RELEASE);
+    qurt_futex_wake(&t->lock_state, INT_MAX);
+    if (t->hvx && !locked) qurt_thread_exit(QURT_EOK);
     t->fn(t->arg);
     if (locked) qurt_hvx_unlock();
     qurt_thread_exit(QURT_EOK);
@@ -98,6 +144,15 @@ static void trampoline(void *p) {
 hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core,
                            char *err, size_t errlen) {
     (void)core; /* no user-PD affinity on QuRT, see hx_pin_self */
+    if (calibrate_pcycles(err, errlen) != 0) return NULL;
+    int wants_hvx = !strncmp(name, "vec", 3) || !strncmp(name, "mx", 2);
+    if (wants_hvx && hvx_holders + 1 > hvx_units()) {
+        snprintf(err, errlen,
+                 "HVX: engine thread %s would be holder %d of a 128-byte HVX context, but this cDSP has %d "
+                 "(vec, mx and one per extra V worker each hold one): lower --v-workers to %d",
+                 name, hvx_holders + 1, hvx_units(), hvx_units() - 1);
+        return NULL;
+    }
     hx_thread *t = (hx_thread *)calloc(1, sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory creating thread %s", name);
@@ -105,7 +160,7 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
     }
     t->fn = fn;
     t->arg = arg;
-    t->hvx = !strncmp(name, "vec", 3) || !strncmp(name, "mx", 2);
+    t->hvx = wants_hvx;
     snprintf(t->name, sizeof t->name, "%s", name);
     t->stack = memalign(128, HX_QURT_STACK_BYTES);
     if (!t->stack) {
@@ -118,8 +173,13 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
     qurt_thread_attr_set_name(&attr, t->name);
     qurt_thread_attr_set_stack_addr(&attr, t->stack);
     qurt_thread_attr_set_stack_size(&attr, HX_QURT_STACK_BYTES);
-    /* Same priority as the creator: engines compete fairly with the host. */
-    qurt_thread_attr_set_priority(&attr, (unsigned short)qurt_thread_get_priority(qurt_thread_get_id()));
+    /* Same priority as the creator: engines compete fairly with the host.
+     * get_priority may return -1; attributes take 1..255 (clamped as
+     * llama.cpp's work queue does). */
+    int prio = qurt_thread_get_priority(qurt_thread_get_id());
+    if (prio < 1) prio = 1;
+    if (prio > 254) prio = 254;
+    qurt_thread_attr_set_priority(&attr, (unsigned short)prio);
     int rc = qurt_thread_create(&t->tid, &attr, trampoline, t);
     if (rc != QURT_EOK) {
         snprintf(err, errlen, "qurt_thread_create(%s) failed: %d", name, rc);
@@ -127,6 +187,19 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
         free(t);
         return NULL;
     }
+    uint32_t st;
+    while ((st = __atomic_load_n(&t->lock_state, __ATOMIC_ACQUIRE)) == 0) qurt_futex_wait(&t->lock_state, 0);
+    if (st == 2) {
+        snprintf(err, errlen, "HVX: qurt_hvx_lock(QURT_HVX_MODE_128B) failed in engine thread %s (rc %d)", name,
+                 t->lock_rc);
+        hvx_lock_failures++;
+        int status = 0;
+        qurt_thread_join(t->tid, &status);
+        free(t->stack);
+        free(t);
+        return NULL;
+    }
+    if (t->hvx) hvx_holders++;
     return t;
 }
 
@@ -134,6 +207,7 @@ void hx_thread_join(hx_thread *t) {
     if (!t) return;
     int status = 0;
     qurt_thread_join(t->tid, &status);
+    if (t->hvx) hvx_holders--;
     free(t->stack);
     free(t);
 }
@@ -162,10 +236,14 @@ int hx_online_cores(void) {
 }
 
 /* No load average or cpufreq governor on the cDSP: the DCVS vote the run
- * makes is what fixes the clock (see README). */
+ * makes at start-up (power_qurt.c) is what fixes the clock. */
 double hx_load_average_1min(void) { return -1.0; }
 double hx_busy_cores(unsigned ms) { (void)ms; return -1.0; }
-void hx_cpu_governor(char *buf, size_t len) { snprintf(buf, len, "unknown (cDSP: DCVS)"); }
+void hx_cpu_governor(char *buf, size_t len) {
+    const char *const *v;
+    int n = hx_power_votes(&v);
+    snprintf(buf, len, "%s", n >= 2 ? "cDSP DCVS off, core/bus corner max (HAP_power_set)" : "cDSP: no DCVS vote yet");
+}
 
 void hx_cpu_model(char *buf, size_t len) {
     int units = qurt_hvx_get_units();
@@ -179,3 +257,40 @@ void *hx_alloc(size_t bytes, size_t align) {
 }
 
 void hx_free(void *p) { free(p); }
+
+/* What the run really held and used (platform.h); see kernels/hexagon/README.md. */
+void hx_platform_resources(hx_json *j) {
+    const char *const *votes;
+    int nv = hx_power_votes(&votes);
+    hx_json_obj(j, "resources");
+    hx_json_str(j, "platform", "qurt");
+    hx_json_arr(j, "power_votes");
+    for (int i = 0; i < nv; i++) hx_json_str(j, NULL, votes[i]);
+    hx_json_close(j, ']');
+    size_t arena = 0, hmx = 0;
+    uint8_t *base = hx_vtcm_arena(&arena);
+    hx_vtcm_hmx_region(&hmx);
+    if (base) {
+        char b[32];
+        snprintf(b, sizeof b, "0x%08lx", (unsigned long)(uintptr_t)base);
+        hx_json_obj(j, "vtcm");
+        hx_json_str(j, "base", b);
+        hx_json_u64(j, "bytes", hx_vtcm_acquired_bytes());
+        hx_json_u64(j, "defined_bytes", hx_vtcm_defined_bytes());
+        hx_json_u64(j, "arena_bytes", arena);
+        hx_json_u64(j, "hmx_region_bytes", hmx);
+        hx_json_u64(j, "release_requests", hx_vtcm_release_requests());
+        hx_json_close(j, '}');
+    } else {
+        hx_json_null(j, "vtcm");
+    }
+    hx_kernels_device_resources(j);
+    hx_json_obj(j, "hvx");
+    hx_json_i64(j, "units_128b", hvx_units());
+    hx_json_i64(j, "locks_held", hvx_holders);
+    hx_json_i64(j, "lock_failures", hvx_lock_failures);
+    hx_json_close(j, '}');
+    hx_json_bool(j, "fallbacks_allowed", HX_ALLOW_FALLBACK);
+    hx_json_u64(j, "fallbacks", hx_vtcm_ddr_fallbacks() + hx_kernels_device_fallbacks());
+    hx_json_close(j, '}');
+}

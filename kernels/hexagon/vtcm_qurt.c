@@ -1,7 +1,9 @@
 /* VTCM and HMX through HAP_compute_res (see vtcm_qurt.h).
  *
- * STATUS: written against the documented Hexagon SDK API, not yet run on
- * hardware.  Builds only with the Hexagon SDK (HAP_compute_res.h). */
+ * STATUS: written against the documented Hexagon SDK API, compile-checked
+ * with the open toolchain (make sdk-check), not yet run on a simulator or
+ * phone. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,60 +20,84 @@ static struct {
     uint8_t *base;
     size_t acquired, defined;
     size_t arena_bytes, hmx_bytes;
-    int hmx;              /* HMX attribute requested */
     int arena_taken;
+    int power;            /* power votes made by hx_scratch_alloc */
 } g;
+static unsigned release_requests;
+
+static int failf(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The resource manager asks lower-priority holders to give VTCM/HMX back
+ * (within 5 ms).  A measurement cannot pause mid-trial, so the run keeps the
+ * context and records the request: its timings may include a contender. */
+static int release_cb(unsigned int ctx, void *client) {
+    (void)ctx, (void)client;
+    __atomic_add_fetch(&release_requests, 1u, __ATOMIC_RELAXED);
+    return 0;
+}
 
 int hx_vtcm_init(size_t arena_bytes, size_t hmx_bytes, char *err, size_t errlen) {
     if (g.ctx) return 0;
-    unsigned int defined = 0;
-    if (HAP_compute_res_query_VTCM(0, &defined, NULL, NULL, NULL) != 0 || defined == 0) {
-        snprintf(err, errlen, "HAP_compute_res_query_VTCM failed: no VTCM on this DSP");
-        return -1;
-    }
-    g.defined = defined;
+    unsigned int total = 0;
+    int rc = HAP_compute_res_query_VTCM(0, &total, NULL, NULL, NULL);
+    if (rc != 0 || total == 0)
+        return failf(err, errlen, "VTCM: HAP_compute_res_query_VTCM failed (rc %d, %u bytes): this DSP offers no VTCM",
+                     rc, total);
+    g.defined = total;
     /* HMX tiles want 2 KiB alignment inside the region: round the arena. */
     size_t arena = (arena_bytes + 4095) & ~(size_t)4095;
     size_t want = arena + hmx_bytes;
-    if (want > defined) {
-        snprintf(err, errlen,
-                 "VTCM: arena %zu + HMX region %zu bytes exceed the %u bytes this DSP defines; "
-                 "lower --scratch-bytes", arena, hmx_bytes, defined);
-        return -1;
-    }
+    if (want > total)
+        return failf(err, errlen,
+                     "VTCM: the scratch arena (%zu bytes) plus the HMX tile region (%zu bytes) need %zu bytes, "
+                     "but this cDSP has %u bytes of VTCM: pass --scratch-bytes %zu or less",
+                     arena, hmx_bytes, want, total, total > hmx_bytes ? (size_t)total - hmx_bytes : (size_t)0);
     compute_res_attr_t attr;
-    HAP_compute_res_attr_init(&attr);
+    if ((rc = HAP_compute_res_attr_init(&attr)) != 0)
+        return failf(err, errlen, "VTCM: HAP_compute_res_attr_init failed (rc %d)", rc);
     HAP_compute_res_attr_set_serialize(&attr, 0);
-    /* One contiguous block (min page size = the request) so that offsets
-     * are plain pointer arithmetic; all of it is required. */
-    HAP_compute_res_attr_set_vtcm_param_v2(&attr, (unsigned int)want, (unsigned int)want, (unsigned int)want);
-    if (hmx_bytes) HAP_compute_res_attr_set_hmx_param(&attr, 1);
+    /* The whole VTCM as one page.  The page-size argument must be a size the
+     * hardware has (4 KiB .. 16 MiB powers of four); asking for all of it as a
+     * single page is what llama.cpp's HTP backend does and keeps the region
+     * contiguous, so arena and HMX region are plain offsets. */
+    if ((rc = HAP_compute_res_attr_set_vtcm_param_v2(&attr, total, total, total)) != 0)
+        return failf(err, errlen, "VTCM: HAP_compute_res_attr_set_vtcm_param_v2(%u) failed (rc %d)", total, rc);
+    if (hmx_bytes && (rc = HAP_compute_res_attr_set_hmx_param(&attr, 1)) != 0)
+        return failf(err, errlen, "HMX: HAP_compute_res_attr_set_hmx_param failed (rc %d): no HMX on this DSP?", rc);
+    if ((rc = HAP_compute_res_attr_set_release_callback(&attr, release_cb, NULL)) != 0)
+        return failf(err, errlen, "VTCM: HAP_compute_res_attr_set_release_callback failed (rc %d)", rc);
     g.ctx = HAP_compute_res_acquire(&attr, HX_VTCM_TIMEOUT_US);
-    if (!g.ctx) {
-        snprintf(err, errlen, "HAP_compute_res_acquire(VTCM %zu bytes%s) failed: another client holds "
-                 "VTCM/HMX, or the PD is not allowed to (unsigned PD needs cDSP)", want,
-                 hmx_bytes ? ", HMX" : "");
-        return -1;
-    }
+    if (!g.ctx)
+        return failf(err, errlen,
+                     "VTCM%s: HAP_compute_res_acquire(%u bytes%s) failed within %u us: another client (a QNN/HTP "
+                     "session, the camera) holds VTCM%s, or this PD may not use it",
+                     hmx_bytes ? "/HMX" : "", total, hmx_bytes ? " + HMX" : "", HX_VTCM_TIMEOUT_US,
+                     hmx_bytes ? " or HMX" : "");
     void *p = NULL;
     unsigned int got = 0;
-    if (HAP_compute_res_attr_get_vtcm_ptr_v2(&attr, &p, &got) != 0 || !p || got < want) {
+    rc = HAP_compute_res_attr_get_vtcm_ptr_v2(&attr, &p, &got);
+    if (rc != 0 || !p || got < want) {
         HAP_compute_res_release(g.ctx);
         g.ctx = 0;
-        snprintf(err, errlen, "HAP_compute_res_attr_get_vtcm_ptr_v2 returned %u of %zu bytes", got, want);
-        return -1;
+        return failf(err, errlen, "VTCM: HAP_compute_res_attr_get_vtcm_ptr_v2 gave %u of the %zu bytes needed (rc %d)",
+                     got, want, rc);
     }
     g.base = (uint8_t *)p;
     g.acquired = got;
     g.arena_bytes = arena;
     g.hmx_bytes = hmx_bytes;
-    g.hmx = hmx_bytes != 0;
     return 0;
 }
 
 void hx_vtcm_release(void) {
     if (g.ctx) HAP_compute_res_release(g.ctx);
-    memset(&g, 0, sizeof g);
+    g.ctx = 0, g.base = NULL, g.acquired = 0, g.arena_bytes = 0, g.hmx_bytes = 0, g.arena_taken = 0;
 }
 
 uint8_t *hx_vtcm_arena(size_t *bytes) {
@@ -86,36 +112,63 @@ uint8_t *hx_vtcm_hmx_region(size_t *bytes) {
 
 size_t hx_vtcm_defined_bytes(void) { return g.defined; }
 size_t hx_vtcm_acquired_bytes(void) { return g.acquired; }
+unsigned hx_vtcm_release_requests(void) { return __atomic_load_n(&release_requests, __ATOMIC_RELAXED); }
 
 int hx_hmx_lock(void) {
-    if (!g.ctx || !g.hmx) return -1;
+    if (!g.ctx || !g.hmx_bytes) return -1;
     return HAP_compute_res_hmx_lock(g.ctx) == 0 ? 0 : -1;
 }
 
 void hx_hmx_unlock(void) {
-    if (g.ctx && g.hmx) HAP_compute_res_hmx_unlock(g.ctx);
+    if (g.ctx && g.hmx_bytes) HAP_compute_res_hmx_unlock(g.ctx);
 }
 
-#ifndef HX_HMX_REGION_BYTES
-#define HX_HMX_REGION_BYTES (1u << 20)
-#endif
+static unsigned ddr_fallbacks;
+static void *ddr_arena; /* the arena, when it fell back to DDR */
+unsigned hx_vtcm_ddr_fallbacks(void) { return ddr_fallbacks; }
 
-void *hx_scratch_alloc(size_t bytes, int *in_vtcm) {
-    char err[256];
-    if (!g.arena_taken && hx_vtcm_init(bytes, HX_HMX_REGION_BYTES, err, sizeof err) == 0 &&
-        bytes <= g.arena_bytes) {
-        g.arena_taken = 1;
-        if (in_vtcm) *in_vtcm = 1;
-        return g.base;
+/* platform.h's scratch hook: the executor's arena.  This is the device's
+ * start-up point (first device-specific call, before M is prepared and
+ * before any engine thread exists), so power and VTCM are set up here. */
+void *hx_scratch_alloc(size_t bytes, int *on_chip) {
+    char err[400];
+    if (on_chip) *on_chip = 0;
+    if (!g.power) {
+        if (hx_power_vote(HX_HMX_BUILD, err, sizeof err) != 0) {
+            fprintf(stderr, "hxrun: error: %s\n", err);
+            return NULL;
+        }
+        g.power = 1;
     }
-    if (in_vtcm) *in_vtcm = 0;
-    return hx_alloc(bytes, 128);
+    if (g.arena_taken) {
+        fprintf(stderr, "hxrun: error: VTCM: a second scratch arena was requested; the device has one\n");
+        return NULL;
+    }
+    if (hx_vtcm_init(bytes, HX_HMX_BUILD ? HX_HMX_REGION_BYTES : 0, err, sizeof err) != 0) {
+        if (!HX_ALLOW_FALLBACK || HX_HMX_BUILD) {
+            /* With HexKL the HMX region lives in VTCM: no VTCM, no HMX. */
+            fprintf(stderr, "hxrun: error: %s%s\n", err,
+                    HX_HMX_BUILD ? "" : " (a DDR arena instead needs a build with HX_ALLOW_FALLBACK=1)");
+            return NULL;
+        }
+        ddr_fallbacks++;
+        fprintf(stderr, "hxrun: warning: %s; scratch arena in DDR (HX_ALLOW_FALLBACK=1)\n", err);
+        return ddr_arena = hx_alloc(bytes, 2048);
+    }
+    g.arena_taken = 1;
+    if (on_chip) *on_chip = 1;
+    return g.base;
 }
 
 void hx_scratch_free(void *p) {
-    if (p && g.ctx && p == (void *)g.base) {
-        g.arena_taken = 0;
-        return; /* VTCM stays held until hx_vtcm_release() at exit */
+    /* The arena is the executor's last user of VTCM and of the votes
+     * (teardown): release both with it. */
+    int arena = p && ((g.ctx && p == (void *)g.base) || p == ddr_arena);
+    if (p && g.ctx && p == (void *)g.base) hx_vtcm_release();
+    else hx_free(p);
+    if (p == ddr_arena) ddr_arena = NULL;
+    if (arena && g.power) {
+        hx_power_release();
+        g.power = 0;
     }
-    hx_free(p);
 }

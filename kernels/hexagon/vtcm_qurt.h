@@ -1,37 +1,58 @@
-/* VTCM and HMX ownership on the cDSP (vtcm_qurt.c).
+/* The cDSP resources a run holds (vtcm_qurt.c, power_qurt.c).
  *
- * STATUS: written against the documented Hexagon SDK API (HAP_compute_res.h),
- * not yet run on hardware.  Builds only with the Hexagon SDK.
+ * STATUS: written against the documented Hexagon SDK API (HAP_compute_res.h,
+ * HAP_power.h), compile-checked with the open toolchain (make sdk-check), not
+ * yet run on a simulator or phone.
  *
- * One compute-resource context holds the runner's whole VTCM for the run:
- *   [ scratch arena (V's on-chip working set, D's destination) | HMX region ]
- * The HMX region is M's private tile space (activations, weights, the
- * accumulator read-out and the HMX config block).  The context is acquired
- * with the HMX attribute, so the HMX unit is reserved together with VTCM,
- * and M's thread brackets each GEMM with hx_hmx_lock()/hx_hmx_unlock(). */
+ * Start-up (the first hx_scratch_alloc, i.e. while the executor plans its
+ * arena, before any task is prepared or engine started):
+ *   1. power votes: compute client class, DCVS off with core and bus at the
+ *      maximum corner and sleep disabled, HVX on, HMX on (HexKL builds);
+ *   2. one HAP_compute_res context: the whole VTCM as one page, plus the HMX
+ *      attribute in HexKL builds:
+ *        [ scratch arena (V's on-chip working set, D's destination) | HMX region ]
+ * Any of these that fails stops the run with a message naming what could not
+ * be had; nothing falls back to DDR or to HVX unless the build says so
+ * (HX_ALLOW_FALLBACK=1, counted in the run's resources record). */
 #ifndef HX_VTCM_QURT_H
 #define HX_VTCM_QURT_H
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef HX_ALLOW_FALLBACK
+#define HX_ALLOW_FALLBACK 0
+#endif
+#if defined(HX_WITH_HEXKL) && HX_WITH_HEXKL
+#define HX_HMX_BUILD 1
+#else
+#define HX_HMX_BUILD 0
+#endif
+/* M's private VTCM tile space (HexKL builds only). */
+#ifndef HX_HMX_REGION_BYTES
+#define HX_HMX_REGION_BYTES (1u << 20)
+#endif
+
+/* Power (power_qurt.c).  Returns 0, or -1 with the failing vote in err. */
+int hx_power_vote(int hmx, char *err, size_t errlen);
+void hx_power_release(void);
+/* The votes that succeeded, in order, as short strings ("hvx=on", ...). */
+int hx_power_votes(const char *const **votes);
+
 /* Acquires VTCM for an arena of arena_bytes plus an HMX region of hmx_bytes
- * (0: no HMX).  Idempotent.  Returns 0, or -1 with a message in err. */
+ * (0: no HMX attribute).  Idempotent.  Returns 0, or -1 with a message in err. */
 int hx_vtcm_init(size_t arena_bytes, size_t hmx_bytes, char *err, size_t errlen);
 void hx_vtcm_release(void);
 /* NULL before hx_vtcm_init. */
 uint8_t *hx_vtcm_arena(size_t *bytes);
 uint8_t *hx_vtcm_hmx_region(size_t *bytes);
-/* Total VTCM the architecture defines and the amount acquired, bytes. */
+/* VTCM the DSP reports, the amount acquired, and how often another client
+ * asked this run to give it back (the run keeps it: its numbers are suspect). */
 size_t hx_vtcm_defined_bytes(void);
 size_t hx_vtcm_acquired_bytes(void);
+unsigned hx_vtcm_release_requests(void);
+/* 1 when the scratch arena went to DDR (HX_ALLOW_FALLBACK=1 builds only). */
+unsigned hx_vtcm_ddr_fallbacks(void);
 
 int hx_hmx_lock(void);
 void hx_hmx_unlock(void);
-
-/* The scratch-arena hook the executor needs on the device (see README:
- * "what the shared code must provide"): the arena base comes from VTCM
- * instead of hx_alloc.  Falls back to DDR (and says so through *in_vtcm)
- * when VTCM cannot be had. */
-void *hx_scratch_alloc(size_t bytes, int *in_vtcm);
-void hx_scratch_free(void *p);
 #endif

@@ -59,4 +59,12 @@ void hx_free(void *p);
  * (hexagon/vtcm_qurt.c).  *on_chip says whether it really is on-chip. */
 void *hx_scratch_alloc(size_t bytes, int *on_chip);
 void hx_scratch_free(void *p);
+
+/* Writes the object "resources" into the open JSON record: what the run
+ * really held and used on this platform (power votes, on-chip memory, matrix
+ * engine and DMA use, vector contexts, fallbacks taken).  Same keys on every
+ * platform, null where the platform has no such resource.  Called once, when
+ * the run is over, so the counts are final. */
+struct hx_json;
+void hx_platform_resources(struct hx_json *j);
 #endif

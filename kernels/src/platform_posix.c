@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "json.h"
 #include "platform.h"
 
 #ifndef HX_PLATFORM_NAME
@@ -211,3 +212,18 @@ void *hx_scratch_alloc(size_t bytes, int *on_chip) {
 }
 
 void hx_scratch_free(void *p) { hx_free(p); }
+
+/* Linux (host, or Hexagon user mode under QEMU): no power votes, on-chip
+ * memory, matrix engine, user DMA or reserved vector contexts to report. */
+void hx_platform_resources(hx_json *j) {
+    hx_json_obj(j, "resources");
+    hx_json_str(j, "platform", "posix");
+    hx_json_null(j, "power_votes");
+    hx_json_null(j, "vtcm");
+    hx_json_null(j, "hmx");
+    hx_json_null(j, "udma");
+    hx_json_null(j, "hvx");
+    hx_json_bool(j, "fallbacks_allowed", 0);
+    hx_json_u64(j, "fallbacks", 0);
+    hx_json_close(j, '}');
+}

@@ -466,6 +466,7 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
     hx_json_f64(&j, "load_average_after", hx_load_average_1min());
     hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_platform_resources(&j); /* what the run really held and used */
     hx_json_end(&j);
     return mismatches ? 4 : 0;
 }

@@ -1,21 +1,30 @@
 # Hexagon cDSP device build (SDK-gated).
-# STATUS: written against the documented Hexagon SDK, not yet run on hardware.
+# STATUS: written against the documented Hexagon SDK; its recipes run in CI
+# with a stub toolchain and every source compiles for v73 with the open
+# toolchain (make -C kernels sdk-check); not yet run on a simulator or phone.
 #
 #   make -C kernels TARGET=hexagon HEXAGON_SDK_ROOT=... [HEXAGON_ARCH=v73] \
-#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...]
+#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...] [HX_ALLOW_FALLBACK=1]
 # produces build/hexagon/hxrun, a shared object for the cDSP that the SDK's
 # run_main_on_hexagon executes (its main() is the runner's main()).  Deploy
 # and run with kernels/hexagon/device.sh (adb push to HX_DEVICE_DIR, adb shell
 # with ADSP_LIBRARY_PATH, adb pull of the results).
 #
 # Fails at once, naming what is missing, when the SDK, its compiler, adb or a
-# device serial is absent.  HX_BUILD_ONLY=1 skips the adb/device checks (to
-# compile without a phone attached).
+# device serial is absent, or when HexKL is asked for with tools older than
+# 19 (HexKL's archive is LLVM 19 bitcode).  HX_BUILD_ONLY=1 skips the
+# adb/device checks (to compile without a phone attached).
+#
+# HX_ALLOW_FALLBACK=1 lets the runner continue when it cannot get what it
+# was built for (VTCM -> DDR arena in HVX-only builds, a chain the user DMA
+# cannot express -> scalar copy, a GEMM too big for the HMX region -> HVX);
+# every fallback is counted in the run's resources record.  The default (0)
+# stops the run with a message naming what could not be had.
 HEXAGON_ARCH ?= v73
 HX_DEVICE_DIR ?= /data/local/tmp/hxfuse
 
 ifeq ($(strip $(HEXAGON_SDK_ROOT)),)
-$(error TARGET=$(TARGET) needs the Qualcomm Hexagon SDK: install it (Qualcomm Package Manager / qpm-cli, Hexagon SDK 5.x or 6.x) and set HEXAGON_SDK_ROOT, e.g. `source <sdk>/setup_sdk_env.source` or `make TARGET=$(TARGET) HEXAGON_SDK_ROOT=/opt/qcom/Hexagon_SDK/6.x`)
+$(error TARGET=$(TARGET) needs the Qualcomm Hexagon SDK: install it (Qualcomm Package Manager / qpm-cli, Hexagon SDK 6.x; 5.x builds only without HexKL) and set HEXAGON_SDK_ROOT, e.g. `source <sdk>/setup_sdk_env.source` or `make TARGET=$(TARGET) HEXAGON_SDK_ROOT=/opt/qcom/Hexagon_SDK/6.x`)
 endif
 ifeq ($(wildcard $(HEXAGON_SDK_ROOT)/incs/HAP_perf.h),)
 $(error HEXAGON_SDK_ROOT=$(HEXAGON_SDK_ROOT) does not look like a Hexagon SDK (no incs/HAP_perf.h))
@@ -30,6 +39,10 @@ HEXAGON_CLANG := $(HEXAGON_TOOLS_ROOT)/Tools/bin/hexagon-clang
 ifeq ($(wildcard $(HEXAGON_CLANG)),)
 $(error no hexagon-clang at '$(HEXAGON_CLANG)': set HEXAGON_TOOLS_ROOT to the SDK's tools/HEXAGON_Tools/<version>)
 endif
+# "QuIC LLVM Hexagon Clang version 19.0.04" -> 19 (SDK 5.x ships 8.x tools).
+# It matters for HexKL (below); otherwise it is only recorded (CC_NAME).
+HEXAGON_CLANG_VERSION := $(shell $(HEXAGON_CLANG) --version 2>/dev/null | sed -n 's/.*[Cc]lang version \([0-9][0-9.]*\).*/\1/p' | head -n1)
+HEXAGON_CLANG_MAJOR := $(firstword $(subst ., ,$(HEXAGON_CLANG_VERSION)))
 ifneq ($(HX_BUILD_ONLY),1)
 ifneq ($(HX_NEED_DEVICE),0)
 ifeq ($(shell command -v adb 2>/dev/null),)
@@ -48,17 +61,40 @@ SDK_INCS := -I$(HEXAGON_SDK_ROOT)/incs -I$(HEXAGON_SDK_ROOT)/incs/stddef \
             -I$(HEXAGON_SDK_ROOT)/libs/qprintf/inc
 CC := $(HEXAGON_CLANG)
 CC_NAME := $(shell $(HEXAGON_CLANG) --version 2>/dev/null | head -n1) -m$(HEXAGON_ARCH)
-CFLAGS := -m$(HEXAGON_ARCH) -mhvx -mhvx-length=128B -O2 -G0 -fPIC -std=c11 -Wall -Wextra \
+# gnu11, not c11: the shared code uses POSIX calls (strtok_r, strndup, mkdir)
+# that a strict C mode hides, and clang 16+ rejects undeclared calls.
+# Public SDK builds (llama.cpp, HexKL's examples) use the GNU default too.
+CFLAGS := -m$(HEXAGON_ARCH) -mhvx -mhvx-length=128B -O2 -G0 -fPIC -std=gnu11 -Wall -Wextra \
           -DHX_HVX_NO_FAST_ENTRY $(SDK_INCS)
-LDFLAGS := -shared -G0 -lm
+# No -lm: the object is loaded by the DSP's dynamic loader, which resolves
+# libc/libm symbols against the system image (as Qualcomm's hexagon-mlir
+# links its device libraries: -shared -fPIC -G0 only).
+LDFLAGS := -shared -G0
 FAST_SRC := hexagon/kernels_hvx.c hexagon/kernels_device.c
-PLATFORM_SRC := hexagon/platform_qurt.c hexagon/vtcm_qurt.c hexagon/dma_hexagon.c
-# HMX needs HexKL (hexkl_micro.h, libhexkl_micro.a); without it M runs on HVX.
+PLATFORM_SRC := hexagon/platform_qurt.c hexagon/vtcm_qurt.c hexagon/power_qurt.c hexagon/dma_hexagon.c \
+                hexagon/dma_plan.c
+HX_ALLOW_FALLBACK ?= 0
+ifeq ($(filter 0 1,$(HX_ALLOW_FALLBACK)),)
+$(error HX_ALLOW_FALLBACK must be 0 or 1, not '$(HX_ALLOW_FALLBACK)')
+endif
+TARGET_DEFS += -DHX_ALLOW_FALLBACK=$(HX_ALLOW_FALLBACK)
+# HMX needs HexKL (hexkl_micro.h, libhexkl_micro.a); without it M runs on HVX
+# (kernels "hvx-nohmx+udma", and no HMX attribute or power vote is asked for).
 ifneq ($(strip $(HEXKL_ROOT)),)
+ifeq ($(HEXAGON_CLANG_MAJOR),)
+$(error HEXKL_ROOT is set but $(HEXAGON_CLANG) --version printed no "clang version N.M": HexKL needs Hexagon tools 19 or newer (Hexagon SDK 6.x); is HEXAGON_TOOLS_ROOT a Hexagon tools directory?)
+endif
+ifneq ($(shell test $(HEXAGON_CLANG_MAJOR) -ge 19 && echo ok),ok)
+$(error HEXKL_ROOT is set but $(HEXAGON_CLANG) is version $(HEXAGON_CLANG_VERSION): HexKL's libhexkl_micro.a is LLVM 19 bitcode and links only with Hexagon tools 19 or newer (Hexagon SDK 6.x); set HEXAGON_TOOLS_ROOT to <sdk>/tools/HEXAGON_Tools/19.x, or build without HEXKL_ROOT (M on HVX))
+endif
 CFLAGS += -mhmx -DHX_WITH_HEXKL=1 -I$(HEXKL_ROOT)/include
-HEXKL_LIB ?= $(firstword $(wildcard $(HEXKL_ROOT)/lib/$(HEXAGON_ARCH)/*hexkl_micro*.a $(HEXKL_ROOT)/lib/*hexkl_micro*.a))
+# HexKL ships one library per tools/arch pair: lib/hexagon_toolv19_v73/.
+HEXKL_LIB ?= $(lastword $(sort $(wildcard $(HEXKL_ROOT)/lib/hexagon_toolv*_$(HEXAGON_ARCH)/libhexkl_micro.a)))
 ifeq ($(HEXKL_LIB),)
-$(error HEXKL_ROOT=$(HEXKL_ROOT) has no hexkl_micro library: set HEXKL_LIB to the .a for $(HEXAGON_ARCH))
+$(error HEXKL_ROOT=$(HEXKL_ROOT) has no lib/hexagon_toolv*_$(HEXAGON_ARCH)/libhexkl_micro.a: check HEXAGON_ARCH, or set HEXKL_LIB to the library for $(HEXAGON_ARCH))
+endif
+ifeq ($(wildcard $(HEXKL_ROOT)/include/hexkl_micro.h),)
+$(error HEXKL_ROOT=$(HEXKL_ROOT) has no include/hexkl_micro.h)
 endif
 FAST_SRC += hexagon/kernels_hmx.c
 LDFLAGS += $(HEXKL_LIB)

@@ -1,0 +1,79 @@
+/* Building user-DMA descriptors for a copy chain (see dma_plan.h).  No
+ * device instructions here: this file builds for any Hexagon target and is
+ * tested under qemu-hexagon by test_dma_plan.c. */
+#include <string.h>
+#include "dma_plan.h"
+
+int hx_dma_chain_fits(const hx_copy_desc *chain) {
+    for (const hx_copy_desc *c = chain; c; c = c->next)
+        if (c->row_bytes > HX_DMA_FIELD_MAX || c->src_stride > HX_DMA_FIELD_MAX || c->dst_stride > HX_DMA_FIELD_MAX)
+            return 0;
+    return 1;
+}
+
+static size_t span(uint32_t rows, uint32_t width, uint32_t stride) {
+    return rows ? (size_t)(rows - 1) * stride + width : 0;
+}
+
+static void fill(hexagon_udma_descriptor_type1_t *d, const uint8_t *src, uint8_t *dst, uint32_t rows,
+                 uint32_t width, uint32_t sstride, uint32_t dstride, int src_vtcm, int dst_vtcm, int ordered) {
+    memset(d, 0, sizeof *d);
+    d->next = NULL;
+    d->length = 0; /* unused by type 1 */
+    d->desctype = HEXAGON_UDMA_DESC_DESCTYPE_TYPE1;
+    d->dstcomp = HEXAGON_UDMA_DESC_COMP_NONE;
+    d->srccomp = HEXAGON_UDMA_DESC_COMP_NONE;
+    d->srcbypass = src_vtcm ? HEXAGON_UDMA_DESC_BYPASS_ON : HEXAGON_UDMA_DESC_BYPASS_OFF;
+    d->dstbypass = dst_vtcm ? HEXAGON_UDMA_DESC_BYPASS_ON : HEXAGON_UDMA_DESC_BYPASS_OFF;
+    d->order = ordered ? HEXAGON_UDMA_DESC_ORDER_ORDER : HEXAGON_UDMA_DESC_ORDER_NOORDER;
+    d->dstate = HEXAGON_UDMA_DESC_DSTATE_INCOMPLETE;
+    d->src = (void *)src;
+    d->dst = (void *)dst;
+    d->allocation = 0;
+    d->padding = 0;
+    d->roiwidth = width;
+    d->roiheight = rows;
+    d->srcstride = sstride;
+    d->dststride = dstride;
+    d->srcwidthoffset = 0;
+    d->dstwidthoffset = 0;
+}
+
+int hx_dma_plan(hx_dma_cursor *cur, hexagon_udma_descriptor_type1_t *pool, int max, const hx_dma_env *env,
+                int clean_src, hx_dma_stats *st) {
+    int n = 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0; /* destination envelope of this batch */
+    while (cur->link && n < max) {
+        const hx_copy_desc *c = cur->link;
+        if (c->rows == 0 || c->row_bytes == 0) {
+            cur->link = c->next, cur->row = 0;
+            continue;
+        }
+        uint32_t left = c->rows - cur->row, take = left > HX_DMA_FIELD_MAX ? HX_DMA_FIELD_MAX : left;
+        const uint8_t *src = c->src + (size_t)cur->row * c->src_stride;
+        uint8_t *dst = c->dst + (size_t)cur->row * c->dst_stride;
+        size_t ssp = span(take, c->row_bytes, c->src_stride), dsp = span(take, c->row_bytes, c->dst_stride);
+        int sv = env->in_vtcm(src, ssp), dv = env->in_vtcm(dst, dsp);
+        if (!sv && clean_src) {
+            env->clean(src, ssp, 0);
+            st->cache_clean_bytes += ssp;
+        }
+        if (!dv) {
+            env->clean(dst, dsp, 1);
+            st->cache_clean_bytes += dsp;
+        }
+        uintptr_t d0 = (uintptr_t)dst, d1 = d0 + dsp;
+        int ordered = n > 0 && d0 < hi && d1 > lo;
+        st->ordered += (uint64_t)ordered;
+        if (d0 < lo) lo = d0;
+        if (d1 > hi) hi = d1;
+        fill(&pool[n], src, dst, take, c->row_bytes, c->src_stride, c->dst_stride, sv, dv, ordered);
+        if (n > 0) pool[n - 1].next = &pool[n];
+        n++;
+        st->bytes += (uint64_t)take * c->row_bytes;
+        cur->row += take;
+        if (cur->row == c->rows) cur->link = c->next, cur->row = 0;
+    }
+    st->descriptors += (uint64_t)n;
+    return n;
+}

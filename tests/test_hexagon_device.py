@@ -1,0 +1,200 @@
+"""The simulator and phone scripts without the SDK, a simulator or a phone.
+
+* ``kernels/hexagon/sim.sh`` (HX_SIM_DRY_RUN=1) against a stub SDK tree: the
+  hexagon-sim command carries the QTimer/L2VIC cosim file, the QuRT model,
+  --l2tcm_base, the HMX-capable core model and the runner's stack size, and a
+  missing piece is named.
+* ``kernels/hexagon/device.sh run`` against a fake ``adb`` whose "phones" are
+  local directories and whose run_main_on_hexagon writes what the runner
+  would (and always exits 0, as nothing says the real one passes the DSP
+  status on): the exit status comes from the output file, directories are
+  created with adb, arguments survive the remote shell, a failure saves the
+  DSP log, and a farm of serials is leased so that two runs never share a
+  phone and every record names its serial.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "kernels"
+DEVDIR = "/hxfuse-fake-device"
+
+FAKE_ADB = r"""#!/usr/bin/env bash
+# adb -s SERIAL CMD...: the phone is $FAKE_PHONES/SERIAL (paths under DEVDIR mapped there)
+[ "$1" = -s ] || { echo "fake adb: -s SERIAL first" >&2; exit 1; }
+serial=$2; shift 2
+root=$FAKE_PHONES/$serial
+map() { printf '%s' "$1" | sed "s#DEVDIR#$root/DEVDIR#g"; }
+echo "$serial $*" >> "$FAKE_PHONES/adb.log"
+case "$1" in
+    get-state) echo device ;;
+    push) dst=$(map "$3"); case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst" ;;
+    pull) src=$(map "$2"); [ -e "$src" ] || { echo "adb: error: remote object '$2' does not exist" >&2; exit 1; }
+          if [ -d "$src" ]; then mkdir -p "$3"; cp -r "$src"/. "$3"; else cp "$src" "$3"; fi ;;
+    logcat) [ "${2:-}" = -d ] && echo "fake DSP log of $serial"; exit 0 ;;
+    shell) shift; FAKE_SERIAL=$serial sh -c "$(map "$*")" ;;
+    *) echo "fake adb: unknown $1" >&2; exit 1 ;;
+esac
+""".replace("DEVDIR", DEVDIR)
+
+# What the runner would leave behind; run_main_on_hexagon itself exits 0.
+FAKE_RMOH = r"""#!/usr/bin/env bash
+shift 2  # 3 libhxrun.so
+out="" npy="" labels="" args=""
+while [ $# -gt 0 ]; do
+    args="$args[$1]"
+    case "$1" in
+        --out) out=$2; args="$args[$2]"; shift 2 ;;
+        --npy-dir) npy=$2; args="$args[$2]"; shift 2 ;;
+        --label) labels="$labels,\"${2%%=*}\":\"${2#*=}\""; args="$args[$2]"; shift 2 ;;
+        *) shift ;;
+    esac
+done
+echo "$FAKE_SERIAL start $(date +%s.%N)" >> "$FAKE_PHONES/runs.log"
+sleep "${FAKE_RUN_SECONDS:-0.3}"
+printf '{"record":"meta","labels":{%s},"argv":"%s"}\n' "${labels#,}" "$args" > "$out.tmp"
+if [ -n "$npy" ]; then [ -d "$npy/mv" ] && echo x > "$npy/mv/M_A.npy"; fi
+case "${FAKE_MODE:-ok}" in
+    ok) echo '{"record":"end","status":"ok"}' >> "$out.tmp"; mv "$out.tmp" "$out" ;;
+    mismatch) echo '{"record":"end","status":"checksum_mismatch"}' >> "$out.tmp"; mv "$out.tmp" "$out" ;;
+    norename) echo '{"record":"end","status":"ok"}' >> "$out.tmp" ;;
+    crash) ;;
+esac
+echo "$FAKE_SERIAL end $(date +%s.%N)" >> "$FAKE_PHONES/runs.log"
+exit 0
+"""
+
+
+def _fake_env(tmp: Path, **extra) -> dict:
+    subprocess.run([str(KERNELS / "hexagon/sdk_check.sh"), "fake-sdk", str(tmp)], check=True)
+    rmoh = tmp / "sdk/libs/run_main_on_hexagon/ship/android_aarch64/run_main_on_hexagon"
+    rmoh.write_text(FAKE_RMOH)
+    rmoh.chmod(0o755)
+    (tmp / "bin").mkdir()
+    adb = tmp / "bin/adb"
+    adb.write_text(FAKE_ADB)
+    adb.chmod(0o755)
+    (tmp / "phones").mkdir()
+    so = tmp / "hxrun"
+    so.write_bytes(b"\x7fELF")
+    env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "HOME": str(tmp), "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
+           "HX_DEVICE_DIR": DEVDIR, "FAKE_PHONES": str(tmp / "phones"),
+           "HX_DEVICE_LOCK_DIR": str(tmp / "locks")}
+    env.update(extra)
+    return env
+
+
+def _device_run(tmp: Path, env: dict, out: Path, *args: str, wait=True):
+    cmd = [str(KERNELS / "hexagon/device.sh"), "run", "--", str(tmp / "hxrun"), "--out", str(out), *args]
+    if not wait:
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _records(p: Path) -> list[dict]:
+    return [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]
+
+
+def test_status_comes_from_the_output_file_not_run_main_on_hexagon(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1")
+    out = tmp_path / "r.jsonl"
+    r = _device_run(tmp_path, env, out, "--npy-dir", str(tmp_path / "npy"), "--workloads", "mv,mvd",
+                    "--label", "note=two words; $(touch /tmp/nope)")
+    assert r.returncode == 0, r.stderr
+    recs = _records(out)
+    assert recs[-1] == {"record": "end", "status": "ok"}
+    assert recs[0]["labels"] == {"note": "two words; $(touch /tmp/nope)", "device_serial": "phone1"}
+    assert (tmp_path / "npy/mv/M_A.npy").is_file()       # npy tree made with adb, then pulled
+    adb_log = (tmp_path / "phones/adb.log").read_text()
+    assert f"mkdir -p {DEVDIR}/out/" in adb_log and ".npy/mvd" in adb_log
+    assert "run_main_on_hexagon.farf" in adb_log
+    assert not (tmp_path / "r.jsonl.dsp.log").exists()
+
+    env["FAKE_MODE"] = "mismatch"
+    r = _device_run(tmp_path, env, tmp_path / "m.jsonl")
+    assert r.returncode == 4 and "failed (status 4" in r.stderr
+    assert "fake DSP log of phone1" in (tmp_path / "m.jsonl.dsp.log").read_text()
+
+    env["FAKE_MODE"] = "crash"                            # exits 0, no end record
+    r = _device_run(tmp_path, env, tmp_path / "c.jsonl")
+    assert r.returncode == 1 and "failed (status 1" in r.stderr
+    assert not (tmp_path / "c.jsonl").exists() and (tmp_path / "c.jsonl.incomplete").exists()
+
+    env["FAKE_MODE"] = "norename"                         # complete run, rename failed on the DSP
+    r = _device_run(tmp_path, env, tmp_path / "n.jsonl")
+    assert r.returncode == 0 and "could not rename" in r.stderr
+    assert _records(tmp_path / "n.jsonl")[-1]["status"] == "ok"
+
+
+def test_missing_serial_and_sdk_are_named(tmp_path):
+    env = _fake_env(tmp_path)
+    r = _device_run(tmp_path, env, tmp_path / "r.jsonl")
+    assert r.returncode == 2 and "HX_DEVICE_SERIAL is not set" in r.stderr and "HX_DEVICE_SERIALS" in r.stderr
+    env["HX_DEVICE_SERIAL"] = "phone1"
+    del env["HEXAGON_SDK_ROOT"]
+    r = _device_run(tmp_path, env, tmp_path / "r.jsonl")
+    assert r.returncode == 2 and "HEXAGON_SDK_ROOT is not set" in r.stderr
+
+
+def test_farm_never_runs_two_jobs_on_one_phone_and_labels_every_record(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIALS="s1 s2", FAKE_RUN_SECONDS="0.4")
+    procs = [_device_run(tmp_path, env, tmp_path / f"p{i}.jsonl", wait=False) for i in range(6)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    spans: dict[str, list[tuple[float, float]]] = {}
+    starts: dict[str, float] = {}
+    for ln in (tmp_path / "phones/runs.log").read_text().splitlines():
+        serial, what, t = ln.split()
+        if what == "start":
+            starts[serial + str(len(spans.get(serial, [])))] = float(t)
+        else:
+            k = serial + str(len(spans.get(serial, [])))
+            spans.setdefault(serial, []).append((starts.pop(k), float(t)))
+    assert sorted(spans) == ["s1", "s2"] and sum(len(v) for v in spans.values()) == 6
+    for serial, iv in spans.items():
+        iv.sort()
+        for (a0, a1), (b0, b1) in zip(iv, iv[1:]):
+            assert b0 >= a1, f"two runs at once on {serial}: {iv}"
+    # every record names the phone it ran on, and that phone holds its run
+    for i in range(6):
+        serial = _records(tmp_path / f"p{i}.jsonl")[0]["labels"]["device_serial"]
+        assert serial in ("s1", "s2")
+    # both phones were busy at the same time at least once (the farm is used)
+    (a0, a1), (b0, b1) = spans["s1"][0], spans["s2"][0]
+    assert a0 < b1 and b0 < a1
+
+
+def _sim_env(tmp: Path) -> dict:
+    subprocess.run([str(KERNELS / "hexagon/sdk_check.sh"), "fake-sdk", str(tmp)], check=True)
+    return {"PATH": "/usr/bin:/bin", "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
+            "HEXAGON_TOOLS_ROOT": str(tmp / "sdk/tools/HEXAGON_Tools/19.0.04"), "HX_SIM_DRY_RUN": "1"}
+
+
+def test_simulator_command_has_the_platform_models(tmp_path):
+    env = _sim_env(tmp_path)
+    so = tmp_path / "build/hxrun"
+    so.parent.mkdir()
+    so.write_bytes(b"\x7fELF")
+    r = subprocess.run([str(KERNELS / "hexagon/sim.sh"), "--", str(so), "--out", "r.jsonl"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    cmd = r.stdout.split()
+    tools = tmp_path / "sdk/tools/HEXAGON_Tools/19.0.04"
+    assert cmd[0] == str(tools / "Tools/bin/hexagon-sim") and "-mv73na_1" in cmd
+    assert cmd[cmd.index("--cosim_file") + 1] == str(so.parent / "q6ss.cfg")
+    assert cmd[cmd.index("--rtos") + 1] == str(so.parent / "osam.cfg")
+    assert cmd[cmd.index("--l2tcm_base") + 1] == "0xd800"
+    assert "stack_size=0x400000" in cmd and cmd[-3:] == ["hxrun", "--out", "r.jsonl"]
+    q6ss = (so.parent / "q6ss.cfg").read_text().splitlines()
+    assert q6ss[0].startswith(str(tools / "Tools/lib/iss/qtimer.so")) and "--freq=19200000" in q6ss[0]
+    assert q6ss[1].startswith(str(tools / "Tools/lib/iss/l2vic.so"))
+    assert (so.parent / "osam.cfg").read_text().strip().endswith("computev73/debugger/lnx64/qurt_model.so")
+    (tmp_path / "sdk/rtos/qurt/computev73/debugger/lnx64/qurt_model.so").unlink()
+    r = subprocess.run([str(KERNELS / "hexagon/sim.sh"), "--", str(so)], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "qurt_model.so" in r.stderr

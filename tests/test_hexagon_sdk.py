@@ -1,0 +1,175 @@
+"""The Hexagon SDK targets without the SDK.
+
+There is no Hexagon SDK, hexagon-clang or phone here.  What can still break
+before a user with the SDK ever runs the build is checked against a stub SDK
+tree (``kernels/hexagon/sdk_check.sh fake-sdk``) whose hexagon-clang records
+its command lines:
+
+1. the make recipes of ``TARGET=hexagon`` / ``hexagon-sim`` run to the end
+   (flags file and ``print-VAR`` with the apostrophe in HX_GROUP_B, the HexKL
+   library in its real ``lib/hexagon_toolv19_v73/`` layout), with the flags
+   the audit asked for (``-std=gnu11``, no ``-lm``, fallbacks off);
+2. the fail-fast messages name what is missing (SDK, tools >= 19 for HexKL,
+   the HexKL library, a bad HX_ALLOW_FALLBACK);
+3. ``make -C kernels sdk-check`` (recipes + every device source compiled for
+   v73 with zig against the project's SDK declarations) passes, and fails
+   when a device source or the flags recipe is broken.
+"""
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "kernels"
+FAKE = KERNELS / "hexagon/sdk_check.sh"
+
+
+def _have_zig() -> bool:
+    try:
+        r = subprocess.run([sys.executable, "-m", "ziglang", "version"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0 or shutil.which("zig") is not None
+
+
+needs_zig = pytest.mark.skipif(not _have_zig(), reason="zig missing: pip install ziglang==0.17.1")
+
+
+def _fake(tmp: Path, version: str = "19.0.04") -> dict:
+    subprocess.run([str(FAKE), "fake-sdk", str(tmp), version], check=True)
+    return {"sdk": tmp / "sdk", "tools": tmp / f"sdk/tools/HEXAGON_Tools/{version}", "hexkl": tmp / "hexkl"}
+
+
+def _make(tmp: Path, *args: str, log: Path | None = None, kernels: Path = KERNELS):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp)}
+    if log is not None:
+        env["HX_STUB_LOG"] = str(log)
+    return subprocess.run(["make", "-s", "-C", str(kernels), *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def _calls(log: Path) -> list[list[str]]:
+    return [shlex.split(ln) for ln in log.read_text().splitlines() if ln.strip()]
+
+
+def test_device_recipe_runs_to_the_end_with_the_apostrophe_and_the_right_flags(tmp_path):
+    f = _fake(tmp_path)
+    log, build = tmp_path / "cc.log", tmp_path / "build"
+    r = _make(tmp_path, "TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}",
+              "HX_BUILD_ONLY=1", f"BUILD={build}", log=log)
+    assert r.returncode == 0, r.stderr
+    assert "Syntax error" not in r.stderr
+    flags = (build / "flags").read_text()
+    # the flags file holds the make value verbatim, apostrophe escape included
+    assert "engine'\"'\"'s own QuRT queue thread" in flags
+    calls = _calls(log)
+    compiles = [c for c in calls if "-c" in c]
+    links = [c for c in calls if "-shared" in c]
+    assert len(links) == 1 and "-lm" not in links[0] and "-G0" in links[0]
+    srcs = {c[c.index("-c") + 1] for c in compiles}
+    for s in ("hexagon/platform_qurt.c", "hexagon/vtcm_qurt.c", "hexagon/power_qurt.c",
+              "hexagon/dma_hexagon.c", "hexagon/kernels_device.c", "hexagon/kernels_hvx.c", "src/protocol.c"):
+        assert s in srcs, s
+    assert "hexagon/kernels_hmx.c" not in srcs  # no HexKL: M on HVX
+    for c in compiles:
+        assert "-std=gnu11" in c and "-std=c11" not in c
+        assert "-DHX_ALLOW_FALLBACK=0" in c and "-mhmx" not in c
+        # the compile line hands the apostrophe to the compiler intact
+        gb = [a for a in c if a.startswith("-DHX_GROUP_B=")]
+        assert gb and "engine's own QuRT queue thread" in gb[0]
+    # print-VAR (how the pipeline reads RUN_PREFIX) survives the apostrophe too
+    r = _make(tmp_path, "TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}",
+              "HX_BUILD_ONLY=1", "print-TARGET_DEFS")
+    assert r.returncode == 0 and "s own QuRT queue thread" in r.stdout, r.stderr
+
+
+def test_hexkl_build_finds_the_real_library_layout_and_compiles_hmx(tmp_path):
+    f = _fake(tmp_path)
+    log = tmp_path / "cc.log"
+    r = _make(tmp_path, "TARGET=hexagon-sim", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}",
+              f"HEXKL_ROOT={f['hexkl']}", f"BUILD={tmp_path / 'b'}", log=log)
+    assert r.returncode == 0, r.stderr
+    calls = _calls(log)
+    link = [c for c in calls if "-shared" in c][0]
+    assert str(f["hexkl"] / "lib/hexagon_toolv19_v73/libhexkl_micro.a") in link
+    compiles = [c for c in calls if "-c" in c]
+    assert any(c[c.index("-c") + 1] == "hexagon/kernels_hmx.c" for c in compiles)
+    assert all("-mhmx" in c and "-DHX_WITH_HEXKL=1" in c and "-DHX_EMULATED=1" in c for c in compiles)
+
+
+def test_sdk_missing_is_named_before_anything_runs(tmp_path):
+    r = _make(tmp_path, "TARGET=hexagon", "HEXAGON_SDK_ROOT=")
+    assert r.returncode != 0
+    assert "needs the Qualcomm Hexagon SDK" in r.stderr and "HEXAGON_SDK_ROOT" in r.stderr
+    r = _make(tmp_path, "TARGET=hexagon", f"HEXAGON_SDK_ROOT={tmp_path}")
+    assert r.returncode != 0 and "does not look like a Hexagon SDK" in r.stderr
+
+
+def test_hexkl_with_old_tools_is_refused_and_hvx_only_still_builds(tmp_path):
+    f = _fake(tmp_path, "8.7.06")
+    hexkl = _fake(tmp_path / "new")["hexkl"]
+    base = ["TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}", "HX_BUILD_ONLY=1",
+            f"BUILD={tmp_path / 'b'}"]
+    r = _make(tmp_path, *base, f"HEXKL_ROOT={hexkl}")
+    assert r.returncode != 0
+    assert "version 8.7.06" in r.stderr and "Hexagon tools 19 or newer" in r.stderr, r.stderr
+    r = _make(tmp_path, *base, log=tmp_path / "cc.log")
+    assert r.returncode == 0, r.stderr
+    # a compiler that does not say its version is refused with HexKL only
+    (f["tools"] / "Tools/bin/hexagon-clang").write_text("#!/bin/sh\necho 'some tool 8.8'\n")
+    r = _make(tmp_path, *base, f"HEXKL_ROOT={hexkl}")
+    assert r.returncode != 0 and 'printed no "clang version N.M"' in r.stderr, r.stderr
+    r = _make(tmp_path, *base, "print-CC_NAME")
+    assert r.returncode == 0 and "some tool 8.8" in r.stdout, r.stderr
+
+
+def test_missing_hexkl_library_and_bad_fallback_value_are_named(tmp_path):
+    f = _fake(tmp_path)
+    (f["hexkl"] / "lib/hexagon_toolv19_v73/libhexkl_micro.a").unlink()
+    base = ["TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}", "HX_BUILD_ONLY=1"]
+    r = _make(tmp_path, *base, f"HEXKL_ROOT={f['hexkl']}")
+    assert r.returncode != 0 and "has no lib/hexagon_toolv*_v73/libhexkl_micro.a" in r.stderr, r.stderr
+    r = _make(tmp_path, *base, "HX_ALLOW_FALLBACK=yes")
+    assert r.returncode != 0 and "HX_ALLOW_FALLBACK must be 0 or 1" in r.stderr, r.stderr
+
+
+@needs_zig
+def test_sdk_check_passes():
+    r = subprocess.run(["make", "-C", str(KERNELS), "sdk-check"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "device compiles for v73" in r.stdout and "sdk-check: OK" in r.stdout
+
+
+def _copy_kernels(tmp: Path) -> Path:
+    dst = tmp / "kernels"
+    shutil.copytree(KERNELS, dst, ignore=shutil.ignore_patterns("build"))
+    return dst
+
+
+@needs_zig
+def test_sdk_check_fails_on_a_device_source_that_does_not_compile(tmp_path):
+    k = _copy_kernels(tmp_path)
+    with open(k / "hexagon/power_qurt.c", "a") as fh:
+        fh.write("\nint hx_broken(void) { return HAP_power_set_nonexistent(0); }\n")
+    r = subprocess.run(["make", "-C", str(k), "sdk-check"], capture_output=True, text=True, timeout=900)
+    assert r.returncode != 0
+    assert "hexagon/power_qurt.c does not compile for v73" in r.stderr, r.stderr[-3000:]
+
+
+@needs_zig
+def test_sdk_check_fails_on_the_old_flags_recipe(tmp_path):
+    k = _copy_kernels(tmp_path)
+    mk = (k / "Makefile").read_text()
+    old = "@echo '$(FLAGS_LINE)' | cmp -s - $@ || echo '$(FLAGS_LINE)' > $@"
+    new = mk.replace(mk[mk.index("@printf '%s\\n' $(call sh_quote,$(FLAGS_LINE))"):].split("\n")[0], old)
+    assert new != mk
+    (k / "Makefile").write_text(new)
+    r = subprocess.run(["make", "-C", str(k), "sdk-check"], capture_output=True, text=True, timeout=900)
+    assert r.returncode != 0
+    assert "recipe hexagon" in r.stderr and "failed with the stub toolchain" in r.stderr, r.stderr[-3000:]
