@@ -28,7 +28,7 @@ META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "ea
 ENV_COLUMNS = (
     "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
     "load_average_before", "load_average_after", "other_busy_cores_before", "other_busy_cores_after",
-    "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
+    "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings", "device_fallbacks",
 )
 # Summary columns of the environment, in order (online_cores and
 # engines_exceed_cores come from META_COLUMNS).
@@ -37,7 +37,7 @@ ENV_SUMMARY_COLUMNS = (
     "engines_exceed_cores", "load_average_before", "load_average_after", "other_busy_cores_before",
     "other_busy_cores_after", "runner_wall_s",
     "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "env_warning",
+    "device_fallbacks", "env_warning",
 )
 # A machine counts as loaded when its 1-minute load average exceeds this many
 # runnable processes per online core (docs/metrics.md, "Environment").
@@ -116,6 +116,12 @@ def environment(run: Run) -> dict[str, Any]:
     if sdk is None and isinstance(meta.get("sdk"), Mapping):
         sdk = meta["sdk"].get("version")
     wall = _float(end.get("wall_ns"))
+    # end.resources (device targets): what the platform really used; a
+    # fallback (e.g. DDR instead of VTCM, a CPU copy instead of user DMA,
+    # allowed only by an explicit build option) is counted there.  Null on
+    # the host, where nothing can fall back.
+    res = end.get("resources") if isinstance(end.get("resources"), Mapping) else {}
+    fallbacks = _float(res.get("fallbacks")) if res.get("fallbacks") is not None else math.nan
     warns = meta.get("warnings") or []
     if isinstance(warns, str):
         warns = [warns]
@@ -134,6 +140,7 @@ def environment(run: Run) -> dict[str, Any]:
         "clock_resolution_ns": _float(clock.get("resolution_ns")),
         "clock_read_overhead_ns": _float(clock.get("read_overhead_ns")),
         "runner_warnings": "; ".join(str(w) for w in warns),
+        "device_fallbacks": fallbacks,
     }
 
 
@@ -141,7 +148,7 @@ def environment(run: Run) -> dict[str, Any]:
 # timings: a point with one of these gets no verdict.  The others describe
 # the set-up (emulation, more engines than cores: the resource-aware bound
 # already accounts for that) or what is unknown, and are reported only.
-DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores"})
+DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores", "device_fallback"})
 
 
 def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
@@ -180,6 +187,11 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     out: list[tuple[str, str]] = []
     if bool(env.get("emulated")):
         out.append(("emulated", "emulated (timings are not performance)"))
+    fb = _float(env.get("device_fallbacks"))
+    if math.isfinite(fb) and fb > 0:
+        # the point measured something other than the engines it names
+        out.append(("device_fallback", f"device fallbacks: {fb:g} (an engine or memory was replaced; "
+                                       "end.resources of the runner says which)"))
     cores = _float(env.get("online_cores"))
     used = _float(env.get("device_engines_used"))
     before = _float(env.get("load_average_before"))

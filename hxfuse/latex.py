@@ -136,6 +136,9 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["verdict"] = verdict_tex(key)
             if _truthy(r.get("d_equiv_b")) and isinstance(key, str) and "D~B" not in key and key != "no-difference":
                 row["verdict"] += r", D$\sim$B"
+            if _finite(r.get("device_fallbacks")) and float(r["device_fallbacks"]) > 0:
+                # a fallback replaced an engine or memory: said in the table
+                row["verdict"] += rf" ({int(r['device_fallbacks'])} device fallbacks)"
             # evidence behind the verdict (group D): per-task slowdown, host
             # versus device time, engine overlap, control cost, scratch peak
             row["slowdown"] = " ".join(rf"{t}\,{fmt(r.get(f'{t}_slowdown'))}" for t in "MVD"

@@ -168,3 +168,16 @@ def test_emulated_point_shows_no_timings_in_report(synth):
     # the same summary, not emulated, does show them
     _, s2 = summary(synth)
     assert report.verdict_rows(s2).iloc[0]["D/A"] != ""
+
+
+def test_device_fallback_is_counted_and_withholds_the_verdict(synth):
+    # a device run that fell back (allowed by an explicit build option) says
+    # so in end.resources.fallbacks: shown in the summary, and no verdict
+    _, s = summary(synth, end={"resources": {"fallbacks": 2, "udma": {"fallbacks": 2}}})
+    d = d_row(s)
+    assert d["device_fallbacks"] == 2
+    assert "device fallbacks: 2" in d["env_warning"]
+    assert d["verdict_key"] == "inconclusive" and "device fallbacks" in d["inconclusive_reason"]
+    # the host writes resources with null fields: nothing to report
+    _, s = summary(synth, end={"resources": {"fallbacks": None}})
+    assert math.isnan(d_row(s)["device_fallbacks"]) and "fallback" not in d_row(s)["env_warning"]
