@@ -76,12 +76,14 @@ def _die_with_parent() -> None:
 
 def _start_time(pid: int) -> str | None:
     """Field 22 of /proc/<pid>/stat (start time): a pid plus its start time
-    names one process even when pids are reused.  None when it is gone."""
+    names one process even when pids are reused.  None when it is gone or a
+    zombie (dead, not yet reaped by its parent)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def _ancestors(limit: int = 6) -> list[tuple[int, str]]:
