@@ -99,13 +99,5 @@ def test_configfile_yaml_error_is_located_by_the_checker(checkout):
                        cwd=checkout, capture_output=True, text=True,
                        env={**__import__("os").environ, "PYTHONPATH": str(checkout)})
     assert r.returncode == 0 and "1 points, 1 runner jobs" in r.stdout, r.stdout + r.stderr
-
-
-def test_one_point_study_runs_end_to_end(checkout):
-    f = write(checkout, "my.yaml", ONE_POINT)
-    r = sm(checkout, "all", "--configfile", f)
-    assert r.returncode == 0, r.stderr[-4000:]
-    raws = sorted(p.relative_to(checkout / "results/host/raw").as_posix()
-                  for p in (checkout / "results/host/raw").rglob("*.jsonl"))
-    assert raws == ["mine/md/only/rep0.jsonl"]
-    assert (checkout / "results/host/figures/speedup_mine.pdf").is_file()
+    # (a one-point study run end to end, from its own config file, is what
+    # every test of tests/test_pipeline_e2e.py does)
