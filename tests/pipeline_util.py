@@ -90,7 +90,7 @@ TINY_QEMU = {
     "targets": ["hexagon-qemu"],
     "target_settings": {
         "hexagon-qemu": {
-            "run": {"warmup": 1, "rounds": 3, "timeout_s": 120},
+            "run": {"warmup": 1, "rounds": 3, "timeout_s": 120, "replicates": 1},
             "params": {"precision": "u8i8", "v_shape": [32, 256], "d_shape": [64, 512]},
         }
     },

@@ -101,3 +101,12 @@ def test_configfile_yaml_error_is_located_by_the_checker(checkout):
     assert r.returncode == 0 and "1 points, 1 runner jobs" in r.stdout, r.stdout + r.stderr
     # (a one-point study run end to end, from its own config file, is what
     # every test of tests/test_pipeline_e2e.py does)
+
+
+def test_yaml_error_in_config_yaml_names_file_and_line(tmp_path):
+    (tmp_path / "config.yaml").write_text("run:\n  rounds: [1, 2\n  warmup: 3\n")
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                        "--directory", str(tmp_path), "-n", "--cores", "1", "all"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "hxfuse: config.yaml:3:9: YAML syntax error" in r.stdout + r.stderr, r.stderr[-2000:]
