@@ -24,6 +24,7 @@ changed label or hash reruns this job.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from pathlib import Path
@@ -147,8 +148,11 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
         trials["target"] = pd.Series(dtype=str)
     trials.to_csv(out_trials, index=False)
     if len(trials):
+        extra = {}
+        if "min_effect" in inspect.signature(agg.summarize).parameters and "min_effect" in analysis:
+            extra["min_effect"] = analysis["min_effect"]  # analysis.min_effect (config schema)
         summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
-                                level=analysis["ci"], seed=analysis["seed"])
+                                level=analysis["ci"], seed=analysis["seed"], **extra)
         summary = label_target(summary, target, emulated, group_mapping(prov))
         verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
     else:

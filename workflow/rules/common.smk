@@ -41,7 +41,7 @@ POINTS = hxconfig.points(config)
 CONFIG_HASH = hxconfig.config_hash(config)
 POINT_WC = "{sweep}/{workload}/{point}"
 # one replicate (runner invocation) of a point: .../<point>/rep<r>
-REP_WC = POINT_WC + "/rep{rep}"
+REP_WC = "{sweep}/{workload}/{point}/rep{rep}"
 
 # Code dependencies, derived once from the imports: each rule's `code` input
 # is exactly the hxfuse modules its script imports, transitively
