@@ -11,8 +11,10 @@ refuses raw files whose SHA-256 differs from their sidecar
 - ``summary.csv``: one row per point x workload x group
   (hxfuse.aggregate.summarize; columns in docs/columns.md);
 - ``summary.json``: provenance (config hash, git commit and dirty flag,
-  compilers, runner environment per replicate), ``replicates`` per point, the
-  failed points with their reasons, and the verdict table.
+  compilers; ``points``: the sidecar of each point's replicate 0, keyed by
+  point id; ``replicate_sidecars``: every replicate's, keyed
+  ``<point id>/rep<r>``), ``replicates`` per point, the failed points with
+  their reasons, and the verdict table.
 
 Point columns (identify a point in both tables): ``target``, ``sweep``,
 ``point_id`` (``sweep/workload/point``), ``point``, ``x``, ``label``.
@@ -174,7 +176,11 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
             "points_git": [{"git_commit": c, "git_dirty": d} for c, d in sorted(commits, key=str)],
             "compilers": sorted({str(v.get("compiler")) for v in prov.values()}),
             "runner_sha256": sorted({str(v.get("runner_sha256")) for v in prov.values()}),
-            "points": prov,
+            # one sidecar per point (its replicate 0, as the environment page
+            # shows it) and every replicate's sidecar
+            "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points)
+                       if f"{pid}/rep0" in prov},
+            "replicate_sidecars": prov,
         },
         "n_points": len(points),
         # independent runner invocations per point (run.replicates)

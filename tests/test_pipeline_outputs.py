@@ -176,6 +176,10 @@ def test_replicates_in_trials_and_summary(results):
         [("tiny/md/big", "rep1: D.dst: 3 of 100 elements differ")]
     assert not t.loc[t["point_id"] == "tiny/md/big", "check_ok"].any()
     assert doc["provenance"]["config_hash"] == hc.config_hash(cfg)
+    prov = doc["provenance"]
+    assert set(prov["points"]) == set(doc["replicates"])  # keyed by point id (environment page)
+    assert len(prov["replicate_sidecars"]) == 2 * len(prov["points"])
+    assert prov["replicate_sidecars"]["tiny/mv/big/rep1"]["replicate"] == 1
 
 
 def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
