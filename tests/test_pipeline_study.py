@@ -71,6 +71,7 @@ def test_study_by_name_replaces_the_study(checkout):
 
 @pytest.mark.parametrize("doc,message", [
     ({"sweeps": {}}, "config.sweeps: {} should be non-empty"),
+    ({"sweeps": {"s": {"points": []}}}, "config.sweeps.s.points: [] should be non-empty"),
     ({"study": "default", "sweeps": ONE_POINT["sweeps"]}, "config.study and config.sweeps: give one"),
     ({"study": "nosuch"}, "config.study: no study file"),
     ({"study": "broken.yaml"}, "broken.yaml:4:14: YAML syntax error"),
