@@ -5,6 +5,23 @@ from snakemake.utils import min_version
 min_version("8.0")
 
 
+# A YAML error in config.yaml is reported with file and line (Snakemake's
+# own message names neither); study files are read the same way
+# (hxfuse.config.load_yaml).  A --configfile is read by Snakemake before this
+# file runs: `python3 -m hxfuse.config FILE` locates an error there.
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, workflow.basedir)
+from hxfuse.config import ConfigError as _ConfigError, load_yaml as _load_yaml
+
+if _os.path.isfile("config.yaml"):
+    try:
+        _load_yaml("config.yaml")
+    except _ConfigError as _err:
+        raise ValueError(f"hxfuse: {_err}") from None
+
+
 configfile: "config.yaml"
 
 

@@ -3,8 +3,9 @@
 Inputs: the runner's JSON Lines (docs/runner.md) and the ``.npy`` files of its
 verification round (``--npy-dir``).  A point passes when
 
-1. the file is complete (``meta`` first, ``end`` last) and the runner reported
-   ``status: ok``;
+1. the file is what the runner wrote (the ``end`` record's record count and
+   digest match the bytes before it, hxfuse.integrity), complete (``meta``
+   first, ``end`` last), and the runner reported ``status: ok``;
 2. for every workload's ``verify`` record, the outputs equal a numpy
    reference computed from the saved inputs:
 
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
+
+from . import integrity
 
 DEFAULT_F32_RTOL = 1e-4
 DEFAULT_F32_ATOL = 1e-5
@@ -218,6 +221,15 @@ def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F3
                               "tolerance": {"f32_rtol": rtol, "f32_atol": atol},
                               "outputs": {}, "checksums": {}}
     reasons = result["reasons"]
+    # Integrity first: a file changed after the runner wrote it (one flipped
+    # digit in a time) must not pass as a result (hxfuse.integrity).
+    try:
+        integrity.verify_end_record(jsonl)
+        result["integrity"] = "ok"
+    except (OSError, integrity.IntegrityError) as exc:
+        result["integrity"] = "failed"
+        reasons.append(f"integrity: {exc}")
+        return result
     try:
         recs = _read_records(jsonl)
     except (OSError, json.JSONDecodeError) as exc:

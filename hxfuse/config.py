@@ -15,6 +15,19 @@ The Snakefile calls :func:`prepare` once, before any job is scheduled.  It
 by the Snakefile after validation so that a target that cannot run on this
 machine stops the workflow before any job, naming what is missing.
 
+Studies: the sweeps are chosen as a whole, never merged.  ``config.yaml``
+has no ``sweeps``; ``study: NAME`` loads ``config/studies/NAME.yaml`` (or a
+path to a YAML file), and a ``--configfile`` may give ``sweeps`` directly
+instead.  Giving both is an error; giving neither loads the default study.
+:func:`resolve_study` does this before validation; YAML errors in files the
+project reads itself name the file and line (:func:`load_yaml`).
+
+Runner limits: :data:`RUNNER_LIMITS` is the one table of what ``hxrun``
+accepts for each config key.  The schema's bounds must equal it
+(:func:`schema_limit_problems`, checked on every validation) and a test asks
+the built runner to refuse each bound + 1, so the two cannot drift;
+:func:`check_semantics` adds the runner's cross-field rules.
+
 Hashes: :func:`config_hash` hashes the whole validated config (provenance);
 :func:`point_hash` hashes only what one runner invocation depends on, so that
 changing one point's parameters reruns that point only.
@@ -42,7 +55,37 @@ SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 POINT_KEYS = (
     "precision", "m_shape", "v_variant", "v_shape", "v_passes", "v_workers",
     "d_shape", "d_src_stride", "d_desc_rows", "d_repeat", "scratch_bytes", "calibrate",
+    "affinity",
 )
+STUDIES_DIR = REPO_ROOT / "config" / "studies"
+DEFAULT_STUDY = "default"
+# Engines a placement map may name (docs/runner.md): the host thread, the
+# vector engine's control thread and its extra workers, the matrix and copy
+# engines.
+AFFINITY_ENGINES = ("host", "vec", "mx", "dma") + tuple(f"vec{i}" for i in range(1, 8))
+
+# What hxrun accepts, per config key (kernels/src/args.c): the runner option,
+# and the inclusive bounds of each integer (of each element for shapes).  The
+# schema's bounds must be the same (schema_limit_problems); the test
+# tests/test_config_limits.py asks the built runner to refuse bound + 1.
+RUNNER_LIMITS = {
+    "m_shape": ("--m-shape", 1, 8192),
+    "v_shape": ("--v-shape", 1, 65536),
+    "v_passes": ("--v-passes", 1, 4096),
+    "v_workers": ("--v-workers", 1, 8),
+    "d_shape": ("--d-shape", 1, 1 << 24),
+    "d_src_stride": ("--d-src-stride", 1, 1 << 26),
+    "d_desc_rows": ("--d-desc-rows", 1, 1 << 24),
+    "d_repeat": ("--d-repeat", 1, 1 << 20),
+    "scratch_bytes": ("--scratch-bytes", 0, 1 << 34),
+    "warmup": ("--warmup", 0, 1_000_000),
+    "rounds": ("--rounds", 1, 10_000_000),
+    "seed": ("--seed", 0, (1 << 64) - 1),
+    "spin_ns": ("--spin-ns", 0, 1_000_000_000),
+}
+# cores an affinity map may name (the runner also refuses a core the machine
+# does not have; check_semantics does that for the host target)
+AFFINITY_MAX_CORE = 1023
 WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
 # runner defaults per V variant (docs/runner.md): rows, cols, passes
 V_VARIANT_DEFAULTS = {
@@ -110,6 +153,118 @@ def load_schema(path: Path | str = SCHEMA_PATH) -> dict:
         return yaml.safe_load(fh)
 
 
+def load_yaml(path: Path | str) -> Any:
+    """A YAML file, or ConfigError naming the file and line of a syntax error
+    (yaml's own message names neither when the file came through Snakemake)."""
+    try:
+        with open(path) as fh:
+            return yaml.safe_load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        what = " ".join(x for x in (exc.context, exc.problem) if x)
+        raise ConfigError(f"{where}: YAML syntax error: {what}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: YAML error: {exc}") from None
+
+
+def study_path(study: str, cwd: Path | str | None = None) -> Path:
+    """The file of a study: a name (letters, digits, _ or -) is
+    config/studies/<name>.yaml of this checkout; anything else is a path,
+    relative to the working directory."""
+    if re.fullmatch(r"[A-Za-z0-9_-]+", study):
+        return STUDIES_DIR / f"{study}.yaml"
+    path = Path(study)
+    return path if path.is_absolute() else Path(cwd or os.getcwd()) / path
+
+
+STUDY_KEYS = ("description", "sweeps")
+
+
+def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
+    """Put the study's sweeps into *config* (in place) and return it.
+
+    ``sweeps`` given directly (a --configfile) is the study; otherwise
+    ``study`` (default: the default study) names the file to load.  Both at
+    once is an error: a study is replaced whole, never merged.  The loaded
+    file's name is kept in ``study_file`` for the messages of validate()."""
+    if not isinstance(config, dict):
+        return config
+    has_sweeps, study = "sweeps" in config, config.get("study")
+    if has_sweeps and study is not None:
+        raise ConfigError("invalid configuration:\n  config.study and config.sweeps: give one "
+                          "(a study file replaces the sweeps whole; remove `study` to use the "
+                          "sweeps given here, or `sweeps` to use the study)")
+    if has_sweeps:
+        config["study"] = None
+        return config
+    study = DEFAULT_STUDY if study is None else study
+    if not isinstance(study, str) or not study:
+        raise ConfigError(f"invalid configuration:\n  config.study: {study!r} is not a study "
+                          "name or a path to a YAML file")
+    path = study_path(study, cwd)
+    if not path.is_file():
+        avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
+        raise ConfigError(f"invalid configuration:\n  config.study: no study file {path} "
+                          f"(studies in {STUDIES_DIR}: {avail})")
+    doc = load_yaml(path)
+    if not isinstance(doc, dict) or "sweeps" not in doc:
+        raise ConfigError(f"invalid configuration:\n  {path}: a study file is a mapping with "
+                          "`sweeps` (and optionally `description`)")
+    extra = sorted(set(doc) - set(STUDY_KEYS))
+    if extra:
+        raise ConfigError(f"invalid configuration:\n  {path}: unknown key(s) "
+                          f"{', '.join(map(repr, extra))} (allowed: {', '.join(STUDY_KEYS)})")
+    config["study"] = study
+    config["sweeps"] = doc["sweeps"]
+    config["_study_file"] = str(path)
+    return config
+
+
+def _strict_integer(checker, instance) -> bool:
+    # JSON Schema counts 5.0 as an integer; the runner does not ("5.0" is
+    # refused by --rounds), so neither do we.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def schema_limit_problems(schema: dict) -> list[str]:
+    """Where the schema's bounds differ from RUNNER_LIMITS (empty: they agree)."""
+    defs = schema["$defs"]
+    props = defs["point_props"]
+    run = schema["properties"]["run"]["properties"]
+    where = {
+        "m_shape": defs["shape3"]["items"], "v_shape": defs["shape2v"]["items"],
+        "d_shape": defs["shape2d"]["items"], "v_passes": props["v_passes"],
+        "v_workers": props["v_workers"], "d_src_stride": props["d_src_stride"],
+        "d_desc_rows": props["d_desc_rows"], "d_repeat": props["d_repeat"],
+        "scratch_bytes": props["scratch_bytes"], "warmup": run["warmup"],
+        "rounds": run["rounds"], "seed": run["seed"], "spin_ns": run["spin_ns"],
+    }
+    problems = []
+    for key, (opt, lo, hi) in RUNNER_LIMITS.items():
+        node = where[key]
+        if (node.get("minimum"), node.get("maximum")) != (lo, hi):
+            problems.append(f"schema bounds of {key} [{node.get('minimum')}, {node.get('maximum')}] "
+                            f"differ from the runner's {opt} [{lo}, {hi}] (hxfuse.config.RUNNER_LIMITS)")
+    target_run = schema["properties"]["target_settings"]["properties"]["host"]["properties"]["run"]
+    for key in ("warmup", "rounds"):
+        node = target_run["properties"][key]
+        if (node.get("minimum"), node.get("maximum")) != RUNNER_LIMITS[key][1:]:
+            problems.append(f"schema bounds of target_settings.<target>.run.{key} differ from "
+                            f"the runner's {RUNNER_LIMITS[key][0]} {list(RUNNER_LIMITS[key][1:])}")
+    return problems
+
+
+# Keys that moved: a clear message instead of a silent change of meaning.
+MOVED_KEYS = {
+    ("run", "affinity"): "placement is now a point parameter: write `affinity: <value>` under "
+                         "`defaults` (or a sweep's `base`, or a point); values spread, none, "
+                         "or a map like {host: 1, vec: 1, mx: 0, dma: 0}",
+}
+
+
 def _default_filling_validator(schema: dict):
     from jsonschema import Draft202012Validator, validators
 
@@ -122,7 +277,9 @@ def _default_filling_validator(schema: dict):
                     instance.setdefault(prop, copy.deepcopy(sub["default"]))
         yield from validate_properties(validator, properties, instance, schema_)
 
-    cls = validators.extend(Draft202012Validator, {"properties": set_defaults})
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer)
+    cls = validators.extend(Draft202012Validator, {"properties": set_defaults},
+                            type_checker=checker)
     return cls(schema)
 
 
@@ -159,12 +316,28 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     if not isinstance(config, dict):
         raise ConfigError("config: must be a mapping (is config.yaml empty?)")
     schema = schema or load_schema()
+    drift = schema_limit_problems(schema)
+    if drift:
+        raise ConfigError("the schema and the runner disagree:\n  " + "\n  ".join(drift))
+    moved = [f"config.{'.'.join(k)}: {why}" for k, why in MOVED_KEYS.items()
+             if isinstance(config.get(k[0]), dict) and k[1] in config[k[0]]]
+    if moved:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(moved))
+    resolve_study(config)
+    study_file = config.pop("_study_file", None)
+
+    def name_study(lines: list[str]) -> list[str]:
+        # problems inside a study file name that file, not config.sweeps
+        if not study_file:
+            return lines
+        return [re.sub(r"^config\.sweeps\b", f"{study_file}: sweeps", ln) for ln in lines]
+
     validator = _default_filling_validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        lines = sorted({_describe(e) for e in errors})
+        lines = name_study(sorted({_describe(e) for e in errors}))
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
-    problems = check_semantics(config)
+    problems = name_study(check_semantics(config))
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return config
@@ -199,6 +372,11 @@ def run_settings(config: dict, target: str) -> dict:
     return run
 
 
+def replicates(config: dict, target: str) -> int:
+    """Independent runner invocations per point on *target* (run.replicates)."""
+    return int(run_settings(config, target)["replicates"])
+
+
 def check_semantics(config: dict) -> list[str]:
     """Problems a JSON schema cannot express.  Returns messages naming keys."""
     problems: list[str] = []
@@ -213,7 +391,56 @@ def check_semantics(config: dict) -> list[str]:
     groups = config["run"]["groups"]
     if "A" not in groups:
         problems.append("config.run.groups: must include A (every speedup is relative to A)")
+    for target in targets:
+        run = run_settings(config, target)
+        if run["seed"] + run["replicates"] - 1 > RUNNER_LIMITS["seed"][2]:
+            problems.append("config.run.seed: seed + replicates - 1 exceeds the runner's --seed "
+                            "range (replicate r runs with seed + r)")
     return problems
+
+
+def _affinity_problems(value: Any, key: str, target: str) -> list[str]:
+    """A placement: spread, none, or {engine: core} (docs/runner.md)."""
+    if value in ("spread", "none"):
+        return []
+    if not isinstance(value, dict) or not value:
+        return [f"{key}: {value!r} must be spread, none or a map engine -> core, "
+                "e.g. {host: 1, vec: 1, mx: 0, dma: 0}"]
+    problems = []
+    cores = _host_cores() if target == "host" else None
+    for eng, core in value.items():
+        if eng not in AFFINITY_ENGINES:
+            problems.append(f"{key}.{eng}: unknown engine (engines: {', '.join(AFFINITY_ENGINES)})")
+        elif not isinstance(core, int) or isinstance(core, bool) or not 0 <= core <= AFFINITY_MAX_CORE:
+            problems.append(f"{key}.{eng}: {core!r} must be an integer core id in "
+                            f"[0, {AFFINITY_MAX_CORE}]")
+        elif cores is not None and core >= cores:
+            problems.append(f"{key}.{eng}: core {core} does not exist on this machine "
+                            f"(online cores: 0..{cores - 1})")
+    return problems
+
+
+def _host_cores() -> int:
+    return os.cpu_count() or 1
+
+
+def _scratch_need(p: dict) -> int:
+    """Bytes of the runner's scratch plan (kernels/src/tasks.c, arena.c): D's
+    window and, for an onchip V, V's input and output, each slot rounded up to
+    64 bytes.  The runner plans every slot whatever the workload."""
+    def up(n: int) -> int:
+        return (n + 63) & ~63
+    rows, row_bytes = p["d_shape"]
+    need = up(rows * row_bytes)
+    if p["v_variant"] == "onchip":
+        vr, vc = _v_shape(p)
+        need += up(2 * up(vr * vc * (4 if p["precision"] == "fp32" else 2)))
+    return need
+
+
+def _v_shape(p: dict) -> tuple[int, int]:
+    (vr, vc), _ = V_VARIANT_DEFAULTS[p["v_variant"]]
+    return tuple(p["v_shape"]) if p["v_shape"] else (vr, vc)
 
 
 def _point_problems(config: dict, target: str) -> list[str]:
@@ -247,19 +474,20 @@ def _point_problems(config: dict, target: str) -> list[str]:
             if p["d_desc_rows"] > rows:
                 problems.append(f"{pkey}.d_desc_rows: {p['d_desc_rows']} exceeds the "
                                 f"{rows} rows of d_shape")
-            if "D" in uses and rows * row_bytes > p["scratch_bytes"]:
-                problems.append(f"{pkey}.d_shape: D copies {rows * row_bytes} bytes into a "
-                                f"scratch arena of scratch_bytes={p['scratch_bytes']}")
-            if "V" in uses and p["v_variant"] == "onchip":
-                (vr, vc), _ = V_VARIANT_DEFAULTS["onchip"]
-                vr, vc = p["v_shape"] or (vr, vc)
-                elem = 4 if p["precision"] == "fp32" else 2
-                need = 2 * vr * vc * elem  # x and y live in scratch
-                if "D" in uses:
-                    need += rows * row_bytes
-                if need > p["scratch_bytes"]:
-                    problems.append(f"{pkey}.v_shape: onchip V ({vr}x{vc}, in+out) plus D need "
-                                    f"{need} bytes of scratch > scratch_bytes={p['scratch_bytes']}")
+            # the runner plans D's window (and an onchip V's arrays) whatever
+            # the workload, so an mv-only sweep needs room for D's window too
+            need = _scratch_need(p)
+            if need > p["scratch_bytes"]:
+                vr, vc = _v_shape(p)
+                v_part = (f"onchip V ({vr}x{vc}, in+out) and " if p["v_variant"] == "onchip" else "")
+                problems.append(f"{pkey}.scratch_bytes: {p['scratch_bytes']} is less than the "
+                                f"{need} bytes the runner plans for {v_part}D's window "
+                                f"(d_shape {rows}x{row_bytes}), whatever the workload")
+            vr, vc = _v_shape(p)
+            if p["v_workers"] > vr:
+                problems.append(f"{pkey}.v_workers: {p['v_workers']} vector workers for {vr} rows "
+                                "(the runner splits rows between workers: at most one per row)")
+            problems += _affinity_problems(p["affinity"], f"{pkey}.affinity", target)
             if p["calibrate"]:
                 for task in p["calibrate"]:
                     if task not in uses:
@@ -325,6 +553,21 @@ def point_table(config: dict):
     return pd.DataFrame(rows)
 
 
+def aggregate_points(config: dict, target: str) -> list[dict]:
+    """The aggregate job's view of a target's points (its params: a changed x,
+    label or parameter reruns the summary): id, sweep, point, x, label,
+    params and the number of replicates."""
+    return [{"id": p.id, "sweep": p.sweep, "point": p.point, "x": p.x, "label": p.label,
+             "params": p.params, "replicates": replicates(config, target)}
+            for p in points(config) if p.target == target]
+
+
+def target_info(target: str) -> dict:
+    """What a target is (emulated, status, group B), as a job parameter."""
+    info = TARGETS[target]
+    return {"emulated": bool(info["emulated"]), "status": info["status"], "group_b": info["group_b"]}
+
+
 def find_point(config: dict, target: str, sweep: str, workload: str, point: str) -> Point:
     for p in points(config):
         if (p.target, p.sweep, p.workload, p.point) == (target, sweep, workload, point):
@@ -332,9 +575,21 @@ def find_point(config: dict, target: str, sweep: str, workload: str, point: str)
     raise KeyError(f"no point {target}/{sweep}/{workload}/{point} in the config")
 
 
-def runner_args(config: dict, p: Point) -> list[str]:
-    """hxrun options for one point (docs/runner.md), without --out/--npy-dir."""
+def affinity_arg(value: Any) -> str:
+    """--affinity value: spread, none, or engine=core pairs in a fixed order."""
+    if isinstance(value, dict):
+        return ",".join(f"{e}={value[e]}" for e in AFFINITY_ENGINES if e in value)
+    return str(value)
+
+
+def runner_args(config: dict, p: Point, replicate: int = 0) -> list[str]:
+    """hxrun options for one replicate of one point (docs/runner.md), without
+    --out/--npy-dir.  Replicate r runs with seed run.seed + r: new inputs and
+    a new round order, so replicates are independent samples of the point."""
     pp, run = p.params, run_settings(config, p.target)
+    if not 0 <= replicate < int(run["replicates"]):
+        raise KeyError(f"no replicate {replicate} of {p.target}/{p.id}: run.replicates is "
+                       f"{run['replicates']} (replicates 0..{int(run['replicates']) - 1})")
     args = [
         "--workloads", p.workload,
         "--precision", pp["precision"],
@@ -347,7 +602,8 @@ def runner_args(config: dict, p: Point) -> list[str]:
         "--scratch-bytes", str(pp["scratch_bytes"]),
         "--warmup", str(run["warmup"]),
         "--rounds", str(run["rounds"]),
-        "--seed", str(run["seed"]),
+        "--seed", str(run["seed"] + replicate),
+        "--affinity", affinity_arg(pp["affinity"]),
         "--wait", run["wait"],
         "--spin-ns", str(run["spin_ns"]),
         "--early-completion", "on" if run["early_completion"] else "off",
@@ -359,8 +615,6 @@ def runner_args(config: dict, p: Point) -> list[str]:
         args += ["--v-passes", str(pp["v_passes"])]
     if pp["d_src_stride"] is not None:
         args += ["--d-src-stride", str(pp["d_src_stride"])]
-    if run["affinity"]:
-        args += ["--affinity", run["affinity"]]
     if pp["calibrate"]:
         args += ["--calibrate", ",".join(f"{k}={_plain(v)}" for k, v in sorted(pp["calibrate"].items()))]
     return args
@@ -529,13 +783,50 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(_canonical(config)).hexdigest()[:12]
 
 
-def point_hash(config: dict, p: Point) -> str:
+def point_hash(config: dict, p: Point, replicate: int = 0) -> str:
     """sha256 (12 hex digits) of what one runner invocation depends on."""
-    return hashlib.sha256(_canonical({"target": p.target, "args": runner_args(config, p)})).hexdigest()[:12]
+    args = runner_args(config, p, replicate)
+    return hashlib.sha256(_canonical({"target": p.target, "args": args})).hexdigest()[:12]
 
 
 def load(path: Path | str) -> dict:
     """Load and validate a config file (for scripts and tests)."""
-    with open(path) as fh:
-        cfg = yaml.safe_load(fh)
-    return validate(cfg)
+    return validate(load_yaml(path))
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m hxfuse.config [FILE ...]: validate config.yaml with FILEs
+    merged over it, as `snakemake --configfile FILE ...` would, and print the
+    points; a YAML error names the file and line (Snakemake's own message for
+    a --configfile names neither)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m hxfuse.config", description=main.__doc__)
+    ap.add_argument("files", nargs="*", help="--configfile files, merged over --base in order")
+    ap.add_argument("--base", default="config.yaml", help="the Snakefile's config (default: %(default)s)")
+    a = ap.parse_args(argv)
+    try:
+        cfg = load_yaml(a.base) if Path(a.base).is_file() else {}
+        for f in a.files:
+            cfg = _deep_merge(cfg or {}, load_yaml(f) or {})
+        validate(cfg)
+    except ConfigError as err:
+        print(f"hxfuse: {err}", file=sys.stderr)
+        return 1
+    pts = points(cfg)
+    print(f"study {cfg.get('study') or '(sweeps given directly)'}: {len(pts)} points, "
+          f"{sum(replicates(cfg, p.target) for p in pts)} runner jobs")
+    for p in pts:
+        print(f"  {p.target}/{p.id}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

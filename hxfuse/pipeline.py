@@ -1,124 +1,44 @@
 """Glue between the pipeline's files and the pure analysis (hxfuse.aggregate).
 
-:func:`aggregate_target` reads every point of one target (raw JSON Lines, the
-check verdict, the provenance sidecar) and writes
+:func:`aggregate_target` reads every replicate of every point of one target
+(raw JSON Lines, the check verdict, the provenance sidecar, the .npy files),
+refuses raw files whose SHA-256 differs from their sidecar
+(hxfuse.integrity), and writes
 
 - ``trials.csv.gz``: the tidy per-trial table (hxfuse.aggregate.trial_table)
-  of all points, with the point columns below and ``check_ok``;
+  of all points, with the point columns below, ``replicate`` (0-based: which
+  runner invocation) and ``check_ok``;
 - ``summary.csv``: one row per point x workload x group
   (hxfuse.aggregate.summarize; columns in docs/columns.md);
 - ``summary.json``: provenance (config hash, git commit and dirty flag,
-  compilers, runner environment per point), the failed points with their
-  reasons, and the verdict table.
+  compilers; ``points``: the sidecar of each point's replicate 0, keyed by
+  point id; ``replicate_sidecars``: every replicate's, keyed
+  ``<point id>/rep<r>``), ``replicates`` per point, the failed points with
+  their reasons, and the verdict table.
 
 Point columns (identify a point in both tables): ``target``, ``sweep``,
 ``point_id`` (``sweep/workload/point``), ``point``, ``x``, ``label``.
+
+Every value comes in as an argument (the aggregate job's inputs and params:
+the points with their x, label and parameters, the analysis settings, the
+config hash, what the target is); nothing is read from the config, so a
+changed label or hash reruns this job.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
-import os
-import shlex
-import shutil
-import subprocess
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
 from . import aggregate as agg
-from . import config as hxconfig
-from . import provenance
+from . import integrity, provenance
 from .io import IncompleteRunError, read_run
 
 POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
-# runner exit codes (docs/runner.md): 0 ok, 4 checksum mismatch recorded (the
-# output is complete; `check` marks the point failed)
-ACCEPTED_EXIT = (0, 4)
-KILL_AFTER_S = 10
-
-
-class PointFailed(RuntimeError):
-    """The runner of one point hung, crashed or left an incomplete output."""
-
-
-def _has_end_record(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 4096))
-            last = fh.read().decode("utf-8", "replace").strip().splitlines()[-1]
-        return json.loads(last).get("record") == "end"
-    except (OSError, IndexError, ValueError):
-        return False
-
-
-def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, config: dict,
-              point: tuple[str, str, str, str], out_jsonl: str, out_provenance: str,
-              out_npy: str, log: str) -> int:
-    """Run one point's runner under ``timeout`` and move its outputs into place.
-
-    Everything is written in ``<out_jsonl>.work/`` first; on any failure the
-    work directory is removed and nothing is left that could be mistaken for
-    a result.  Returns 0 on success, 1 on failure (message on stderr and in
-    the log, naming the point, the cause and the log).
-    """
-    from . import provenance
-
-    pid = "/".join(point)
-    work = Path(out_jsonl + ".work")
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "npy").mkdir(parents=True)
-    cmd = ["timeout", f"--kill-after={KILL_AFTER_S}", str(timeout_s), *shlex.split(prefix or ""),
-           runner, "--out", str(work / "trials.jsonl"), "--npy-dir", str(work / "npy"),
-           "--label", f"point={pid}", *map(str, args)]
-    target = point[0]
-    extra_env = hxconfig.run_env(config, target)
-    env = {**os.environ, **extra_env}
-    load_before = provenance.loadavg()
-    t0 = time.time()
-    with open(log, "w") as lf:
-        if extra_env:
-            lf.write("# env: " + " ".join(f"{k}={v}" for k, v in sorted(extra_env.items())) + "\n")
-        lf.write("$ " + shlex.join(cmd) + "\n")
-        lf.flush()
-        try:
-            rc = subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT, env=env).returncode
-        except OSError as exc:
-            rc, msg = 127, f"cannot start the runner: {exc}"
-        else:
-            msg = ""
-        wall = time.time() - t0
-        if rc in (124, 137) or (rc == -9):
-            msg = (f"runner killed after {timeout_s} s (config run.timeout_s): "
-                   "it hung or is too slow for the timeout")
-        elif rc not in ACCEPTED_EXIT and not msg:
-            msg = f"runner exited with status {rc}"
-        elif not msg and not _has_end_record(work / "trials.jsonl"):
-            msg = "runner output has no end record (incomplete)"
-        if msg:
-            text = f"hxfuse: point {pid} FAILED: {msg}; no result kept (log: {log})"
-            lf.write(text + "\n")
-            print(text, file=__import__("sys").stderr)
-            shutil.rmtree(work, ignore_errors=True)
-            return 1
-        lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")
-    target, sweep, workload, name = point
-    p = hxconfig.find_point(config, target, sweep, workload, name)
-    rec = provenance.sidecar(config, p, work / "trials.jsonl", Path(runner), load_before)
-    rec["runner_exit"] = rc
-    rec["runner_wall_s"] = wall
-    rec["run_prefix"] = prefix or ""
-    rec["emulated"] = bool(rec.get("runner_env", {}).get("emulated")) or target in hxconfig.EMULATED_TARGETS
-    (work / "provenance.json").write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
-    shutil.rmtree(out_npy, ignore_errors=True)
-    os.replace(work / "npy", out_npy)
-    os.replace(work / "provenance.json", out_provenance)
-    os.replace(work / "trials.jsonl", out_jsonl)  # last: the result appears whole
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
 
 
 def _json_safe(obj: Any) -> Any:
@@ -172,69 +92,102 @@ def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: di
     return summary
 
 
-def aggregate_target(target: str, point_ids: Sequence[str], raws: Sequence[str],
-                     checks: Sequence[str], provenances: Sequence[str], config: dict,
-                     analysis: dict, out_trials: str, out_summary: str, out_json: str) -> dict:
-    tables, failed, prov = [], [], {}
-    for pid, raw, chk, side in zip(point_ids, raws, checks, provenances):
+def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
+                     checks: Sequence[str], provenances: Sequence[str], npys: Sequence[str] | None,
+                     analysis: dict, tolerance: dict, config_hash: str, target_info: dict,
+                     out_trials: str, out_summary: str, out_json: str) -> dict:
+    """Aggregate one target.  *points*: one dict per point (``id``, ``sweep``,
+    ``point``, ``x``, ``label``, ``params``, ``replicates``); *raws*,
+    *checks*, *provenances* and *npys*: one entry per replicate, point-major
+    (the replicates of points[0] first).  *target_info*: ``emulated``,
+    ``status``, ``group_b`` of the target.  Raises IntegrityError (naming
+    every file) when a raw file's SHA-256 differs from its sidecar."""
+    layout = [(p, r) for p in points for r in range(int(p["replicates"]))]
+    if not len(layout) == len(raws) == len(checks) == len(provenances):
+        raise ValueError(f"{len(layout)} replicates in the point list but {len(raws)} raw, "
+                         f"{len(checks)} check and {len(provenances)} provenance files")
+    npys = list(npys) if npys is not None else [None] * len(layout)
+    tables, prov, bad = [], {}, []
+    reasons: dict[str, list[str]] = {}  # point id -> why it failed, per replicate
+    for (p, rep), raw, chk, side, npy in zip(layout, raws, checks, provenances, npys):
+        pid = p["id"]
         sweep, workload, name = pid.split("/")
-        p = hxconfig.find_point(config, target, sweep, workload, name)
+        rid = f"{pid}/rep{rep}"
         check = json.loads(Path(chk).read_text())
-        prov[pid] = json.loads(Path(side).read_text())
+        prov[rid] = json.loads(Path(side).read_text())
+        bad += integrity.sha256_problems(prov[rid].get("raw_sha256"), raw, npy)
         ok = check.get("status") == "ok"
         if not ok:
-            failed.append({"target": target, "point_id": pid,
-                           "reason": "; ".join(check.get("reasons", [])) or "check failed"})
+            why = "; ".join(check.get("reasons", [])) or "check failed"
+            reasons.setdefault(pid, []).append(f"rep{rep}: {why}")
         try:
             run = read_run(raw)
         except IncompleteRunError as exc:
             if ok:
-                failed.append({"target": target, "point_id": pid, "reason": str(exc)})
+                reasons.setdefault(pid, []).append(f"rep{rep}: {exc}")
             continue
-        point = {"sweep": sweep, "point_id": pid, "point": name, "x": p.x, "label": p.label}
-        point.update({k: v for k, v in p.params.items()})
+        point = {"sweep": sweep, "point_id": pid, "point": name, "x": p["x"], "label": p["label"],
+                 "replicate": rep}
+        point.update(p["params"])
         tt = agg.trial_table(run, point)
-        tt["check_ok"] = ok
         tables.append(tt)
-    emulated = target in hxconfig.EMULATED_TARGETS or any(
+    if bad:
+        raise integrity.IntegrityError(
+            f"hxfuse: aggregation of {target} refused: raw files differ from their provenance "
+            "sidecars (changed after the run; rerun those replicates with snakemake -f):\n  "
+            + "\n  ".join(bad))
+    emulated = bool(target_info.get("emulated")) or any(
         bool((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
     trials = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)}
+              for pid, why in reasons.items()]
+    if len(trials):
+        # a point is correct only when every replicate passed its check
+        trials["check_ok"] = ~trials["point_id"].isin(set(reasons))
     if "target" in trials:
         trials["target"] = target  # meta target; keep the pipeline's name
     else:
         trials["target"] = pd.Series(dtype=str)
     trials.to_csv(out_trials, index=False)
     if len(trials):
+        extra = {}
+        if "min_effect" in inspect.signature(agg.summarize).parameters and "min_effect" in analysis:
+            extra["min_effect"] = analysis["min_effect"]  # analysis.min_effect (config schema)
         summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
-                                level=analysis["ci"], seed=analysis["seed"])
+                                level=analysis["ci"], seed=analysis["seed"], **extra)
         summary = label_target(summary, target, emulated, group_mapping(prov))
         verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
     else:
         summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
     summary.to_csv(out_summary, index=False)
 
-    base = provenance.base_record(config)
+    base = provenance.base_record(config_hash)
     commits = {(v.get("git_commit"), v.get("git_dirty")) for v in prov.values()}
-    info = hxconfig.TARGETS.get(target, {})
     doc = {
         "target": target,
         "emulated": emulated,
-        "target_status": info.get("status", ""),
+        "target_status": target_info.get("status", ""),
         # what A-D are in the runner on this target (its meta record), and what
         # group B maps to on the target's backend or its limitation
         "group_mapping": group_mapping(prov),
-        "group_b_backend": info.get("group_b", ""),
+        "group_b_backend": target_info.get("group_b", ""),
         "provenance": {
             **base,
             "points_git": [{"git_commit": c, "git_dirty": d} for c, d in sorted(commits, key=str)],
             "compilers": sorted({str(v.get("compiler")) for v in prov.values()}),
             "runner_sha256": sorted({str(v.get("runner_sha256")) for v in prov.values()}),
-            "points": prov,
+            # one sidecar per point (its replicate 0, as the environment page
+            # shows it) and every replicate's sidecar
+            "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points)
+                       if f"{pid}/rep0" in prov},
+            "replicate_sidecars": prov,
         },
-        "n_points": len(point_ids),
+        "n_points": len(points),
+        # independent runner invocations per point (run.replicates)
+        "replicates": {p["id"]: int(p["replicates"]) for p in points},
         "failed_points": failed,
         "verdicts": verdicts.to_dict(orient="records"),
-        "tolerance": config["check"],
+        "tolerance": tolerance,
         "analysis": analysis,
     }
     Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True, default=str) + "\n")

@@ -6,8 +6,11 @@ fields.  Fields:
 
 - ``git_commit`` / ``git_dirty``: the source tree's HEAD and whether tracked
   files differed from it (results/ and build outputs are ignored by git);
-- ``config_hash`` (whole validated config) and ``point_hash`` (what this point
-  depends on; see hxfuse.config);
+- ``point_hash`` (what this replicate's runner invocation depends on: target
+  and runner arguments; see hxfuse.config) and ``replicate``; the summary
+  carries the whole config's ``config_hash`` (a job parameter of aggregate);
+- ``raw_sha256``: SHA-256 of every raw file of the replicate (the JSON Lines
+  and each ``.npy``), recomputed by aggregation (hxfuse.integrity);
 - ``compiler``: the runner's compiler and version as the runner recorded it in
   its ``meta`` record, plus ``cc --version`` of the build machine;
 - ``target``, ``runner_sha256`` (the staged binary), ``runner_args``;
@@ -17,10 +20,13 @@ fields.  Fields:
 - ``run_prefix`` (what executed the runner: nothing, qemu-hexagon, device.sh)
   and ``emulated`` (added by the run rule);
 - ``host``: hostname, platform, python, load average before/after the run.
+
+Standard library only, and no dependence on hxfuse.config: the run wrapper
+imports this module, and every value it records comes in through the run
+job's params.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -31,9 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import config as hxconfig
-
-REPO_ROOT = hxconfig.REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parent.parent
 META_ENV_KEYS = ("schema_version", "target", "emulated", "group_mapping", "kernels", "compiler",
                  "cflags", "cpu_model",
                  "online_cores", "engines", "affinity", "engines_exceed_cores", "clock",
@@ -87,58 +91,30 @@ def loadavg() -> list[float] | None:
         return None
 
 
-def base_record(cfg: dict | None = None) -> dict:
+def base_record(config_hash: str | None = None) -> dict:
     """Fields shared by sidecars and the summary."""
     rec = {"created_unix": time.time(), **git_info(),
            "build_cc": compiler_version(), "python": sys.version.split()[0],
            "hostname": socket.gethostname(), "platform": platform.platform()}
-    if cfg is not None:
-        rec["config_hash"] = hxconfig.config_hash(cfg)
+    if config_hash is not None:
+        rec["config_hash"] = config_hash
     return rec
 
 
-def sidecar(cfg: dict, point: "hxconfig.Point", jsonl: Path, runner: Path,
+def sidecar(point: dict, jsonl: Path, runner: Path, runner_args: list[str],
             load_before: list | None = None) -> dict:
+    """The provenance record of one replicate.  *point*: target, sweep,
+    workload, point, replicate, x, params and point_hash (the run job's
+    params)."""
     meta = read_meta(jsonl)
-    rec = base_record(cfg)
+    rec = base_record()
+    rec.update({k: point.get(k) for k in ("target", "sweep", "workload", "point", "replicate",
+                                          "x", "params", "point_hash")})
     rec.update({
-        "target": point.target, "sweep": point.sweep, "workload": point.workload,
-        "point": point.point, "x": point.x, "params": point.params,
-        "point_hash": hxconfig.point_hash(cfg, point),
-        "runner_args": hxconfig.runner_args(cfg, point),
+        "runner_args": list(runner_args),
         "runner_sha256": sha256_file(runner),
         "compiler": meta.get("compiler"),
         "runner_env": {k: meta.get(k) for k in META_ENV_KEYS if k in meta},
         "load_before": load_before, "load_after": loadavg(),
     })
     return rec
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hxfuse.provenance")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("sidecar", help="write the provenance sidecar of one raw result")
-    s.add_argument("--config", required=True, help="the validated config as a JSON file")
-    s.add_argument("--point", required=True, help="target/sweep/workload/point")
-    s.add_argument("--jsonl", required=True)
-    s.add_argument("--runner", required=True)
-    s.add_argument("--load-before", default=None, help="JSON list")
-    s.add_argument("--out", required=True)
-    sub.add_parser("loadavg", help="print the load average as JSON")
-    a = ap.parse_args(argv)
-    if a.cmd == "loadavg":
-        print(json.dumps(loadavg()))
-        return 0
-    with open(a.config) as fh:
-        cfg = json.load(fh)
-    p = hxconfig.find_point(cfg, *a.point.split("/"))
-    rec = sidecar(cfg, p, Path(a.jsonl), Path(a.runner),
-                  json.loads(a.load_before) if a.load_before else None)
-    tmp = Path(a.out + ".tmp")
-    tmp.write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
-    tmp.replace(a.out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

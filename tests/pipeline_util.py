@@ -65,7 +65,7 @@ def job_counts(output: str) -> dict[str, int]:
 
 TINY = {
     "targets": ["host"],
-    "run": {"timeout_s": 60, "warmup": 1, "rounds": 4, "seed": 3},
+    "run": {"timeout_s": 60, "warmup": 1, "rounds": 4, "seed": 3, "replicates": 2},
     "analysis": {"bootstrap": 200},
     "defaults": {"m_shape": [48, 48, 48], "v_shape": [32, 256], "v_passes": 1,
                  "d_shape": [64, 512], "scratch_bytes": 1048576},
@@ -90,7 +90,7 @@ TINY_QEMU = {
     "targets": ["hexagon-qemu"],
     "target_settings": {
         "hexagon-qemu": {
-            "run": {"warmup": 1, "rounds": 3, "timeout_s": 120},
+            "run": {"warmup": 1, "rounds": 3, "timeout_s": 120, "replicates": 1},
             "params": {"precision": "u8i8", "v_shape": [32, 256], "d_shape": [64, 512]},
         }
     },
@@ -110,3 +110,40 @@ def zig_and_qemu() -> tuple[bool, str]:
                                           ("qemu-hexagon", not shutil.which("qemu-hexagon"))) if bad)
     return False, (f"missing {names}: install with `pip install ziglang=={ZIG_PIN}` and "
                    "`apt-get install qemu-user`")
+
+
+def aggregate_synthetic(out: Path, cfg: dict, target: str, records_of, check_of=None,
+                        prov_extra: dict | None = None) -> dict:
+    """Write synthetic raw files for every replicate of every point of *target*
+    in the pipeline's layout under *out* (raw/<id>/rep<r>.jsonl, sidecars with
+    raw_sha256, check json) and aggregate them as the aggregate job does.
+    *records_of(point, replicate, index)* returns a run's records;
+    *check_of(point, replicate)* the check dict (default: ok)."""
+    import json
+
+    from hxfuse import config as hc
+    from hxfuse import integrity
+    from hxfuse.pipeline import aggregate_target
+
+    pts = hc.aggregate_points(cfg, target)
+    raws, checks, provs = [], [], []
+    i = 0
+    for p in pts:
+        for r in range(p["replicates"]):
+            raw = out / "raw" / p["id"] / f"rep{r}.jsonl"
+            raw.parent.mkdir(parents=True, exist_ok=True)
+            raw.write_text("".join(json.dumps(x) + "\n" for x in records_of(p, r, i)))
+            chk = out / "check" / p["id"] / f"rep{r}.json"
+            chk.parent.mkdir(parents=True, exist_ok=True)
+            chk.write_text(json.dumps(check_of(p, r) if check_of else {"status": "ok", "reasons": []}))
+            prov = out / "raw" / p["id"] / f"rep{r}.provenance.json"
+            prov.write_text(json.dumps({"git_commit": "abc", "git_dirty": False, "compiler": "cc 1",
+                                        "runner_sha256": "0", "replicate": r,
+                                        "raw_sha256": integrity.raw_hashes(raw, None),
+                                        **(prov_extra or {})}))
+            raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
+            i += 1
+    return aggregate_target(target, pts, raws, checks, provs, None, cfg["analysis"], cfg["check"],
+                            hc.config_hash(cfg), hc.target_info(target),
+                            str(out / "trials.csv.gz"), str(out / "summary.csv"),
+                            str(out / "summary.json"))

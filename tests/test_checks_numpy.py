@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from hxfuse import checks
+from hxfuse import checks, integrity
 from pipeline_util import REPO
 
 MASK = (1 << 64) - 1
@@ -147,8 +147,14 @@ def test_tampered_trial_checksum_fails(runner, tmp_path):
             rec["tasks"][0]["checksum"] = "0000000000000000"
             lines[i] = json.dumps(rec)
             break
-    out.write_text("\n".join(lines) + "\n")
+    # as if the runner itself had written the bad checksum: reseal the end
+    # record (records, digest) so that the integrity check passes
+    body = "".join(ln + "\n" for ln in lines[:-1])
+    end = json.loads(lines[-1])
+    end["digest"] = f"fnv1a64:{integrity.fnv1a64(body.encode()):016x}"
+    out.write_text(body + json.dumps(end) + "\n")
     res = checks.check_point(out, npy)
+    assert res["integrity"] == "ok"
     assert res["status"] == "failed"
     assert res["trial_checksums"]["mismatches"] == 1
 
@@ -158,4 +164,22 @@ def test_incomplete_output_fails(runner, tmp_path):
     lines = out.read_text().splitlines()
     out.write_text("\n".join(lines[:-1]) + "\n")  # drop the end record
     res = checks.check_point(out, npy)
-    assert res["status"] == "failed" and "no 'end' record" in res["reasons"][0]
+    assert res["status"] == "failed" and "no end record" in res["reasons"][0], res["reasons"]
+    assert str(out) in res["reasons"][0]
+
+
+def test_flipped_timing_digit_fails_naming_the_file(runner, tmp_path):
+    """A one-digit change in a trial's timing field (nothing else) makes the
+    check fail naming the file: the end record's digest no longer matches.
+    At 50ee96f this passed silently into the trials table."""
+    out, npy = run_point(runner, tmp_path, "--workloads", "mv")
+    text = out.read_text()
+    i = text.index('"end":', text.index('"record":"trial"')) + len('"end":')
+    digit = text[i + 3]
+    out.write_text(text[:i + 3] + ("1" if digit != "1" else "2") + text[i + 4:])
+    res = checks.check_point(out, npy)
+    assert res["status"] == "failed" and res["integrity"] == "failed"
+    assert f"{out}: digest of the records" in res["reasons"][0], res["reasons"]
+    # the untouched file passes
+    out.write_text(text)
+    assert checks.check_point(out, npy)["status"] == "ok"

@@ -73,8 +73,8 @@ def test_target_params_are_checked_like_points():
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["hexagon-qemu"]
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8", "scratch_bytes": 8192}}}
-    with pytest.raises(hc.ConfigError, match=r"d_shape: D copies 32768 bytes into a scratch arena of "
-                                             r"scratch_bytes=8192 \[target hexagon-qemu, with target_settings"):
+    with pytest.raises(hc.ConfigError, match=r"scratch_bytes: 8192 is less than the 65536 bytes the "
+                                             r"runner plans .*\[target hexagon-qemu, with target_settings"):
         hc.validate(cfg)
 
 

@@ -46,20 +46,20 @@ def test_qemu_builds_stages_runs_and_checks_every_point_exactly(qemu_work):
     manifest = json.loads((wd / "results/hexagon-qemu/stage/deploy.json").read_text())
     assert manifest["emulated"] is True and manifest["run_prefix"] == "qemu-hexagon"
     for pid in POINTS:
-        log = (wd / "logs/hexagon-qemu/run" / f"{pid}.log").read_text()
-        assert log.splitlines()[0].split()[4] == "qemu-hexagon", log.splitlines()[0]
+        log = (wd / "logs/hexagon-qemu/run" / f"{pid}/rep0.log").read_text()
+        assert log.splitlines()[0].split()[1] == "qemu-hexagon", log.splitlines()[0]
         assert "--precision u8i8" in log.splitlines()[0]
-        raw = (wd / "results/hexagon-qemu/raw" / f"{pid}.jsonl").read_text().splitlines()
+        raw = (wd / "results/hexagon-qemu/raw" / f"{pid}/rep0.jsonl").read_text().splitlines()
         meta = json.loads(raw[0])
         assert meta["emulated"] is True and meta["target"] == "hexagon-qemu" and meta["kernels"] == "hvx"
         assert meta["args"]["m"] == 48 or meta["args"]["m"] == 64
         groups = {json.loads(line).get("group") for line in raw if '"trial"' in line}
         assert {"A", "B", "C", "D"} <= groups
-        check = json.loads((wd / "results/hexagon-qemu/check" / f"{pid}.json").read_text())
+        check = json.loads((wd / "results/hexagon-qemu/check" / f"{pid}/rep0.json").read_text())
         assert check["status"] == "ok", check["reasons"]
         assert check["exact"] is True and check["emulated"] is True
         assert check["trial_checksums"]["checked"] > 0 and check["trial_checksums"]["mismatches"] == 0
-        prov = json.loads((wd / "results/hexagon-qemu/raw" / f"{pid}.provenance.json").read_text())
+        prov = json.loads((wd / "results/hexagon-qemu/raw" / f"{pid}/rep0.provenance.json").read_text())
         assert prov["emulated"] is True and prov["run_prefix"] == "qemu-hexagon"
         assert "B" in prov["runner_env"]["group_mapping"]
 

@@ -8,35 +8,28 @@ import pytest
 import hxfuse.config as hc
 from conftest import synthetic_run
 from hxfuse import latex, plots
-from hxfuse.pipeline import aggregate_target
-from pipeline_util import REPO, TINY
+from pipeline_util import REPO, TINY, aggregate_synthetic
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("syn")
-    cfg = hc.validate(copy.deepcopy(TINY))
-    pts = hc.points(cfg)
-    raws, checks, provs = [], [], []
-    for i, p in enumerate(pts):
-        d = {"M": 100_000 * p.x, "V": 80_000, "D": 60_000}
-        d = {k: v for k, v in d.items() if k in p.workload.upper()}
-        recs = synthetic_run(d, workloads=(p.workload,), rounds=8, jitter=0.03, seed=i,
+    cfg = copy.deepcopy(TINY)
+    cfg["run"]["replicates"] = 2
+    cfg = hc.validate(cfg)
+
+    def records(p, rep, i):
+        d = {"M": 100_000 * p["x"], "V": 80_000, "D": 60_000}
+        d = {k: v for k, v in d.items() if k in p["id"].split("/")[1].upper()}
+        return synthetic_run(d, workloads=(p["id"].split("/")[1],), rounds=8, jitter=0.03, seed=i,
                              group_scale={"D": 0.9})
-        raw = out / "raw" / f"{p.id}.jsonl"
-        raw.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
-        chk = out / "check" / f"{p.id}.json"
-        chk.parent.mkdir(parents=True, exist_ok=True)
-        failed = p.id == "tiny/md/big"
-        chk.write_text(json.dumps({"status": "failed" if failed else "ok",
-                                   "reasons": ["D.dst: 3 of 100 elements differ"] if failed else []}))
-        prov = out / "raw" / f"{p.id}.provenance.json"
-        prov.write_text(json.dumps({"git_commit": "abc", "git_dirty": False, "compiler": "cc 1",
-                                    "runner_sha256": "0"}))
-        raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
-    doc = aggregate_target("host", [p.id for p in pts], raws, checks, provs, cfg, cfg["analysis"],
-                           str(out / "trials.csv.gz"), str(out / "summary.csv"), str(out / "summary.json"))
+
+    def check(p, rep):
+        failed = p["id"] == "tiny/md/big" and rep == 1  # one replicate fails its check
+        return {"status": "failed" if failed else "ok",
+                "reasons": ["D.dst: 3 of 100 elements differ"] if failed else []}
+
+    doc = aggregate_synthetic(out, cfg, "host", records, check)
     return out, cfg, doc
 
 
@@ -57,7 +50,7 @@ def test_figures_written(results):
     assert {"D/A", "D/B", "D/C", "C/A"} <= set(long["comparison"])
     sd = plots.slowdown_figure(out / "trials.csv.gz", "tiny", sweep, [out / "sd.png"])
     assert set(sd["group"]) == {"A", "B", "C", "D"} and "big" not in set(sd[sd["workload"] == "md"]["point"])
-    gi = plots.timeline_figure(out / "raw/tiny/mvd/small.jsonl", out / "check/tiny/mvd/small.json",
+    gi = plots.timeline_figure(out / "raw/tiny/mvd/small/rep0.jsonl", out / "check/tiny/mvd/small/rep0.json",
                                "t", [out / "tl.png"])
     assert set(gi["group"]) == {"A", "B", "C", "D"} and "host" in set(gi["lane"])
     for f in ("sp.pdf", "sp.png", "sd.png", "tl.png"):
@@ -101,28 +94,20 @@ def emulated_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("emu")
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["hexagon-qemu"]
-    cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}}}
+    cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"},
+                                               "run": {"replicates": 1}}}
     cfg = hc.validate(cfg)
-    pts = hc.points(cfg)
-    raws, checks, provs = [], [], []
     mapping = {g: f"group {g} on the emulator" for g in "ABCD"}
-    for i, p in enumerate(pts):
-        d = {k: v for k, v in {"M": 100_000, "V": 80_000, "D": 60_000}.items() if k in p.workload.upper()}
-        recs = synthetic_run(d, workloads=(p.workload,), rounds=6, jitter=0.03, seed=i,
+
+    def records(p, rep, i):
+        w = p["id"].split("/")[1]
+        d = {k: v for k, v in {"M": 100_000, "V": 80_000, "D": 60_000}.items() if k in w.upper()}
+        return synthetic_run(d, workloads=(w,), rounds=6, jitter=0.03, seed=i,
                              group_scale={"D": 0.7}, meta={"emulated": True, "target": "hexagon-qemu"})
-        raw = out / "raw" / f"{p.id}.jsonl"
-        raw.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
-        chk = out / "check" / f"{p.id}.json"
-        chk.parent.mkdir(parents=True, exist_ok=True)
-        chk.write_text(json.dumps({"status": "ok", "reasons": []}))
-        prov = out / "raw" / f"{p.id}.provenance.json"
-        prov.write_text(json.dumps({"git_commit": "abc", "git_dirty": False, "compiler": "zig",
-                                    "runner_sha256": "0",
-                                    "runner_env": {"emulated": True, "group_mapping": mapping}}))
-        raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
-    doc = aggregate_target("hexagon-qemu", [p.id for p in pts], raws, checks, provs, cfg, cfg["analysis"],
-                           str(out / "trials.csv.gz"), str(out / "summary.csv"), str(out / "summary.json"))
+
+    doc = aggregate_synthetic(out, cfg, "hexagon-qemu", records,
+                              prov_extra={"compiler": "zig",
+                                          "runner_env": {"emulated": True, "group_mapping": mapping}})
     return out, cfg, doc
 
 
@@ -174,6 +159,53 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
     assert long.empty and (emu_out / "sp.png").stat().st_size > 1000
     sd = plots.slowdown_figure(emu_out / "trials.csv.gz", "tiny", emu_cfg["sweeps"]["tiny"], [emu_out / "sd.png"])
     assert sd.empty
-    gi = plots.timeline_figure(emu_out / "raw/tiny/mvd/small.jsonl", emu_out / "check/tiny/mvd/small.json",
+    gi = plots.timeline_figure(emu_out / "raw/tiny/mvd/small/rep0.jsonl", emu_out / "check/tiny/mvd/small/rep0.json",
                                "hexagon-qemu: tiny / mvd / small", [emu_out / "tl.png"])
     assert set(gi["group"]) == {"A", "B", "C", "D"} and (emu_out / "tl.png").stat().st_size > 5000
+
+
+def test_replicates_in_trials_and_summary(results):
+    out, cfg, doc = results
+    t = pd.read_csv(out / "trials.csv.gz")
+    assert t["replicate"].dtype.kind == "i"
+    assert sorted(t["replicate"].unique()) == [0, 1]
+    assert set(t.groupby("point_id")["replicate"].nunique()) == {2}
+    assert doc["replicates"] == {pid: 2 for pid in t["point_id"].unique()}
+    # one failed replicate fails its point, with the replicate named
+    assert [(f["point_id"], f["reason"]) for f in doc["failed_points"]] == \
+        [("tiny/md/big", "rep1: D.dst: 3 of 100 elements differ")]
+    assert not t.loc[t["point_id"] == "tiny/md/big", "check_ok"].any()
+    assert doc["provenance"]["config_hash"] == hc.config_hash(cfg)
+    prov = doc["provenance"]
+    assert set(prov["points"]) == set(doc["replicates"])  # keyed by point id (environment page)
+    assert len(prov["replicate_sidecars"]) == 2 * len(prov["points"])
+    assert prov["replicate_sidecars"]["tiny/mv/big/rep1"]["replicate"] == 1
+
+
+def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
+    """A raw file whose SHA-256 differs from its sidecar (one digit of a time
+    flipped after the run) stops aggregation, naming the file.  At 50ee96f the
+    changed time went silently into the trials table."""
+    cfg = copy.deepcopy(TINY)
+    cfg["run"]["replicates"] = 1
+    cfg["sweeps"]["tiny"]["workloads"] = ["mv"]
+    cfg = hc.validate(cfg)
+
+    def records(p, rep, i):
+        return synthetic_run({"M": 100_000, "V": 80_000}, workloads=("mv",), rounds=3, seed=i)
+
+    aggregate_synthetic(tmp_path, cfg, "host", records)
+    raw = tmp_path / "raw/tiny/mv/big/rep0.jsonl"
+    text = raw.read_text()
+    i = text.index('"end": ', text.index('"record": "trial"')) + len('"end": ')
+    raw.write_text(text[:i + 2] + ("1" if text[i + 2] != "1" else "2") + text[i + 3:])
+    from hxfuse import integrity
+    from hxfuse.pipeline import aggregate_target
+    pts = hc.aggregate_points(cfg, "host")
+    ids = [p["id"] for p in pts]
+    with pytest.raises(integrity.IntegrityError, match=rf"{raw}: SHA-256 differs from its provenance"):
+        aggregate_target("host", pts, [str(tmp_path / f"raw/{i}/rep0.jsonl") for i in ids],
+                         [str(tmp_path / f"check/{i}/rep0.json") for i in ids],
+                         [str(tmp_path / f"raw/{i}/rep0.provenance.json") for i in ids], None,
+                         cfg["analysis"], cfg["check"], "h", hc.target_info("host"),
+                         str(tmp_path / "t.csv.gz"), str(tmp_path / "s.csv"), str(tmp_path / "s.json"))

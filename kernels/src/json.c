@@ -1,61 +1,97 @@
 #include <math.h>
+#include <stdarg.h>
+#include <string.h>
 #include "json.h"
 
+/* Integrity of the output: every byte written goes through put(), which
+ * keeps a 64-bit FNV-1a digest and the number of records of the stream, so
+ * that the end record can carry both (hx_json_digest).  Each FNV-1a step is a
+ * bijection of the state for a given byte, so any single changed byte changes
+ * the digest.  One output stream per process: the state restarts when the
+ * stream changes. */
+static FILE *dig_f;
+static uint64_t dig_h;
+static int64_t dig_records;
+
+static void put(FILE *f, const char *s, size_t n) {
+    if (f != dig_f) dig_f = f, dig_h = 0xcbf29ce484222325ull, dig_records = 0;
+    for (size_t i = 0; i < n; i++) dig_h = (dig_h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    fwrite(s, 1, n, f);
+}
+static void putch(FILE *f, char c) { put(f, &c, 1); }
+static void puts_(FILE *f, const char *s) { put(f, s, strlen(s)); }
+static void putf(FILE *f, const char *fmt, ...) {
+    char buf[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap); /* numbers only: always fits */
+    va_end(ap);
+    if (n > 0) put(f, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+void hx_json_digest(FILE *f, uint64_t *digest, int64_t *records) {
+    if (f != dig_f) dig_f = f, dig_h = 0xcbf29ce484222325ull, dig_records = 0;
+    *digest = dig_h, *records = dig_records;
+}
+
 static void sep(hx_json *j, const char *key) {
-    if (j->need_comma[j->depth]) fputc(',', j->f);
+    if (j->need_comma[j->depth]) putch(j->f, ',');
     j->need_comma[j->depth] = 1;
     if (key) {
-        fputc('"', j->f);
-        fputs(key, j->f); /* keys are our own identifiers: no escaping needed */
-        fputs("\":", j->f);
+        putch(j->f, '"');
+        puts_(j->f, key); /* keys are our own identifiers: no escaping needed */
+        puts_(j->f, "\":");
     }
 }
 
 static void put_escaped(FILE *f, const char *s) {
-    fputc('"', f);
+    putch(f, '"');
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\') putf(f, "\\%c", c);
+        else if (c < 0x20) putf(f, "\\u%04x", c);
+        else putch(f, (char)c);
     }
-    fputc('"', f);
+    putch(f, '"');
 }
 
 void hx_json_begin(hx_json *j, FILE *f) {
     j->f = f;
     j->depth = 0;
     j->need_comma[0] = 0;
-    fputc('{', f);
+    putch(f, '{');
 }
-void hx_json_end(hx_json *j) { fputs("}\n", j->f); }
+void hx_json_end(hx_json *j) {
+    puts_(j->f, "}\n");
+    dig_records++;
+}
 void hx_json_key(hx_json *j, const char *key) { sep(j, key); }
 void hx_json_obj(hx_json *j, const char *key) {
     sep(j, key);
-    fputc('{', j->f);
+    putch(j->f, '{');
     j->need_comma[++j->depth] = 0;
 }
 void hx_json_arr(hx_json *j, const char *key) {
     sep(j, key);
-    fputc('[', j->f);
+    putch(j->f, '[');
     j->need_comma[++j->depth] = 0;
 }
 void hx_json_close(hx_json *j, char bracket) {
-    fputc(bracket, j->f);
+    putch(j->f, bracket);
     j->depth--;
 }
 void hx_json_str(hx_json *j, const char *key, const char *v) {
     sep(j, key);
     if (v) put_escaped(j->f, v);
-    else fputs("null", j->f);
+    else puts_(j->f, "null");
 }
-void hx_json_u64(hx_json *j, const char *key, uint64_t v) { sep(j, key); fprintf(j->f, "%llu", (unsigned long long)v); }
-void hx_json_i64(hx_json *j, const char *key, int64_t v) { sep(j, key); fprintf(j->f, "%lld", (long long)v); }
+void hx_json_u64(hx_json *j, const char *key, uint64_t v) { sep(j, key); putf(j->f, "%llu", (unsigned long long)v); }
+void hx_json_i64(hx_json *j, const char *key, int64_t v) { sep(j, key); putf(j->f, "%lld", (long long)v); }
 void hx_json_f64(hx_json *j, const char *key, double v) {
     sep(j, key);
-    if (isfinite(v)) fprintf(j->f, "%.9g", v);
-    else fputs("null", j->f);
+    if (isfinite(v)) putf(j->f, "%.9g", v);
+    else puts_(j->f, "null");
 }
-void hx_json_bool(hx_json *j, const char *key, int v) { sep(j, key); fputs(v ? "true" : "false", j->f); }
-void hx_json_null(hx_json *j, const char *key) { sep(j, key); fputs("null", j->f); }
-void hx_json_hex64(hx_json *j, const char *key, uint64_t v) { sep(j, key); fprintf(j->f, "\"%016llx\"", (unsigned long long)v); }
+void hx_json_bool(hx_json *j, const char *key, int v) { sep(j, key); puts_(j->f, v ? "true" : "false"); }
+void hx_json_null(hx_json *j, const char *key) { sep(j, key); puts_(j->f, "null"); }
+void hx_json_hex64(hx_json *j, const char *key, uint64_t v) { sep(j, key); putf(j->f, "\"%016llx\"", (unsigned long long)v); }

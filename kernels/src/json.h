@@ -23,4 +23,7 @@ void hx_json_f64(hx_json *j, const char *key, double v);
 void hx_json_bool(hx_json *j, const char *key, int v);
 void hx_json_null(hx_json *j, const char *key);
 void hx_json_hex64(hx_json *j, const char *key, uint64_t v); /* "0123456789abcdef" */
+/* FNV-1a 64 digest of every byte written to f so far and the number of
+ * records (lines) written to it: what the end record carries. */
+void hx_json_digest(FILE *f, uint64_t *digest, int64_t *records);
 #endif

@@ -449,9 +449,19 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
             if (r >= 0 && order[i].group == HX_G_B) handover += handover_outlier(x, order[i].mask);
         }
     }
+    /* Integrity: the number of records before this one and the FNV-1a 64
+     * digest of their bytes (newlines included), taken before the end
+     * record's first byte; the pipeline's check refuses a file that differs. */
+    uint64_t digest;
+    int64_t records;
+    hx_json_digest(out, &digest, &records);
+    char dig[32];
+    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
     hx_json j;
     hx_json_begin(&j, out);
     hx_json_str(&j, "record", "end");
+    hx_json_i64(&j, "records", records);
+    hx_json_str(&j, "digest", dig);
     hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);

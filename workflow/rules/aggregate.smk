@@ -1,22 +1,28 @@
-# aggregate: the tidy per-trial table of every point of a target and the
-# per-point summary (hxfuse.aggregate: medians with bootstrap intervals,
-# paired speedups, overlap efficiency, verdicts).  Failed points are listed in
-# summary.json and never get a speedup.
+# aggregate: the tidy per-trial table of every replicate of every point of a
+# target and the per-point summary (hxfuse.aggregate: medians with bootstrap
+# intervals, paired speedups, overlap efficiency, verdicts).  Failed points
+# are listed in summary.json and never get a speedup.  Raw files whose
+# SHA-256 differs from their provenance sidecar are refused.  Every value
+# comes through inputs and params (points with x, label and parameters,
+# analysis settings, config hash), so a change to any reruns it.
 rule aggregate:
     input:
-        raw=lambda wc: [raw_of(p) for p in target_points(wc.target)],
-        checks=lambda wc: [check_of(p) for p in target_points(wc.target)],
-        provenance=lambda wc: [raw_of(p).replace(".jsonl", ".provenance.json")
-                               for p in target_points(wc.target)],
-        code=[str(REPO / "hxfuse" / m) for m in ("pipeline.py", "aggregate.py", "metrics.py", "stats.py",
-                                                  "verdicts.py", "io.py", "intervals.py")],
+        raw=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, raw_of)],
+        checks=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, check_of)],
+        provenance=lambda wc: [f.replace(".jsonl", ".provenance.json") for p in target_points(wc.target)
+                               for f in all_reps(p, raw_of)],
+        npy=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, npy_of)],
+        code=CODE["aggregate"],
     output:
         trials="results/{target}/trials.csv.gz",
         summary="results/{target}/summary.csv",
         summary_json="results/{target}/summary.json",
     params:
-        points=lambda wc: [p.id for p in target_points(wc.target)],
+        points=lambda wc: hxconfig.aggregate_points(config, wc.target),
         analysis=config["analysis"],
+        tolerance=config["check"],
+        config_hash=CONFIG_HASH,
+        target_info=lambda wc: hxconfig.target_info(wc.target),
     log:
         "logs/{target}/aggregate.log",
     conda:
@@ -33,7 +39,7 @@ rule report_tables:
     input:
         summary="results/{target}/summary.csv",
         summary_json="results/{target}/summary.json",
-        code=str(REPO / "hxfuse" / "report.py"),
+        code=CODE["report_tables"],
     output:
         verdicts=report("results/{target}/report/verdicts.html",
                         caption="../report/verdicts.rst", category="Verdicts",

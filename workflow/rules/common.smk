@@ -12,6 +12,7 @@ REPO = Path(workflow.basedir)
 sys.path.insert(0, str(REPO))
 
 import hxfuse.config as hxconfig
+import hxfuse.deps as hxdeps
 
 # 1. friendly schema check naming every bad key + semantic checks
 #    (hxfuse/config.py), 2. snakemake's own validation, which fills defaults.
@@ -20,6 +21,8 @@ import hxfuse.config as hxconfig
 #    serial) stops the workflow here, before any job, naming what is missing
 #    and how to provide it (reported together with any config error).
 try:
+    # also puts the study's sweeps into config (a study file replaces the
+    # sweeps whole; hxfuse.config.resolve_study)
     hxconfig.validate(config, hxconfig.load_schema(REPO / "workflow/schemas/config.schema.yaml"))
     _config_error = ""
 except hxconfig.ConfigError as err:
@@ -37,6 +40,13 @@ validate(config, "../schemas/config.schema.yaml")
 POINTS = hxconfig.points(config)
 CONFIG_HASH = hxconfig.config_hash(config)
 POINT_WC = "{sweep}/{workload}/{point}"
+# one replicate (runner invocation) of a point: .../<point>/rep<r>
+REP_WC = "{sweep}/{workload}/{point}/rep{rep}"
+
+# Code dependencies, derived once from the imports: each rule's `code` input
+# is exactly the hxfuse modules its script imports, transitively
+# (hxfuse/deps.py), so editing a module reruns exactly the jobs that run it.
+CODE = {s.stem: hxdeps.script_modules(s) for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))}
 
 # Runner command prefix per target: RUN_PREFIX of kernels/targets/<target>.mk
 # (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
@@ -51,6 +61,7 @@ wildcard_constraints:
     sweep="[A-Za-z][A-Za-z0-9_-]*",
     workload="mv|md|mvd",
     point="[A-Za-z][A-Za-z0-9_-]*",
+    rep="[0-9]+",
 
 
 def is_emulated(target):
@@ -78,16 +89,36 @@ def point_of(wc):
     return hxconfig.find_point(config, wc.target, wc.sweep, wc.workload, wc.point)
 
 
+def run_point_info(wc):
+    """The run job's description of its replicate (its sidecar records it).
+    No x or label: changing those must not rerun a measurement."""
+    p, rep = point_of(wc), int(wc.rep)
+    return {"target": p.target, "sweep": p.sweep, "workload": p.workload, "point": p.point,
+            "replicate": rep, "params": p.params, "point_hash": hxconfig.point_hash(config, p, rep)}
+
+
 def target_points(target):
     return [p for p in POINTS if p.target == target]
 
 
-def raw_of(p):
-    return f"results/{p.target}/raw/{p.id}.jsonl"
+def replicates_of(p):
+    return range(hxconfig.replicates(config, p.target))
 
 
-def check_of(p):
-    return f"results/{p.target}/check/{p.id}.json"
+def raw_of(p, rep=0):
+    return f"results/{p.target}/raw/{p.id}/rep{rep}.jsonl"
+
+
+def check_of(p, rep=0):
+    return f"results/{p.target}/check/{p.id}/rep{rep}.json"
+
+
+def npy_of(p, rep=0):
+    return f"results/{p.target}/npy/{p.id}/rep{rep}"
+
+
+def all_reps(p, path_of):
+    return [path_of(p, r) for r in replicates_of(p)]
 
 
 def timeline_of(p, ext):
@@ -101,10 +132,6 @@ def sweep_figures(target, ext):
         return []
     return [f"results/{target}/figures/{kind}_{s}.{ext}"
             for s in config["sweeps"] for kind in ("speedup", "slowdown")]
-
-
-# Code whose change must redo the Perfetto traces (rule perfetto).
-TIMELINE_CODE = [str(REPO / "hxfuse" / m) for m in ("timeline.py", "io.py", "intervals.py")]
 
 
 def perfetto_of(p):
@@ -125,7 +152,7 @@ def all_outputs():
     out = []
     for t in config["targets"]:
         pts = target_points(t)
-        out += [check_of(p) for p in pts]
+        out += [c for p in pts for c in all_reps(p, check_of)]
         out += [f"results/{t}/summary.csv", f"results/{t}/summary.json", f"results/{t}/trials.csv.gz"]
         for ext in ("pdf", "png"):
             out += [timeline_of(p, ext) for p in pts] + sweep_figures(t, ext)

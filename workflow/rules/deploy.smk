@@ -7,12 +7,15 @@
 rule deploy:
     input:
         runner="results/{target}/build/hxrun",
+        code=CODE["deploy"],
     output:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
     params:
         prefix=lambda wc: TARGET_PREFIX[wc.target],
         device_sh=str(REPO / "kernels" / "hexagon" / "device.sh"),
+        env=lambda wc: hxconfig.run_env(config, wc.target),
+        target_info=lambda wc: hxconfig.target_info(wc.target),
     log:
         "logs/{target}/deploy.log",
     conda:

@@ -1,14 +1,14 @@
 # figures: seaborn figures, PDF for the paper and PNG for viewing.  Inputs are
-# results and the plotting code only, so editing hxfuse/plots.py or a script
-# reruns figures, never trials.
-PLOT_CODE = str(REPO / "hxfuse" / "plots.py")
+# results and the code the scripts import (CODE, derived from the imports), so
+# editing hxfuse/plots.py or a script reruns figures, never trials.  The
+# timeline of a point is drawn from its replicate 0.
 
 
 rule figure_timeline:
     input:
-        jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
-        check=f"results/{{target}}/check/{POINT_WC}.json",
-        code=PLOT_CODE,
+        jsonl=f"results/{{target}}/raw/{POINT_WC}/rep0.jsonl",
+        check=f"results/{{target}}/check/{POINT_WC}/rep0.json",
+        code=CODE["figure_timeline"],
     output:
         pdf=report(f"results/{{target}}/figures/timeline/{POINT_WC}.pdf",
                    caption="../report/timeline.rst", category="Timelines",
@@ -25,7 +25,7 @@ rule figure_timeline:
 rule figure_speedup:
     input:
         summary="results/{target}/summary.csv",
-        code=PLOT_CODE,
+        code=CODE["figure_speedup"],
     output:
         pdf=report("results/{target}/figures/speedup_{sweep}.pdf",
                    caption="../report/speedup.rst", category="Speedup",
@@ -44,7 +44,7 @@ rule figure_speedup:
 rule figure_slowdown:
     input:
         trials="results/{target}/trials.csv.gz",
-        code=PLOT_CODE,
+        code=CODE["figure_slowdown"],
     output:
         pdf=report("results/{target}/figures/slowdown_{sweep}.pdf",
                    caption="../report/slowdown.rst", category="Slowdown",

@@ -1,11 +1,15 @@
-# run: one job per sweep point.  The runner does warm-up and interleaved A-D
-# trials and writes JSON Lines (docs/runner.md).  workflow/scripts/run_point.py
-# runs it under `timeout` (config run.timeout_s): a hung or crashed runner is
-# killed, its point fails with a message naming it and its log, other points
-# go on with --keep-going, and nothing is moved into place unless the runner
-# finished (exit 0, or 4 = checksum mismatch recorded, which `check` then
-# marks failed).  Outputs are written in a work directory and moved into
-# place only on success.
+# run: one job per replicate of a sweep point (run.replicates independent
+# runner invocations, replicate r with seed run.seed + r; each its own target
+# file, so one replicate can be rerun alone).  The runner does warm-up and
+# interleaved A-D trials and writes JSON Lines (docs/runner.md).
+# hxfuse.runpoint runs it in its own process group with run.timeout_s
+# (fractions honoured): a hung or crashed runner is killed, its replicate
+# fails with a message naming it, how it ended and its log; on SIGINT/SIGTERM
+# (or when Snakemake is gone) the runner's group is killed before the job
+# exits; other points go on with --keep-going; nothing is moved into place
+# unless the runner finished (exit 0, or 4 = checksum mismatch recorded, which
+# `check` then marks failed) and its end record's digest matches.  Outputs
+# are written in a work directory and moved into place only on success.
 #
 # Targets: the runner is executed through the target's RUN_PREFIX (nothing
 # on the host, qemu-hexagon for hexagon-qemu, kernels/hexagon/device.sh run
@@ -19,23 +23,28 @@ rule run:
     input:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
+        code=CODE["run_point"],
     output:
-        jsonl=f"results/{{target}}/raw/{POINT_WC}.jsonl",
-        provenance=f"results/{{target}}/raw/{POINT_WC}.provenance.json",
-        npy=directory(f"results/{{target}}/npy/{POINT_WC}"),
+        jsonl=f"results/{{target}}/raw/{REP_WC}.jsonl",
+        provenance=f"results/{{target}}/raw/{REP_WC}.provenance.json",
+        npy=directory(f"results/{{target}}/npy/{REP_WC}"),
     params:
         # the runner's arguments: a change to this point's parameters reruns
         # this point only (rerun trigger `params`)
-        args=lambda wc: hxconfig.runner_args(config, point_of(wc)),
+        args=lambda wc: hxconfig.runner_args(config, point_of(wc), int(wc.rep)),
         prefix=lambda wc: TARGET_PREFIX[wc.target],
+        env=lambda wc: hxconfig.run_env(config, wc.target),
+        point=run_point_info,
+        emulated=lambda wc: is_emulated(wc.target),
     resources:
         device=1,
         # not a param: changing the timeout reruns nothing (per target:
-        # target_settings.<target>.run.timeout_s over run.timeout_s)
-        timeout_s=lambda wc: int(hxconfig.run_settings(config, wc.target)["timeout_s"]),
+        # target_settings.<target>.run.timeout_s over run.timeout_s; a string
+        # because Snakemake resources are integers or strings)
+        timeout_s=lambda wc: str(float(hxconfig.run_settings(config, wc.target)["timeout_s"])),
     threads: all_cores
     log:
-        f"logs/{{target}}/run/{POINT_WC}.log",
+        f"logs/{{target}}/run/{REP_WC}.log",
     conda:
         "../../envs/analysis.yaml"
     script:

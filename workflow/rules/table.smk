@@ -8,7 +8,7 @@ rule table:
         timelines=[timeline_of(p, "pdf") for p in POINTS],
         template=str(REPO / "workflow" / "templates" / "results_table.tex.j2"),
         evidence_template=str(REPO / "workflow" / "templates" / "evidence_table.tex.j2"),
-        code=str(REPO / "hxfuse" / "latex.py"),
+        code=CODE["table"],
     output:
         table="paper/generated/results_table.tex",
         evidence="paper/generated/evidence_table.tex",

@@ -1,15 +1,21 @@
 """aggregate: tidy per-trial table + per-point summary of one target."""
 import sys
 
+from hxfuse.integrity import IntegrityError
 from hxfuse.pipeline import aggregate_target
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-aggregate_target(
-    target=snakemake.wildcards.target,  # noqa: F821
-    point_ids=snakemake.params.points,  # noqa: F821
-    raws=snakemake.input.raw, checks=snakemake.input.checks,  # noqa: F821
-    provenances=snakemake.input.provenance,  # noqa: F821
-    config=snakemake.config, analysis=snakemake.params.analysis,  # noqa: F821
-    out_trials=snakemake.output.trials, out_summary=snakemake.output.summary,  # noqa: F821
-    out_json=snakemake.output.summary_json,  # noqa: F821
-)
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+try:
+    aggregate_target(
+        target=sm.wildcards.target, points=sm.params.points,
+        raws=sm.input.raw, checks=sm.input.checks, provenances=sm.input.provenance,
+        npys=sm.input.npy, analysis=sm.params.analysis, tolerance=sm.params.tolerance,
+        config_hash=sm.params.config_hash, target_info=sm.params.target_info,
+        out_trials=sm.output.trials, out_summary=sm.output.summary,
+        out_json=sm.output.summary_json,
+    )
+except IntegrityError as exc:
+    print(exc, file=sys.stderr)
+    print(exc, file=sys.__stderr__)
+    sys.exit(1)

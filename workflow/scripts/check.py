@@ -1,13 +1,19 @@
-"""check: correctness of one point (hxfuse.checks); marks, never fails, a bad point."""
+"""check: correctness and integrity of one replicate (hxfuse.checks); marks,
+never fails, a bad point, and says so on the terminal."""
 import json
 import sys
 
 from hxfuse.checks import check_point
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-res = check_point(snakemake.input.jsonl, snakemake.input.npy,  # noqa: F821
-                  rtol=snakemake.params.rtol, atol=snakemake.params.atol)  # noqa: F821
-res["point"] = "/".join(snakemake.wildcards[k] for k in ("target", "sweep", "workload", "point"))  # noqa: F821
-with open(snakemake.output[0], "w") as fh:  # noqa: F821
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+res = check_point(sm.input.jsonl, sm.input.npy, rtol=sm.params.rtol, atol=sm.params.atol)
+res["point"] = "/".join(sm.wildcards[k] for k in ("target", "sweep", "workload", "point"))
+res["replicate"] = int(sm.wildcards.rep)
+with open(sm.output[0], "w") as fh:
     json.dump(res, fh, indent=1, sort_keys=True)
-print(f"{res['point']}: {res['status']}", *res["reasons"], sep="\n  ", file=sys.stderr)
+print(f"{res['point']}/rep{res['replicate']}: {res['status']}", *res["reasons"], sep="\n  ",
+      file=sys.stderr)
+if res["status"] != "ok":
+    print(f"hxfuse: point {res['point']}/rep{res['replicate']} marked FAILED by its check: "
+          + "; ".join(res["reasons"]), file=sys.__stderr__)

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import sys
 
-from hxfuse import config as hxconfig
 from hxfuse import provenance
 
 sm = snakemake  # noqa: F821
@@ -14,12 +13,12 @@ sys.stderr = open(sm.log[0], "w")
 target = sm.wildcards.target
 src, dst = sm.input.runner, sm.output.runner
 shutil.copy2(src, dst)
-info = hxconfig.TARGETS[target]
+info = sm.params.target_info
 manifest = {"target": target, "runner": dst, "sha256": provenance.sha256_file(dst),
             "run_prefix": sm.params.prefix, "emulated": info["emulated"], "status": info["status"],
             **provenance.base_record()}
 if target == "hexagon":
-    env = {**os.environ, **hxconfig.run_env(sm.config, target)}
+    env = {**os.environ, **sm.params.env}
     r = subprocess.run([sm.params.device_sh, "deploy", dst], env=env, stdout=sys.stderr,
                        stderr=subprocess.STDOUT)
     if r.returncode != 0:
