@@ -254,7 +254,10 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     # A point may sweep a runner option that meta also records (e.g. the
     # wait strategy): the point's value is kept and the meta copy dropped.
     # Names of computed metrics cannot be reused.
-    clash = [k for k in point if k not in META_COLUMNS and (k in tm.columns or is_metric_column(k))]
+    # ``replicate`` is given by the caller (which runner invocation) and is
+    # not a point parameter: infer_point_cols leaves it out.
+    clash = [k for k in point if k not in META_COLUMNS and k != mx.REPLICATE
+             and (k in tm.columns or is_metric_column(k))]
     if clash:
         raise ValueError(f"point parameter names clash with metric columns: {clash}")
     alone = mx.alone_durations(tm)

@@ -26,7 +26,6 @@ changed label or hash reruns this job.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import math
 from pathlib import Path
@@ -87,8 +86,9 @@ def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: di
         for col in _CONCLUSION_COLS:
             if col in summary:
                 summary.loc[d, col] = ""
-        if "timeline_overlap" in summary:
-            summary.loc[d, "timeline_overlap"] = None
+        for col in ("progress_overlap", "wall_overlap", "d_equiv_b"):
+            if col in summary:
+                summary.loc[d, col] = None
     return summary
 
 
@@ -150,9 +150,7 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
         trials["target"] = pd.Series(dtype=str)
     trials.to_csv(out_trials, index=False)
     if len(trials):
-        extra = {}
-        if "min_effect" in inspect.signature(agg.summarize).parameters and "min_effect" in analysis:
-            extra["min_effect"] = analysis["min_effect"]  # analysis.min_effect (config schema)
+        extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
         summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
                                 level=analysis["ci"], seed=analysis["seed"], **extra)
         summary = label_target(summary, target, emulated, group_mapping(prov))
