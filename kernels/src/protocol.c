@@ -243,6 +243,12 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
         hx_json_str(&j, NULL, "spin waits with more threads than cores: waiting threads steal cycles from working ones");
     if (c->calibrate) hx_json_str(&j, NULL, "calibration run: tasks are busy-waits, outputs are not checked");
+    if (c->antagonists && used + c->antagonists > cores) {
+        char w[200];
+        snprintf(w, sizeof w, "%d antagonist thread(s) and %d device engines on %d online cores: the antagonists also "
+                 "take CPU time from the engines, not only memory bandwidth", c->antagonists, used, cores);
+        hx_json_str(&j, NULL, w);
+    }
     if (c->host_pin_refused)
         hx_json_str(&j, NULL, "--affinity spread: the platform refused to pin the host thread; it floats");
     hx_json_close(&j, ']');
