@@ -132,37 +132,43 @@ static void u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
             }
 }
 
+/* C tile (rows x cols at C, row stride n) = or += the products of k-steps
+ * [p0, p1) of one A panel and one B panel. */
+static void u8i8_micro(const int32_t *a, const int32_t *b, int p0, int p1, int32_t *C, int n, int rows, int cols,
+                       int accumulate) {
+    enum { NV = NR / 8 };
+    v8i c[MR][NV] = {{{0}}};
+    for (int p = p0; p < p1; p++) {
+        v8i bv[NV];
+        for (int q = 0; q < NV; q++) bv[q] = loadi(b + p * NR + 8 * q);
+        for (int r = 0; r < MR; r++) {
+            v8i ar = (v8i){0} + a[p * MR + r];
+            for (int q = 0; q < NV; q++) c[r][q] += ar * bv[q];
+        }
+    }
+    int32_t t[MR][NR];
+    for (int r = 0; r < MR; r++)
+        for (int q = 0; q < NV; q++) storei(t[r] + 8 * q, c[r][q]);
+    for (int r = 0; r < rows; r++) {
+        int32_t *row = C + (size_t)r * n;
+        if (!accumulate) memcpy(row, t[r], (size_t)cols * 4);
+        else for (int j = 0; j < cols; j++) row[j] += t[r][j]; /* |sum| < 255 * 128 * 8192 < 2^31 */
+    }
+}
+
 /* Integer sums are exact, so the k-blocking changes speed, never results. */
 static void u8i8_run_kc(const void *prep, int32_t *C, int m, int n, int k, int KCB) {
     const int32_t *Ap = (const int32_t *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
     for (int k0 = 0; k0 < k; k0 += KCB) {
-    int kend = k - k0 < KCB ? k : k0 + KCB;
-    for (int jp = 0; jp < panels(n, NR); jp++) {
-        const int32_t *b = Bp + (size_t)jp * k * NR;
-        int cols = n - jp * NR < NR ? n - jp * NR : NR;
-        for (int ip = 0; ip < panels(m, MR); ip++) {
-            const int32_t *a = Ap + (size_t)ip * k * MR;
-            int rows = m - ip * MR < MR ? m - ip * MR : MR;
-            enum { NV = NR / 8 };
-            v8i c[MR][NV] = {{{0}}};
-            for (int p = k0; p < kend; p++) {
-                v8i bv[NV];
-                for (int q = 0; q < NV; q++) bv[q] = loadi(b + p * NR + 8 * q);
-                for (int r = 0; r < MR; r++) {
-                    v8i ar = (v8i){0} + a[p * MR + r];
-                    for (int q = 0; q < NV; q++) c[r][q] += ar * bv[q];
-                }
-            }
-            int32_t t[MR][NR];
-            for (int r = 0; r < MR; r++)
-                for (int q = 0; q < NV; q++) storei(t[r] + 8 * q, c[r][q]);
-            for (int r = 0; r < rows; r++) {
-                int32_t *row = C + (size_t)(ip * MR + r) * n + jp * NR;
-                if (k0 == 0) memcpy(row, t[r], (size_t)cols * 4);
-                else for (int j = 0; j < cols; j++) row[j] += t[r][j];
+        int k1 = k - k0 < KCB ? k : k0 + KCB;
+        for (int jp = 0; jp < panels(n, NR); jp++) {
+            int cols = n - jp * NR < NR ? n - jp * NR : NR;
+            for (int ip = 0; ip < panels(m, MR); ip++) {
+                int rows = m - ip * MR < MR ? m - ip * MR : MR;
+                u8i8_micro(Ap + (size_t)ip * k * MR, Bp + (size_t)jp * k * NR, k0, k1,
+                           C + (size_t)ip * MR * n + jp * NR, n, rows, cols, k0 > 0);
             }
         }
-    }
     }
 }
 
