@@ -133,16 +133,23 @@ def test_stream_variant_matches_numpy_and_is_cheap(hxrun, tmp_path):
 
 def test_antagonist_streams_during_trials_and_is_recorded(hxrun, tmp_path):
     recs = ok(*run_runner(hxrun, tmp_path / "bw.jsonl", "--workloads", "md", "--groups", "A", *TINY,
-                          "--rounds", "20", "--antagonist", "1", "--antagonist-bytes", str(4 << 20),
-                          "--affinity", "bw0=0"))
+                          "--d-repeat", "8", "--rounds", "40", "--antagonist", "1",
+                          "--antagonist-bytes", str(4 << 20), "--affinity", "bw0=0"))
     meta, end = recs[0], recs[-1]
     assert meta["antagonist"]["threads"] == 1 and meta["antagonist"]["buffer_bytes"] == 4 << 20
     assert meta["affinity"]["bw0"] == 0 and "bw0" in meta["engines"]
-    assert end["antagonist_active_ns"] > 0
+    # active through every trial: at least as long as the trials' makespans together
+    spans = sum(t["makespan_ns"] for t in recs if t["record"] == "trial")
+    assert end["antagonist_active_ns"] >= spans > 0
     # it read at least its whole buffer while the trials ran, at a real rate
     assert end["antagonist_bytes"] >= 4 << 20 and end["antagonist_bytes_per_s"] > 1e8
+    spread = ok(*run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", "md", "--groups", "A", *TINY,
+                            "--rounds", "1", "--antagonist", "2", "--antagonist-bytes", str(1 << 20),
+                            "--affinity", "spread"))
+    cores = spread[0]["online_cores"]
+    assert all(0 <= spread[0]["affinity"][f"bw{i}"] < cores for i in range(2))
     plain = ok(*run_runner(hxrun, tmp_path / "p.jsonl", "--workloads", "md", "--groups", "A", *TINY,
-                           "--rounds", "1"))
+                           "--d-repeat", "8", "--rounds", "1"))
     assert plain[0]["antagonist"] is None and "antagonist_bytes" not in plain[-1]
     assert verified(plain) == verified(recs)
 
