@@ -98,7 +98,14 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "A", "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
     hx_json_str(&j, "B", HX_GROUP_B);
     hx_json_str(&j, "C", "one fused request to the vec control thread; full barrier after each task");
-    hx_json_str(&j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
+    if (c->window) {
+        char d[200];
+        snprintf(d, sizeof d, "the same fused request with the barrier off: M and D launched async, V run inline; "
+                 "at most %d of its tasks in flight (--window)", c->window);
+        hx_json_str(&j, "D", d);
+    } else {
+        hx_json_str(&j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
+    }
     hx_json_close(&j, '}');
     hx_json_i64(&j, "device_engines_used", used);
     hx_json_obj(&j, "affinity");
