@@ -8,11 +8,12 @@ invocation, so ratios are comparable even on a noisy machine.
 
 Rows:
   M fp32 GEMM      hxrun's alone-M median vs numpy.matmul (OpenBLAS, 1 thread)
-  V ddr / D copy   hxrun's alone-V / alone-D bandwidth vs numpy.copyto (memcpy)
   empty A-D        median round trip of the zero-work groups, spin and spin-block
                    waits, vs a Python ThreadPoolExecutor submit-and-wait of three
                    no-op tasks
 Targets of the runner's design: M >= 60% of OpenBLAS; empty D <= 5 us with spin waits.
+Bandwidth (V ddr / stream, D's copy) is measured against same-work references
+(single-thread streaming read, same-pattern cold memcpy) by bench_bandwidth.py.
 """
 from __future__ import annotations
 
@@ -68,8 +69,7 @@ def main() -> int:
     subprocess.run(["make", "-s", "-C", str(REPO / "kernels")], check=True)
     s, rows = a.shape, []
 
-    recs = run(["--workloads", "mvd", "--m-shape", f"{s},{s},{s}", "--v-variant", "ddr",
-                "--d-shape", "2048,4096", "--d-src-stride", "4096", "--scratch-bytes", str(16 << 20),
+    recs = run(["--workloads", "mvd", "--m-shape", f"{s},{s},{s}", "--v-shape", "8,64", "--d-shape", "8,64",
                 "--rounds", str(a.rounds), "--groups", "A"])
     m_ns = alone_ns(recs, "M")
     np_ns = numpy_single_thread(
@@ -82,22 +82,6 @@ def main() -> int:
     flops = 2 * s ** 3
     rows.append(("M fp32 GEMM %d^3" % s, f"{flops / m_ns:.1f} GFLOP/s", f"{flops / np_ns:.1f} GFLOP/s",
                   f"{np_ns / m_ns * 100:.0f}%", ">= 60%"))
-
-    meta = recs[0]["tasks"]
-    v_bytes = meta["V"]["bytes_in"] + meta["V"]["bytes_out"]
-    d_bytes = meta["D"]["bytes"]
-    cp_ns = numpy_single_thread(
-        "import numpy as np, time\n"
-        f"a=np.ones({d_bytes}, np.uint8); b=np.empty_like(a)\n"
-        "for _ in range(3): np.copyto(b,a)\n"
-        "t=[]\n"
-        f"for _ in range({a.rounds}):\n t0=time.perf_counter_ns(); np.copyto(b,a); t.append(time.perf_counter_ns()-t0)\n"
-        "t.sort(); print(t[len(t)//2])")
-    memcpy_gbs = 2 * d_bytes / cp_ns  # read + write
-    v_gbs = v_bytes / alone_ns(recs, "V")
-    d_gbs = 2 * d_bytes / alone_ns(recs, "D")
-    rows.append(("V ddr SiLU+rowsum", f"{v_gbs:.1f} GB/s", f"{memcpy_gbs:.1f} GB/s", f"{v_gbs / memcpy_gbs * 100:.0f}%", "-"))
-    rows.append(("D copy %d MiB" % (d_bytes >> 20), f"{d_gbs:.1f} GB/s", f"{memcpy_gbs:.1f} GB/s", f"{d_gbs / memcpy_gbs * 100:.0f}%", "-"))
 
     def pool_rt_us() -> float:
         noop = lambda: None
@@ -128,8 +112,8 @@ def main() -> int:
     w = [max(len(str(r[i])) for r in rows + [hdr]) for i in range(5)]
     for r in [hdr, tuple("-" * x for x in w)] + rows:
         print(" | ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
-    print("# reference: numpy matmul (OpenBLAS, 1 thread) for M; numpy.copyto for bandwidth "
-          "(GB/s counts bytes read + written); ThreadPoolExecutor(3) no-op submit+wait for round trips")
+    print("# reference: numpy matmul (OpenBLAS, 1 thread) for M; ThreadPoolExecutor(3) no-op submit+wait for "
+          "round trips; bandwidth: benchmarks/bench_bandwidth.py")
     return 0
 
 

@@ -84,6 +84,15 @@ def silu_passes_f32(x: np.ndarray, passes: int) -> np.ndarray:
     return y
 
 
+def hswish_passes_f32(x: np.ndarray, passes: int) -> np.ndarray:
+    """The runner's stream variant (fp32): x * clip(x + 3, 0, 6) * float32(1/6), in float32."""
+    y = x.astype(np.float32)
+    sixth = np.float32(1.0) / np.float32(6.0)
+    for _ in range(passes):
+        y = (y * np.clip(y + np.float32(3), np.float32(0), np.float32(6))) * sixth
+    return y.astype(np.float64)
+
+
 def hswish_passes_i16(x: np.ndarray, passes: int) -> np.ndarray:
     y = x.astype(np.int32)
     for _ in range(passes):
@@ -155,7 +164,8 @@ def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAU
                 reasons += _cmp_exact("V.rowmax", arrays["V_rowmax"].reshape(-1),
                                       ref.max(axis=1).astype(np.int16), detail)
         else:
-            ref = silu_passes_f32(X, passes)
+            act = tasks.get("V", {}).get("activation", "silu")
+            ref = hswish_passes_f32(X, passes) if act == "hardswish" else silu_passes_f32(X, passes)
             reasons += _cmp_tol("V.y", Y, ref, rtol * np.abs(ref) + atol, detail)
             if "V_rowsum" in arrays:
                 rs = ref.sum(axis=1)

@@ -67,3 +67,5 @@ void hx_arena_reset_peak(hx_arena *a) {
 }
 
 uint64_t hx_arena_peak(const hx_arena *a) { return __atomic_load_n(&a->peak_bytes, __ATOMIC_ACQUIRE); }
+
+uint64_t hx_arena_total(const hx_arena *a) { return mask_bytes(a, ~0u); }

@@ -32,4 +32,6 @@ int hx_arena_reserve(hx_arena *a, uint32_t mask);
 void hx_arena_release(hx_arena *a, uint32_t mask);
 void hx_arena_reset_peak(hx_arena *a);
 uint64_t hx_arena_peak(const hx_arena *a);
+/* Bytes of every slot together: what the plan reserves from the capacity. */
+uint64_t hx_arena_total(const hx_arena *a);
 #endif

@@ -9,6 +9,7 @@
 const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
 const char *const hx_group_names[HX_NGROUPS + 1] = {"A", "B", "C", "D", "alone"};
 const char *const hx_engine_names[HX_NENG_NAMED] = {"host", "vec", "mx", "dma"};
+const char *const hx_v_variant_names[HX_NV_VARIANTS] = {"compute", "onchip", "ddr", "stream"};
 
 const char *hx_workload_name(uint32_t mask) {
     switch (mask) {
@@ -24,11 +25,13 @@ const char *hx_workload_name(uint32_t mask) {
 
 void hx_usage(FILE *f) {
     fputs("usage: hxrun --out FILE.jsonl [options]   (see docs/runner.md)\n"
-          "  --npy-dir DIR  --workloads mv,md,mvd  --precision fp32|u8i8  --m-shape M,N,K\n"
-          "  --v-variant compute|onchip|ddr  --v-shape R,C  --v-passes P  --v-workers N\n"
-          "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --d-repeat N  --scratch-bytes N\n"
-          "  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
-          "  --affinity spread|none|host=1,vec=1,mx=0,dma=0[,vec1=0..]  --calibrate M=100,V=80,D=60\n"
+          "  --npy-dir DIR  --workloads mv,md,mvd  --precision fp32|u8i8  --m-shape M,N,K  --m-tile KC\n"
+          "  --v-variant compute|onchip|ddr|stream  --v-shape R,C  --v-passes P  --v-workers N\n"
+          "  --v-release at-completion|at-entry-end  --window N|all\n"
+          "  --d-shape ROWS,ROW_BYTES  --d-src-stride S  --d-desc-rows N  --d-repeat N  --d-buffers 1|2\n"
+          "  --scratch-bytes N  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
+          "  --antagonist N  --antagonist-bytes B\n"
+          "  --affinity spread|none|host=1,vec=1,mx=0,dma=0[,vec1=0..][,bw0=1..]  --calibrate M=100,V=80,D=60\n"
           "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V\n"
           "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch\n",
           f);
@@ -127,10 +130,11 @@ static int parse_named(const char *s, const char *const *names, int n, double lo
     return 0;
 }
 
-/* Name of placeable thread e ("host", "vec", "mx", "dma", "vec1".."vec7"). */
+/* Name of placeable thread e ("host", "vec", "mx", "dma", "vec1".."vec7", "bw0".."bw7"). */
 const char *hx_placed_name(int e, char *buf, size_t len) {
     if (e < HX_NENG_NAMED) return hx_engine_names[e];
-    snprintf(buf, len, "vec%d", e - HX_NENG_NAMED + 1);
+    if (e >= HX_ENG_BW0) snprintf(buf, len, "bw%d", e - HX_ENG_BW0);
+    else snprintf(buf, len, "vec%d", e - HX_NENG_NAMED + 1);
     return buf;
 }
 
@@ -151,8 +155,8 @@ static int parse_affinity(const char *s, hx_config *c, char *err, size_t n) {
         for (int e = 0; e < HX_NENG_ALL; e++)
             if (!strcmp(tok, hx_placed_name(e, nbuf, sizeof nbuf))) idx = e;
         if (idx < 0) {
-            snprintf(err, n, "--affinity: unknown engine '%s' (engines: host, vec, mx, dma, vec1..vec%d)", tok,
-                     HX_MAX_VWORKERS - 1);
+            snprintf(err, n, "--affinity: unknown engine '%s' (engines: host, vec, mx, dma, vec1..vec%d, bw0..bw%d)",
+                     tok, HX_MAX_VWORKERS - 1, HX_MAX_ANTAGONISTS - 1);
             return -1;
         }
         if (seen[idx]) {
@@ -195,7 +199,12 @@ static void place_spread(hx_config *c, int cores) {
         if (used & HX_BIT(order[i])) c->affinity[eng_of_task[order[i]]] = next++ % cores;
     if (used & HX_BIT(HX_V))
         for (int w = 1; w < c->v_workers; w++) c->affinity[HX_ENG_VWORKER(w)] = next++ % cores;
-    else
+    /* Antagonists after every engine: on a machine with spare cores they get
+     * their own, otherwise they share the engines' cores in the same order
+     * (their pressure is then partly time-sharing, which the run's cpu_ns shows). */
+    int nbw = next < cores ? next + 1 : next; /* after the host's free core, if it gets one */
+    for (int b = 0; b < c->antagonists; b++) c->affinity[HX_ENG_BW(b)] = nbw++ % cores;
+    if (!(used & HX_BIT(HX_V)))
         c->affinity[HX_ENG_VEC] = c->affinity[(used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
     if (next < cores)
         c->affinity[HX_ENG_HOST] = next;
@@ -213,6 +222,11 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     c->v_variant = HX_V_ONCHIP;
     c->v_rows = -1, c->v_cols = -1, c->v_passes = -1, c->v_workers = 1;
     c->d_rows = 1024, c->d_row_bytes = 2048, c->d_src_stride = -1, c->d_desc_rows = 64, c->d_repeat = 1;
+    c->d_buffers = 1;
+    c->m_tile = HX_M_TILE_DEFAULT;
+    c->v_release = HX_V_RELEASE_AT_COMPLETION;
+    c->window = 0;
+    c->antagonist_bytes = 64u << 20;
     c->scratch_bytes = 8u << 20;
     c->warmup = 5, c->rounds = 30, c->seed = 1;
     c->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000};
@@ -241,11 +255,33 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         } else if (!strcmp(o, "--m-shape")) {
             if (parse_ints(v, 3, 1, 8192, t)) return fail(err, n, o, "expected M,N,K each in [1, 8192]", v);
             c->m = t[0], c->n = t[1], c->k = t[2];
+        } else if (!strcmp(o, "--m-tile")) {
+            if (parse_long(v, 8, 8192, &L) || L % 8)
+                return fail(err, n, o, "expected the GEMM k-block depth: a multiple of 8 in [8, 8192]", v);
+            c->m_tile = (int)L, c->m_tile_set = 1;
         } else if (!strcmp(o, "--v-variant")) {
-            if (!strcmp(v, "compute")) c->v_variant = HX_V_COMPUTE;
-            else if (!strcmp(v, "onchip")) c->v_variant = HX_V_ONCHIP;
-            else if (!strcmp(v, "ddr")) c->v_variant = HX_V_DDR;
-            else return fail(err, n, o, "expected compute, onchip or ddr", v);
+            int found = -1;
+            for (int i = 0; i < HX_NV_VARIANTS; i++)
+                if (!strcmp(v, hx_v_variant_names[i])) found = i;
+            if (found < 0) return fail(err, n, o, "expected compute, onchip, ddr or stream", v);
+            c->v_variant = found;
+        } else if (!strcmp(o, "--v-release")) {
+            if (!strcmp(v, "at-completion")) c->v_release = HX_V_RELEASE_AT_COMPLETION;
+            else if (!strcmp(v, "at-entry-end")) c->v_release = HX_V_RELEASE_AT_ENTRY_END;
+            else return fail(err, n, o, "expected at-completion or at-entry-end", v);
+        } else if (!strcmp(o, "--window")) {
+            if (!strcmp(v, "all")) c->window = 0;
+            else if (parse_long(v, 1, HX_NTASKS, &L)) return fail(err, n, o, "expected all or an integer in [1, 3]", v);
+            else c->window = (int)L;
+        } else if (!strcmp(o, "--d-buffers")) {
+            if (parse_long(v, 1, 2, &L)) return fail(err, n, o, "expected 1 or 2", v);
+            c->d_buffers = (int)L;
+        } else if (!strcmp(o, "--antagonist")) {
+            if (parse_long(v, 0, HX_MAX_ANTAGONISTS, &L)) return fail(err, n, o, "expected an integer in [0, 8]", v);
+            c->antagonists = (int)L;
+        } else if (!strcmp(o, "--antagonist-bytes")) {
+            if (parse_long(v, 1 << 20, 1L << 30, &L)) return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
+            c->antagonist_bytes = (size_t)L;
         } else if (!strcmp(o, "--v-shape")) {
             if (parse_ints(v, 2, 1, 1 << 16, t)) return fail(err, n, o, "expected ROWS,COLS each in [1, 65536]", v);
             c->v_rows = t[0], c->v_cols = t[1], vshape_set = 1;
@@ -332,12 +368,15 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
         snprintf(val, sizeof val, "%s=%d", name, c->affinity[e]);
         if (c->affinity[e] >= cores)
             return fail(err, n, "--affinity", "core does not exist on this machine (online cores: 0..n-1)", val);
-        if (e >= HX_NENG_NAMED && e - HX_NENG_NAMED + 1 >= c->v_workers)
+        if (e >= HX_NENG_NAMED && e < HX_ENG_BW0 && e - HX_NENG_NAMED + 1 >= c->v_workers)
             return fail(err, n, "--affinity", "no such vector worker: --v-workers N has workers vec1..vec(N-1)", val);
+        if (e >= HX_ENG_BW0 && e - HX_ENG_BW0 >= c->antagonists)
+            return fail(err, n, "--affinity", "no such antagonist: --antagonist N has threads bw0..bw(N-1)", val);
     }
     /* Per-variant defaults: compute is cache-resident with many passes, onchip
      * fits the arena, ddr streams an array far larger than any cache. */
-    static const int def_rows[] = {64, 512, 4096}, def_cols[] = {256, 1024, 4096}, def_passes[] = {32, 1, 1};
+    static const int def_rows[] = {64, 512, 4096, 4096}, def_cols[] = {256, 1024, 4096, 4096},
+                     def_passes[] = {32, 1, 1, 1};
     if (!vshape_set) c->v_rows = def_rows[c->v_variant], c->v_cols = def_cols[c->v_variant];
     if (c->v_passes < 0) c->v_passes = def_passes[c->v_variant];
     if (c->v_workers > c->v_rows) return fail(err, n, "--v-workers", "more vector workers than rows", "");

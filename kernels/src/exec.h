@@ -3,6 +3,7 @@
  * exec_host.c.  Task data and preparation: tasks.c. */
 #ifndef HX_EXEC_H
 #define HX_EXEC_H
+#include "antagonist.h"
 #include "arena.h"
 #include "config.h"
 #include "engine.h"
@@ -10,6 +11,9 @@
 #include "ranges.h"
 
 struct hx_exec;
+
+/* Arena slots: one per task (indexed by task id), then D's second window. */
+enum { HX_SLOT_D2 = HX_NTASKS, HX_NSLOTS };
 
 /* One thread's part of a task: the whole task for M and D, one row chunk of
  * V per vector worker.  cpu_ns is that thread's CPU time over [begin, end];
@@ -28,6 +32,7 @@ typedef struct hx_task {
     int empty;    /* this trial runs zero work */
     uint64_t calib_ns;
     uint32_t slot_mask; /* its scratch slot in the arena plan */
+    uint32_t lazy_mask; /* slots its work reserves itself (D's second window); released with slot_mask */
     /* per-trial record, written by the engine, read by the host after the
      * task's completion has been published (acquire) */
     uint64_t launch; /* handed to its engine: host submit (A, B, alone) or the entry's push (C, D) */
@@ -84,6 +89,7 @@ typedef struct hx_exec {
     hx_vchunk vchunk[HX_MAX_VWORKERS + 1];
     hx_task task[HX_NTASKS];
     hx_arena arena;
+    hx_antagonists bw;
     hx_counter host_channel; /* bumped on every publish: early completion */
     hx_fused_req fused;
     hx_wait_rec waits[HX_MAX_WAITS];
@@ -101,11 +107,15 @@ typedef struct hx_exec {
     struct {
         void *x, *y, *rowsum, *rowmax;
         int in_scratch;
+        /* the stream variant's fp32 kernel: the backend's, else the reference's */
+        void (*stream_f32)(const float *, float *, float *, float *, int, int, int, int);
+        int stream_is_ref;
     } v;
     struct {
-        uint8_t *src, *dst;
+        uint8_t *src, *dst; /* dst: scratch window (buffer 0) */
+        uint8_t *out;       /* the buffer that holds the last window */
         size_t src_bytes, dst_bytes;
-        int dst_stride, ndesc;
+        int dst_stride, ndesc, per_window;
         hx_copy_desc *chain;
     } d;
 } hx_exec;

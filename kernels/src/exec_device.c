@@ -61,7 +61,7 @@ static void request_run(hx_job *job, hx_engine *e) {
         fprintf(stderr, "hxrun: internal error: scratch slot of %s reserved twice\n", hx_task_names[t->id]);
     }
     run_timed(t, e);
-    hx_arena_release(&t->x->arena, t->slot_mask);
+    hx_arena_release(&t->x->arena, t->slot_mask | t->lazy_mask);
     publish(t);
 }
 
@@ -81,7 +81,10 @@ void hx_task_init_jobs(hx_task *t) {
 static void vchunk_compute(const hx_vchunk *c) {
     hx_exec *x = c->x;
     const hx_config *cfg = x->cfg;
-    if (cfg->precision == HX_FP32)
+    if (cfg->precision == HX_FP32 && cfg->v_variant == HX_V_STREAM)
+        x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
+                        cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+    else if (cfg->precision == HX_FP32)
         x->k->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
                       cfg->v_cols, cfg->v_passes, c->r0, c->r1);
     else
@@ -141,11 +144,38 @@ static void wait_dev(hx_exec *x, hx_task *t, const char *ev) {
     hx_exec_note_wait(x, "vec", ev, b, hx_exec_now(x));
 }
 
+/* Group D's concurrency window: the entry's tasks in flight, in launch
+ * order.  Before a task starts (launched to its engine, or run inline for V)
+ * while `window` tasks are in flight, the entry waits for the oldest and
+ * publishes it. */
+typedef struct inflight {
+    hx_task *t[HX_NTASKS];
+    const char *ev[HX_NTASKS];
+    int head, tail, window;
+} inflight;
+
+static void make_room(hx_exec *x, inflight *q) {
+    while (q->tail - q->head >= q->window) {
+        wait_dev(x, q->t[q->head], q->ev[q->head]);
+        publish(q->t[q->head]);
+        q->head++;
+    }
+}
+
+static void launch_async(hx_exec *x, inflight *q, hx_task *t, const char *ev) {
+    make_room(x, q);
+    t->launch = hx_exec_now(x);
+    hx_engine_push(t->engine, &t->launch_job);
+    q->t[q->tail] = t, q->ev[q->tail++] = ev;
+}
+
 static void fused_run(hx_job *job, hx_engine *e) {
     hx_fused_req *f = (hx_fused_req *)job;
     hx_exec *x = f->x;
     hx_task *M = &x->task[HX_M], *V = &x->task[HX_V], *D = &x->task[HX_D];
     int hasM = !!(f->mask & HX_BIT(HX_M)), hasV = !!(f->mask & HX_BIT(HX_V)), hasD = !!(f->mask & HX_BIT(HX_D));
+    int early_release = x->cfg->v_release == HX_V_RELEASE_AT_COMPLETION;
+    inflight q = {.window = x->cfg->window ? x->cfg->window : HX_NTASKS};
     f->entry_begin = hx_exec_now(x);
 
     /* 1. inputs ready, ranges and scratch do not conflict */
@@ -156,30 +186,41 @@ static void fused_run(hx_job *job, hx_engine *e) {
         snprintf(f->error, sizeof f->error, "scratch slots already live at fused entry");
         goto fail;
     }
-    /* 3. launch M -> eM, launch D -> eD (C: full barrier after each) */
-    if (hasM) {
-        M->launch = hx_exec_now(x);
-        hx_engine_push(M->engine, &M->launch_job);
-        if (f->barrier) { wait_dev(x, M, "eM"); publish(M); }
+    /* 3. launch M -> eM, launch D -> eD (C: full barrier after each; D:
+     * within the concurrency window, all of them by default) */
+    if (f->barrier) {
+        if (hasM) {
+            M->launch = hx_exec_now(x);
+            hx_engine_push(M->engine, &M->launch_job);
+            wait_dev(x, M, "eM");
+            publish(M);
+        }
+        if (hasD) {
+            D->launch = hx_exec_now(x);
+            hx_engine_push(D->engine, &D->launch_job);
+            wait_dev(x, D, "eD");
+            publish(D);
+        }
+    } else {
+        if (hasM) launch_async(x, &q, M, "eM");
+        if (hasD) launch_async(x, &q, D, "eD");
     }
-    if (hasD) {
-        D->launch = hx_exec_now(x);
-        hx_engine_push(D->engine, &D->launch_job);
-        if (f->barrier) { wait_dev(x, D, "eD"); publish(D); }
-    }
-    /* 4. run V here, publish it, release what it no longer needs */
+    /* 4. run V here (once the window has room), publish it, and release its
+     * scratch now unless --v-release at-entry-end holds it to the return */
     if (hasV) {
+        if (!f->barrier) make_room(x, &q);
         run_timed(V, e);
         V->launch = V->begin; /* run inline by the entry: no queue */
         publish(V);
-        hx_arena_release(&x->arena, V->slot_mask);
+        if (early_release) hx_arena_release(&x->arena, V->slot_mask);
     }
-    /* 5. wait eM, publish M; wait eD, publish D */
+    /* 5. wait eM, publish M; wait eD, publish D (those still in flight) */
     if (!f->barrier) {
-        if (hasM) { wait_dev(x, M, "eM"); publish(M); }
-        if (hasD) { wait_dev(x, D, "eD"); publish(D); }
+        q.window = 1; /* room for none: wait for every task still in flight, oldest first */
+        make_room(x, &q);
     }
-    hx_arena_release(&x->arena, slots & ~(hasV ? V->slot_mask : 0));
+    uint32_t held = (hasV && early_release) ? V->slot_mask : 0;
+    hx_arena_release(&x->arena, (slots & ~held) | (hasD ? D->lazy_mask : 0));
     f->entry_end = hx_exec_now(x);
     /* 6. one return for the whole entry */
     hx_event_signal(&f->done);

@@ -38,6 +38,11 @@ typedef struct hx_kernels {
     size_t (*gemm_u8i8_prep_bytes)(int m, int n, int k);
     void (*gemm_u8i8_prepare)(const uint8_t *A, const int8_t *B, int m, int n, int k, void *prep);
     void (*gemm_u8i8_run)(const void *prep, int32_t *C, int m, int n, int k);
+    /* Optional (NULL: the backend's blocking is fixed and --m-tile is
+     * rejected): the same GEMMs with the k-block depth kc as a parameter
+     * (kc a multiple of 8).  run() is the kc = HX_M_TILE_DEFAULT case. */
+    void (*gemm_f32_run_kc)(const void *prep, float *C, int m, int n, int k, int kc);
+    void (*gemm_u8i8_run_kc)(const void *prep, int32_t *C, int m, int n, int k, int kc);
 
     /* V: y = act^passes(x) elementwise, then per-row reduction of y, for rows
      * [r0, r1) of a rows x cols row-major array (workers split rows).
@@ -48,6 +53,12 @@ typedef struct hx_kernels {
                     int cols, int passes, int r0, int r1);
     void (*vec_i16)(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax,
                     int cols, int passes, int r0, int r1);
+    /* V, stream variant, fp32: the same rows and reductions with a cheap
+     * activation, hard-swish act(x) = x * min(max(x + 3, 0), 6) * (1/6) (two
+     * multiplies, no exp, no division), so the task is bound by memory
+     * traffic, not arithmetic.  Optional: NULL uses the reference's. */
+    void (*vec_stream_f32)(const float *x, float *y, float *rowsum, float *rowmax,
+                           int cols, int passes, int r0, int r1);
 
     /* D: execute a descriptor chain (memory-to-memory, rows in order). */
     void (*copy2d)(const hx_copy_desc *chain);

@@ -18,7 +18,10 @@ typedef float vgf __attribute__((vector_size(GW * 4)));
 
 #define MR 6  /* rows of C per micro-tile */
 #define NR (2 * GW) /* columns of C per micro-tile: two vectors */
-#define KC 256 /* k-block kept hot in L1 for one B micro-panel */
+/* Default k-block (--m-tile): the depth of A and B micro-panels streamed per
+ * pass over C.  Deeper blocks touch C less often; shallower ones keep the B
+ * micro-panel (kc x NR floats) in L1.  Must equal HX_M_TILE_DEFAULT. */
+#define KC 256
 
 static inline v8f loadf(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
 static inline void storef(float *p, v8f v) { memcpy(p, &v, sizeof v); }
@@ -89,10 +92,10 @@ static void f32_micro(const float *a, const float *b, int kc, float *C, int ldc,
         for (int j = 0; j < cols; j++) C[(size_t)r * ldc + j] = accumulate ? C[(size_t)r * ldc + j] + t[r][j] : t[r][j];
 }
 
-static void f32_run(const void *prep, float *C, int m, int n, int k) {
+static void f32_run_kc(const void *prep, float *C, int m, int n, int k, int KCB) {
     const float *Ap = (const float *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
-    for (int k0 = 0; k0 < k; k0 += KC) {
-        int kc = k - k0 < KC ? k - k0 : KC;
+    for (int k0 = 0; k0 < k; k0 += KCB) {
+        int kc = k - k0 < KCB ? k - k0 : KCB;
         for (int jp = 0; jp < panels(n, NR); jp++) {
             const float *b = Bp + ((size_t)jp * k + k0) * NR;
             int cols = n - jp * NR < NR ? n - jp * NR : NR;
@@ -104,6 +107,8 @@ static void f32_run(const void *prep, float *C, int m, int n, int k) {
         }
     }
 }
+
+static void f32_run(const void *prep, float *C, int m, int n, int k) { f32_run_kc(prep, C, m, n, k, KC); }
 
 /* ---- M: u8 x i8 -> i32 GEMM (exact) ----------------------------------- */
 /* Same panel scheme with operands widened to int32 at preparation time. */
@@ -127,31 +132,47 @@ static void u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
             }
 }
 
-static void u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
+/* C tile (rows x cols at C, row stride n) = or += the products of k-steps
+ * [p0, p1) of one A panel and one B panel. */
+static void u8i8_micro(const int32_t *a, const int32_t *b, int p0, int p1, int32_t *C, int n, int rows, int cols,
+                       int accumulate) {
+    enum { NV = NR / 8 };
+    v8i c[MR][NV] = {{{0}}};
+    for (int p = p0; p < p1; p++) {
+        v8i bv[NV];
+        for (int q = 0; q < NV; q++) bv[q] = loadi(b + p * NR + 8 * q);
+        for (int r = 0; r < MR; r++) {
+            v8i ar = (v8i){0} + a[p * MR + r];
+            for (int q = 0; q < NV; q++) c[r][q] += ar * bv[q];
+        }
+    }
+    int32_t t[MR][NR];
+    for (int r = 0; r < MR; r++)
+        for (int q = 0; q < NV; q++) storei(t[r] + 8 * q, c[r][q]);
+    for (int r = 0; r < rows; r++) {
+        int32_t *row = C + (size_t)r * n;
+        if (!accumulate) memcpy(row, t[r], (size_t)cols * 4);
+        else for (int j = 0; j < cols; j++) row[j] += t[r][j]; /* |sum| < 255 * 128 * 8192 < 2^31 */
+    }
+}
+
+/* Integer sums are exact, so the k-blocking changes speed, never results. */
+static void u8i8_run_kc(const void *prep, int32_t *C, int m, int n, int k, int KCB) {
     const int32_t *Ap = (const int32_t *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
-    for (int jp = 0; jp < panels(n, NR); jp++) {
-        const int32_t *b = Bp + (size_t)jp * k * NR;
-        int cols = n - jp * NR < NR ? n - jp * NR : NR;
-        for (int ip = 0; ip < panels(m, MR); ip++) {
-            const int32_t *a = Ap + (size_t)ip * k * MR;
-            int rows = m - ip * MR < MR ? m - ip * MR : MR;
-            enum { NV = NR / 8 };
-            v8i c[MR][NV] = {{{0}}};
-            for (int p = 0; p < k; p++) {
-                v8i bv[NV];
-                for (int q = 0; q < NV; q++) bv[q] = loadi(b + p * NR + 8 * q);
-                for (int r = 0; r < MR; r++) {
-                    v8i ar = (v8i){0} + a[p * MR + r];
-                    for (int q = 0; q < NV; q++) c[r][q] += ar * bv[q];
-                }
+    for (int k0 = 0; k0 < k; k0 += KCB) {
+        int k1 = k - k0 < KCB ? k : k0 + KCB;
+        for (int jp = 0; jp < panels(n, NR); jp++) {
+            int cols = n - jp * NR < NR ? n - jp * NR : NR;
+            for (int ip = 0; ip < panels(m, MR); ip++) {
+                int rows = m - ip * MR < MR ? m - ip * MR : MR;
+                u8i8_micro(Ap + (size_t)ip * k * MR, Bp + (size_t)jp * k * NR, k0, k1,
+                           C + (size_t)ip * MR * n + jp * NR, n, rows, cols, k0 > 0);
             }
-            int32_t t[MR][NR];
-            for (int r = 0; r < MR; r++)
-                for (int q = 0; q < NV; q++) storei(t[r] + 8 * q, c[r][q]);
-            for (int r = 0; r < rows; r++) memcpy(C + (size_t)(ip * MR + r) * n + jp * NR, t[r], (size_t)cols * 4);
         }
     }
 }
+
+static void u8i8_run(const void *prep, int32_t *C, int m, int n, int k) { u8i8_run_kc(prep, C, m, n, k, KC); }
 
 /* ---- V: SiLU + row reduction (fp32) ----------------------------------- */
 /* exp(x) for 8 lanes: Cody-Waite range reduction and a degree-6 polynomial
@@ -195,6 +216,48 @@ static void vec_f32(const float *x, float *y, float *rowsum, float *rowmax, int 
         for (; c < cols; c++) {
             float v = xr[c];
             for (int p = 0; p < passes; p++) v = v / (1.0f + expf(-v));
+            yr[c] = v;
+            ss += v;
+            mm = v > mm ? v : mm;
+        }
+        rowsum[r] = ss;
+        rowmax[r] = mm;
+    }
+}
+
+/* ---- V: stream variant, fp32 hard-swish + row reduction ---------------- */
+/* Two multiplies, an add and a clamp per element in the same order as the
+ * reference (bit-identical y): at 4 + 4 bytes per element the loop is bound
+ * by memory traffic on a DDR-sized array, which is the variant's purpose. */
+static void vec_stream_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0,
+                           int r1) {
+    const v8f zero = {0}, six = (v8f){0} + 6.0f, three = (v8f){0} + 3.0f, sixth = (v8f){0} + (1.0f / 6.0f);
+    for (int r = r0; r < r1; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        v8f s = {0}, mx = (v8f){0} - INFINITY;
+        int c = 0;
+        for (; c + 8 <= cols; c += 8) {
+            v8f v = loadf(xr + c);
+            for (int p = 0; p < passes; p++) {
+                v8f g = v + three;
+                g = self(g < zero, zero, g);
+                g = self(g > six, six, g);
+                v = v * g * sixth;
+            }
+            storef(yr + c, v);
+            s += v;
+            mx = self(v > mx, v, mx);
+        }
+        float ss = 0.0f, mm = -INFINITY;
+        for (int i = 0; i < 8; i++) ss += s[i], mm = mx[i] > mm ? mx[i] : mm;
+        for (; c < cols; c++) {
+            float v = xr[c];
+            for (int p = 0; p < passes; p++) {
+                float g = v + 3.0f;
+                g = g < 0.0f ? 0.0f : (g > 6.0f ? 6.0f : g);
+                v = v * g * (1.0f / 6.0f);
+            }
             yr[c] = v;
             ss += v;
             mm = v > mm ? v : mm;
@@ -263,8 +326,11 @@ static const hx_kernels host_kernels = {
     .gemm_u8i8_prep_bytes = u8i8_prep_bytes,
     .gemm_u8i8_prepare = u8i8_prepare,
     .gemm_u8i8_run = u8i8_run,
+    .gemm_f32_run_kc = f32_run_kc,
+    .gemm_u8i8_run_kc = u8i8_run_kc,
     .vec_f32 = vec_f32,
     .vec_i16 = vec_i16,
+    .vec_stream_f32 = vec_stream_f32,
     .copy2d = copy2d,
 };
 

@@ -58,6 +58,29 @@ static void ref_vec_f32(const float *x, float *y, float *rowsum, float *rowmax,
     }
 }
 
+/* hard-swish in fp32: the multiply by the rounded constant 1/6 (not a
+ * division) is part of the definition, so every backend and numpy agree. */
+static inline float hswish_f32(float v) {
+    float g = v + 3.0f;
+    g = g < 0.0f ? 0.0f : (g > 6.0f ? 6.0f : g);
+    return v * g * (1.0f / 6.0f);
+}
+static void ref_vec_stream_f32(const float *x, float *y, float *rowsum, float *rowmax,
+                               int cols, int passes, int r0, int r1) {
+    for (int r = r0; r < r1; r++) {
+        float s = 0.0f, mx = -INFINITY;
+        for (int c = 0; c < cols; c++) {
+            float v = x[(size_t)r * cols + c];
+            for (int p = 0; p < passes; p++) v = hswish_f32(v);
+            y[(size_t)r * cols + c] = v;
+            s += v;
+            mx = v > mx ? v : mx;
+        }
+        rowsum[r] = s;
+        rowmax[r] = mx;
+    }
+}
+
 static inline int16_t act_i16(int16_t x) {
     int32_t g = (int32_t)x + 4096;
     g = g < 0 ? 0 : (g > 8192 ? 8192 : g);
@@ -96,5 +119,6 @@ const hx_kernels hx_kernels_ref = {
     .gemm_u8i8_run = ref_u8i8_run,
     .vec_f32 = ref_vec_f32,
     .vec_i16 = ref_vec_i16,
+    .vec_stream_f32 = ref_vec_stream_f32,
     .copy2d = ref_copy2d,
 };

@@ -18,8 +18,16 @@ int main(int argc, char **argv) {
         hx_usage(stderr);
         return 2;
     }
+    /* A tile the backend cannot take is a bad argument: say so before any work. */
+    const hx_kernels *k = hx_kernels_fast();
+    int tiled = cfg.precision == HX_FP32 ? k->gemm_f32_run_kc != NULL : k->gemm_u8i8_run_kc != NULL;
+    if (cfg.m_tile_set && !tiled) {
+        fprintf(stderr, "hxrun: error: --m-tile: the %s backend's GEMM blocking is fixed (got '%d')\n", k->name,
+                cfg.m_tile);
+        return 2;
+    }
     static hx_exec x; /* large: keep it off the stack */
-    rc = hx_exec_setup(&x, &cfg, hx_kernels_fast(), err, sizeof err);
+    rc = hx_exec_setup(&x, &cfg, k, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "hxrun: error: %s\n", err);
         hx_exec_teardown(&x);

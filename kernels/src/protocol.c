@@ -85,24 +85,34 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_f64(&j, "load_average_before", hx_load_average_1min());
     /* the engines are idle now: whatever keeps cores busy is someone else */
     hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));
+    char nbuf[16];
     hx_json_arr(&j, "engines");
     hx_json_str(&j, NULL, "host");
     hx_json_str(&j, NULL, "vec");
     for (int i = 0; i < x->nvworkers; i++) hx_json_str(&j, NULL, x->vworker[i].name);
     hx_json_str(&j, NULL, "mx");
     hx_json_str(&j, NULL, "dma");
+    for (int i = 0; i < c->antagonists; i++) hx_json_str(&j, NULL, hx_placed_name(HX_ENG_BW(i), nbuf, sizeof nbuf));
     hx_json_close(&j, ']');
     hx_json_obj(&j, "group_mapping");
     hx_json_str(&j, "A", "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
     hx_json_str(&j, "B", HX_GROUP_B);
     hx_json_str(&j, "C", "one fused request to the vec control thread; full barrier after each task");
-    hx_json_str(&j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
+    if (c->window) {
+        char d[200];
+        snprintf(d, sizeof d, "the same fused request with the barrier off: M and D launched async, V run inline; "
+                 "at most %d of its tasks in flight (--window)", c->window);
+        hx_json_str(&j, "D", d);
+    } else {
+        hx_json_str(&j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
+    }
     hx_json_close(&j, '}');
     hx_json_i64(&j, "device_engines_used", used);
     hx_json_obj(&j, "affinity");
-    char nbuf[16];
     for (int i = 0; i < HX_NENG_NAMED + x->nvworkers; i++)
         hx_json_i64(&j, hx_placed_name(i, nbuf, sizeof nbuf), c->affinity[i]);
+    for (int i = 0; i < c->antagonists; i++)
+        hx_json_i64(&j, hx_placed_name(HX_ENG_BW(i), nbuf, sizeof nbuf), c->affinity[HX_ENG_BW(i)]);
     hx_json_close(&j, '}');
     hx_json_bool(&j, "engines_exceed_cores", used > cores);
     hx_json_obj(&j, "clock");
@@ -120,14 +130,21 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_close(&j, ']');
     hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "u8i8");
     hx_json_i64(&j, "m", c->m), hx_json_i64(&j, "n", c->n), hx_json_i64(&j, "k", c->k);
-    static const char *const variants[] = {"compute", "onchip", "ddr"};
+    hx_json_i64(&j, "m_tile", c->m_tile);
+    const char *const *variants = hx_v_variant_names;
     hx_json_str(&j, "v_variant", variants[c->v_variant]);
+    hx_json_str(&j, "v_release", c->v_release == HX_V_RELEASE_AT_COMPLETION ? "at-completion" : "at-entry-end");
+    if (c->window) hx_json_i64(&j, "window", c->window);
+    else hx_json_str(&j, "window", "all");
     hx_json_i64(&j, "v_rows", c->v_rows), hx_json_i64(&j, "v_cols", c->v_cols);
     hx_json_i64(&j, "v_passes", c->v_passes), hx_json_i64(&j, "v_workers", c->v_workers);
     hx_json_i64(&j, "d_rows", c->d_rows), hx_json_i64(&j, "d_row_bytes", c->d_row_bytes);
     hx_json_i64(&j, "d_src_stride", c->d_src_stride), hx_json_i64(&j, "d_desc_rows", c->d_desc_rows);
     hx_json_i64(&j, "d_repeat", c->d_repeat);
+    hx_json_i64(&j, "d_buffers", c->d_buffers);
     hx_json_u64(&j, "scratch_bytes", c->scratch_bytes);
+    hx_json_i64(&j, "antagonist", c->antagonists);
+    hx_json_u64(&j, "antagonist_bytes", c->antagonist_bytes);
     hx_json_i64(&j, "warmup", c->warmup), hx_json_i64(&j, "rounds", c->rounds);
     hx_json_u64(&j, "seed", c->seed);
     hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
@@ -157,10 +174,15 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_u64(&j, "prep_bytes", x->m.prep_bytes);
     hx_json_u64(&j, "bytes_out", (uint64_t)c->m * c->n * 4);
     hx_json_u64(&j, "prep_ns", x->m.prep_ns);
+    /* the k-block the GEMM ran with (the backend's fixed blocking is reported as the default) */
+    hx_json_i64(&j, "tile_k", c->m_tile);
     hx_json_close(&j, '}');
     hx_json_obj(&j, "V");
     hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "i16");
-    hx_json_str(&j, "activation", c->precision == HX_FP32 ? "silu" : "hardswish_q13");
+    hx_json_str(&j, "activation", c->precision != HX_FP32 ? "hardswish_q13"
+                                  : c->v_variant == HX_V_STREAM ? "hardswish" : "silu");
+    if (c->precision == HX_FP32 && c->v_variant == HX_V_STREAM)
+        hx_json_str(&j, "kernel", x->v.stream_is_ref ? "reference (the backend has no stream kernel)" : x->k->name);
     hx_json_str(&j, "variant", variants[c->v_variant]);
     hx_json_i64(&j, "rows", c->v_rows), hx_json_i64(&j, "cols", c->v_cols);
     hx_json_i64(&j, "passes", c->v_passes), hx_json_i64(&j, "workers", c->v_workers);
@@ -174,6 +196,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_i64(&j, "descriptors", x->d.ndesc);
     hx_json_i64(&j, "repeat", c->d_repeat);
     hx_json_u64(&j, "window_bytes", x->d.dst_bytes);
+    hx_json_i64(&j, "buffers", c->d_buffers);
     /* bytes moved per run: every window, read from DDR and written to scratch once */
     hx_json_u64(&j, "bytes", x->d.dst_bytes * (uint64_t)c->d_repeat);
     hx_json_close(&j, '}');
@@ -182,9 +205,15 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_obj(&j, "scratch");
     hx_json_u64(&j, "capacity", x->arena.capacity);
     hx_json_bool(&j, "on_chip", x->arena.on_chip);
+    /* per task; D's includes its second window when double-buffered */
     hx_json_obj(&j, "reserved");
-    for (int i = 0; i < HX_NTASKS; i++) hx_json_u64(&j, hx_task_names[i], x->arena.slot_bytes[i]);
+    for (int i = 0; i < HX_NTASKS; i++)
+        hx_json_u64(&j, hx_task_names[i], x->arena.slot_bytes[i] + (i == HX_D ? x->arena.slot_bytes[HX_SLOT_D2] : 0));
     hx_json_close(&j, '}');
+    hx_json_obj(&j, "slots");
+    for (int i = 0; i < HX_NSLOTS; i++) hx_json_u64(&j, x->arena.slot_name[i], x->arena.slot_bytes[i]);
+    hx_json_close(&j, '}');
+    hx_json_u64(&j, "total", hx_arena_total(&x->arena));
     hx_json_close(&j, '}');
     if (c->calibrate) {
         hx_json_obj(&j, "calibration");
@@ -196,6 +225,18 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
     hx_json_u64(&j, "spin_ns", c->wait.spin_ns);
     hx_json_bool(&j, "early_completion", c->early_completion);
+    hx_json_str(&j, "v_release", c->v_release == HX_V_RELEASE_AT_COMPLETION ? "at-completion" : "at-entry-end");
+    if (c->window) hx_json_i64(&j, "window", c->window);
+    else hx_json_str(&j, "window", "all");
+    if (c->antagonists) {
+        hx_json_obj(&j, "antagonist");
+        hx_json_i64(&j, "threads", c->antagonists);
+        hx_json_u64(&j, "buffer_bytes", c->antagonist_bytes);
+        hx_json_str(&j, "active", "every warm-up and measured trial; not the verification round");
+        hx_json_close(&j, '}');
+    } else {
+        hx_json_null(&j, "antagonist");
+    }
     hx_json_obj(&j, "labels");
     for (int i = 0; i < c->nlabels; i++) hx_json_str(&j, c->label_key[i], c->label_val[i]);
     hx_json_close(&j, '}');
@@ -209,6 +250,12 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
         hx_json_str(&j, NULL, "spin waits with more threads than cores: waiting threads steal cycles from working ones");
     if (c->calibrate) hx_json_str(&j, NULL, "calibration run: tasks are busy-waits, outputs are not checked");
+    if (c->antagonists && used + c->antagonists > cores) {
+        char w[200];
+        snprintf(w, sizeof w, "%d antagonist thread(s) and %d device engines on %d online cores: the antagonists also "
+                 "take CPU time from the engines, not only memory bandwidth", c->antagonists, used, cores);
+        hx_json_str(&j, NULL, w);
+    }
     if (c->host_pin_refused)
         hx_json_str(&j, NULL, "--affinity spread: the platform refused to pin the host thread; it floats");
     hx_json_close(&j, ']');
@@ -351,7 +398,7 @@ static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t err
         /* the source window whose copy the scratch must hold: the last one */
         {HX_D, "D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride},
          x->d.src + (size_t)(c->d_repeat - 1) * c->d_rows * c->d_src_stride, 1},
-        {HX_D, "D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.dst, 1},
+        {HX_D, "D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.out, 1},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         if (!(mask & HX_BIT(files[i].task))) continue;
@@ -429,6 +476,9 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     uint64_t t0 = hx_now_ns();
     hx_write_meta(x, out);
     if (verify(x, out, verified, &mismatches, err, errlen)) return 1;
+    /* Antagonists stream through every warm-up and measured round (warm-up
+     * sees the conditions it warms up for), not through the verification. */
+    hx_antagonists_set_active(&x->bw, 1);
 
     for (int64_t r = -(int64_t)c->warmup; r < c->rounds; r++) {
         trial_kind order[sizeof kinds / sizeof kinds[0]];
@@ -449,6 +499,7 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
             if (r >= 0 && order[i].group == HX_G_B) handover += handover_outlier(x, order[i].mask);
         }
     }
+    hx_antagonists_set_active(&x->bw, 0);
     /* Integrity: the number of records before this one and the FNV-1a 64
      * digest of their bytes (newlines included), taken before the end
      * record's first byte; the pipeline's check refuses a file that differs. */
@@ -474,6 +525,13 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     hx_json_i64(&j, "b_handover_outliers", handover);
     hx_json_u64(&j, "submit_outlier_ns", HX_SUBMIT_OUTLIER_NS);
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
+    if (x->bw.n) {
+        /* what the antagonists applied: bytes read while active, and the rate */
+        uint64_t bytes = hx_antagonists_bytes(&x->bw);
+        hx_json_u64(&j, "antagonist_bytes", bytes);
+        hx_json_u64(&j, "antagonist_active_ns", x->bw.active_ns);
+        hx_json_f64(&j, "antagonist_bytes_per_s", x->bw.active_ns ? bytes * 1e9 / (double)x->bw.active_ns : 0.0);
+    }
     hx_json_f64(&j, "load_average_after", hx_load_average_1min());
     hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
     hx_platform_resources(&j); /* what the run really held and used */

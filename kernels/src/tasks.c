@@ -43,16 +43,33 @@ void hx_task_work(hx_task *t) {
     }
     switch (t->id) {
     case HX_M:
-        if (cfg->precision == HX_FP32)
-            x->k->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
-        else
-            x->k->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
+        /* --m-tile given: the backend's tiled entry (main checked it exists) */
+        if (cfg->precision == HX_FP32) {
+            if (cfg->m_tile_set) x->k->gemm_f32_run_kc(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
+            else x->k->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
+        } else {
+            if (cfg->m_tile_set) x->k->gemm_u8i8_run_kc(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
+            else x->k->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
+        }
         break;
     case HX_V:
         hx_task_work_v_split(x);
         break;
     case HX_D:
-        x->k->copy2d(x->d.chain);
+        if (cfg->d_buffers == 1) {
+            x->k->copy2d(x->d.chain); /* one chain through the one window */
+            break;
+        }
+        /* Double-buffered: window w lands in scratch buffer w % 2, one chain
+         * per window.  The second buffer is acquired when the stream first
+         * needs it, so a slot another task freed by then (V's, released at
+         * completion) can be counted against it: the scratch peak shows
+         * what early release buys.  Released with D's own slot. */
+        for (int w = 0; w < cfg->d_repeat; w++) {
+            if (w == 1 && hx_arena_reserve(&x->arena, HX_BIT(HX_SLOT_D2)) != 0)
+                fprintf(stderr, "hxrun: internal error: D's second scratch window reserved twice\n");
+            x->k->copy2d(&x->d.chain[(size_t)w * x->d.per_window]);
+        }
         break;
     }
 }
@@ -126,6 +143,9 @@ static void fill_v(hx_exec *x, uint64_t *rng) {
         fill_bytes(rng, x->v.x, n * 2);
 }
 
+/* Scratch buffer b (0 or 1) of D's double buffering. */
+static uint8_t *d_buffer(hx_exec *x, int b) { return b ? hx_arena_slot(&x->arena, HX_SLOT_D2) : x->d.dst; }
+
 static int setup_d(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
     const hx_config *c = x->cfg;
     x->d.dst_stride = c->d_row_bytes;
@@ -142,7 +162,9 @@ static int setup_d(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
 
 /* Descriptor chain: one 2-D descriptor per d_desc_rows rows of each window,
  * linked; window w of the source lands on the same scratch rows as window 0,
- * so after the chain the scratch holds the last window. */
+ * so after the chain the scratch holds the last window.  Double-buffered:
+ * window w lands in buffer w % 2 and each window is its own chain (the
+ * engine acquires the second buffer between windows). */
 static int build_chain(hx_exec *x, char *err, size_t errlen) {
     const hx_config *c = x->cfg;
     int per = (c->d_rows + c->d_desc_rows - 1) / c->d_desc_rows;
@@ -152,13 +174,18 @@ static int build_chain(hx_exec *x, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
         int w = i / per, r0 = (i % per) * c->d_desc_rows;
         int rows = c->d_rows - r0 < c->d_desc_rows ? c->d_rows - r0 : c->d_desc_rows;
+        int linked = i + 1 < n && (c->d_buffers == 1 || (i + 1) % per != 0);
         x->d.chain[i] = (hx_copy_desc){x->d.src + ((size_t)w * c->d_rows + r0) * c->d_src_stride,
-                                       x->d.dst + (size_t)r0 * x->d.dst_stride,
+                                       d_buffer(x, c->d_buffers == 2 ? w % 2 : 0) + (size_t)r0 * x->d.dst_stride,
                                        (uint32_t)rows, (uint32_t)c->d_row_bytes,
                                        (uint32_t)c->d_src_stride, (uint32_t)x->d.dst_stride,
-                                       i + 1 < n ? &x->d.chain[i + 1] : NULL};
+                                       linked ? &x->d.chain[i + 1] : NULL};
     }
     x->d.ndesc = n;
+    x->d.per_window = per;
+    /* D's output: the buffer holding the last window (the same bytes as with
+     * one buffer, so checksums agree across --d-buffers). */
+    x->d.out = d_buffer(x, c->d_buffers == 2 ? (c->d_repeat - 1) % 2 : 0);
     return 0;
 }
 
@@ -177,6 +204,7 @@ static void declare_ranges(hx_exec *x) {
     D->ranges.task = "D";
     hx_ranges_add(&D->ranges, "D.src", x->d.src, x->d.src_bytes, HX_READ);
     hx_ranges_add(&D->ranges, "D.dst", x->d.dst, x->d.dst_bytes, HX_SCRATCH);
+    if (c->d_buffers == 2) hx_ranges_add(&D->ranges, "D.dst2", d_buffer(x, 1), x->d.dst_bytes, HX_SCRATCH);
 }
 
 int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *err, size_t errlen) {
@@ -186,17 +214,21 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *e
     x->epoch = hx_now_ns();
     uint64_t rng = cfg->seed;
 
-    /* The buffer plan: one slot per task, shared by every group. */
+    /* The buffer plan: one slot per task, shared by every group, and D's
+     * second window when it is double-buffered. */
     x->v.in_scratch = cfg->v_variant == HX_V_ONCHIP;
     size_t vab = (v_array_bytes(cfg) + 63) & ~(size_t)63;
-    const char *names[HX_NTASKS] = {"M", "V", "D"};
-    size_t bytes[HX_NTASKS] = {0, x->v.in_scratch ? 2 * vab : 0, (size_t)cfg->d_rows * cfg->d_row_bytes};
-    if (hx_arena_plan(&x->arena, cfg->scratch_bytes, HX_NTASKS, names, bytes, err, errlen) != 0) return -3;
+    size_t dwin = (size_t)cfg->d_rows * cfg->d_row_bytes;
+    const char *names[HX_NSLOTS] = {"M", "V", "D", "D.buffer2"};
+    size_t bytes[HX_NSLOTS] = {0, x->v.in_scratch ? 2 * vab : 0, dwin, cfg->d_buffers == 2 ? dwin : 0};
+    if (hx_arena_plan(&x->arena, cfg->scratch_bytes, HX_NSLOTS, names, bytes, err, errlen) != 0) return -3;
 
     if (setup_m(x, &rng, err, errlen) || setup_v_buffers(x, err, errlen) || setup_d(x, &rng, err, errlen) ||
         build_chain(x, err, errlen))
         return -1;
     fill_v(x, &rng);
+    x->v.stream_is_ref = !k->vec_stream_f32;
+    x->v.stream_f32 = k->vec_stream_f32 ? k->vec_stream_f32 : hx_kernels_ref.vec_stream_f32;
 
     /* Test hooks: alias real buffers so the real check must catch them. */
     if (cfg->inject == HX_INJECT_V_OUT_M_OUT) x->v.y = x->m.C;
@@ -216,7 +248,9 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *e
     V->nout = 3, V->out[0] = x->v.y, V->out_bytes[0] = v_array_bytes(cfg);
     V->out[1] = x->v.rowsum, V->out_bytes[1] = (size_t)cfg->v_rows * 4;
     V->out[2] = x->v.rowmax, V->out_bytes[2] = (size_t)cfg->v_rows * hx_elem_bytes_v(cfg);
-    D->nout = 1, D->out[0] = x->d.dst, D->out_bytes[0] = x->d.dst_bytes;
+    D->nout = 1, D->out[0] = x->d.out, D->out_bytes[0] = x->d.dst_bytes;
+    /* the second window is reserved inside D's work, released with D's slot */
+    D->lazy_mask = cfg->d_buffers == 2 ? HX_BIT(HX_SLOT_D2) : 0;
 
     /* Reject a conflicting plan before any thread starts or any trial runs. */
     {
@@ -236,12 +270,14 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *e
             return -1;
     }
     M->engine = &x->mx, V->engine = &x->vec, D->engine = &x->dma;
+    if (hx_antagonists_start(&x->bw, cfg, err, errlen)) return -1;
     hx_fused_init(&x->fused, x);
     for (int i = 0; i < HX_NTASKS; i++) __atomic_store_n(&x->task[i].ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
 void hx_exec_teardown(hx_exec *x) {
+    hx_antagonists_stop(&x->bw);
     hx_engine_stop(&x->vec);
     hx_engine_stop(&x->mx);
     hx_engine_stop(&x->dma);
