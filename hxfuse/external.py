@@ -257,6 +257,16 @@ def write_csv(df: pd.DataFrame, path: str | PathLike[str]) -> None:
     df.to_csv(path, index=False, float_format="%.6g")
 
 
+def concat_csv(paths: Iterable[str | PathLike[str]], out: str | PathLike[str]) -> pd.DataFrame:
+    """The per-point tables as one (the pipeline's results/<target>/external.csv)."""
+    frames = [pd.read_csv(p) for p in paths]
+    if not frames:
+        raise ExternalInputError("concat_csv: no per-point table")
+    df = pd.concat(frames, ignore_index=True)
+    write_csv(df, out)
+    return df
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hxfuse.external",
                                  description="Compare one point's hxrun D with ONNX Runtime's A_ort/B_ort.")

@@ -94,6 +94,7 @@ class Spec:
     warmup: int = 5
     rounds: int = 30
     seed: int = 1
+    order_seed: int | None = None  # None: seed
     affinity: str | None = None
     # recorded for provenance; they describe hxrun's engines, not ORT's
     ignored: dict = field(default_factory=dict)
@@ -143,7 +144,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--d-repeat", default="1")
     p.add_argument("--warmup", default="5")
     p.add_argument("--rounds", default="30")
-    p.add_argument("--seed", default="1")
+    p.add_argument("--seed", default="1", help="input data (hxrun's generator) and, by default, the round order")
+    p.add_argument("--order-seed", help="seed of the round order only (replicates: same inputs, new order)")
     p.add_argument("--affinity", help="spread, or engine=core pairs (mx, vec, dma, host)")
     p.add_argument("--calibrate", help="not supported: ONNX Runtime runs the real kernels")
     p.add_argument("--label", action="append", default=[], help="KEY=VALUE, copied into meta.labels")
@@ -192,7 +194,8 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
                                            "early_completion", "groups") if getattr(ns, o) is not None}
     return Spec(workloads, "fp32", m, n, k, ns.v_variant, rows, cols, passes, workers, d_rows, d_row_bytes,
                 stride, repeat, _int(ns.warmup, "--warmup", 0), _int(ns.rounds, "--rounds", 1),
-                _int(ns.seed, "--seed", 0), affinity, ignored)
+                _int(ns.seed, "--seed", 0),
+                _int(ns.order_seed, "--order-seed", 0) if ns.order_seed is not None else None, affinity, ignored)
 
 
 def engine_cores(affinity: str | None, workloads: Sequence[str], cores: int) -> dict[str, int]:
@@ -833,7 +836,8 @@ class Harness:
         items = [(g, w) for w in spec.workloads for g in GROUPS] + [("alone", t) for t in spec.tasks]
         trials: list[dict[str, Any]] = []
         for rnd in range(-spec.warmup, spec.rounds):
-            for seq, (g, w) in enumerate(round_order(spec.seed, rnd, items)):
+            order_seed = spec.seed if spec.order_seed is None else spec.order_seed
+            for seq, (g, w) in enumerate(round_order(order_seed, rnd, items)):
                 rec = self._trial(g, w)
                 rec.update(round=rnd, seq=seq, warmup=rnd < 0)
                 trials.append(rec)
