@@ -40,6 +40,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .aggregate import BUSY_PER_CORE, LOADED_PER_CORE
 from .io import Run, read_run
 from .metrics import trial_metrics
 from .stats import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, hierarchical_bootstrap_median
@@ -165,6 +166,30 @@ def _paired(tm: pd.DataFrame, x: str, y: str, workload: str) -> tuple[np.ndarray
     return ratio.to_numpy(float), ratio.index.get_level_values("replicate").to_numpy()
 
 
+def _env_max(runs: Sequence[Run], before: str, after: str) -> float:
+    """Largest value over the replicates' meta[before] and end[after]; negative
+    values mean unreadable and are skipped; NaN when none is known."""
+    vals = [v for r in runs for v in (r.meta.get(before), r.end.get(after))
+            if isinstance(v, (int, float)) and v >= 0]
+    return float(max(vals)) if vals else math.nan
+
+
+def _loaded(row: Mapping[str, Any], cores: Any) -> bool:
+    """The rule of hxfuse.aggregate's environment findings, on either side: other
+    processes kept more than BUSY_PER_CORE x cores busy, or (where that sample is
+    missing) the load average exceeded LOADED_PER_CORE x cores."""
+    if not isinstance(cores, (int, float)) or cores < 1:
+        return False
+    for side in ("ort", "runner"):
+        busy, load = row[f"other_busy_cores_max_{side}"], row[f"load_max_{side}"]
+        if math.isfinite(busy):
+            if busy > BUSY_PER_CORE * cores:
+                return True
+        elif math.isfinite(load) and load > LOADED_PER_CORE * cores:
+            return True
+    return False
+
+
 def _put(row: dict, name: str, est: Estimate, min_effect: float | None = None) -> None:
     row[name], row[f"{name}_lo"], row[f"{name}_hi"] = est.value, est.lo, est.hi
     if min_effect is not None:
@@ -194,6 +219,11 @@ def compare(ort: Iterable[Run | str | PathLike[str]], runner: Iterable[Run | str
                                                      "replicates_runner": len(runner_runs),
                                                      "backend": ort_runs[0].meta.get("backend"),
                                                      "min_effect": min_effect}
+        # the machine's state: the host is shared, and a loaded run is read with care
+        for side, runs in (("ort", ort_runs), ("runner", runner_runs)):
+            row[f"load_max_{side}"] = _env_max(runs, "load_average_before", "load_average_after")
+            row[f"other_busy_cores_max_{side}"] = _env_max(runs, "other_busy_cores_before", "other_busy_cores_after")
+        row["loaded"] = _loaded(row, ort_runs[0].meta.get("online_cores") or runner_runs[0].meta.get("online_cores"))
         t_d, c_d = _samples(tr, "D", w)
         row["rounds_runner"], row["rounds_ort"] = len(t_d), len(_samples(to, "B_ort", w)[0])
         row["T_D_ms"] = float(np.median(t_d)) / 1e6
@@ -249,6 +279,10 @@ def reading(row: Mapping[str, Any], tasks: Sequence[str]) -> str:
         out.append("ORT's kernels alone differ from hxrun's (ORT / hxrun time: " + ", ".join(differ)
                    + "), so D vs B_ort mixes kernel speed with scheduling; compare eta_D "
                    f"{row['eta_D']:.2f} with eta_B_ort {row['eta_B_ort']:.2f}")
+    if row.get("loaded"):
+        out.append(f"the machine was loaded (load average up to {row['load_max_ort']:.2f} / "
+                   f"{row['load_max_runner']:.2f}, other busy cores up to {row['other_busy_cores_max_ort']:.2f} / "
+                   f"{row['other_busy_cores_max_runner']:.2f}, ORT / hxrun): timings disturbed")
     return "; ".join(out)
 
 

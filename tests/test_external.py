@@ -41,7 +41,8 @@ def _run(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok", 
 
 def _lines(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok", tasks_meta=TASKS_META):
     rng = rng or np.random.default_rng(0)
-    lines = [json.dumps({"record": "meta", "backend": backend, "tasks": tasks_meta})]
+    lines = [json.dumps({"record": "meta", "backend": backend, "tasks": tasks_meta, "load_average_before": 0.5,
+                         "other_busy_cores_before": -1})]
     t0 = 0
     for r in range(rounds):
         for g, ms in groups.items():
@@ -54,7 +55,7 @@ def _lines(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok"
             ns = int(ns * (1 + 0.002 * rng.standard_normal()))
             lines.append(json.dumps(_trial(r, "alone", task, {task: ns}, ns, t0, serial=True)))
             t0 += ns + 1000
-    lines.append(json.dumps({"record": "end", "status": status}))
+    lines.append(json.dumps({"record": "end", "status": status, "load_average_after": 1.25}))
     return lines
 
 
@@ -88,6 +89,8 @@ def test_d_exactly_1_5x_faster_than_b_ort():
         assert row[f"kernel_ratio_{t}"] == pytest.approx(1.0, rel=0.005)
         assert row[f"kernel_ratio_{t}_rel"] == "~"
     assert "D is faster than B_ort (1.50" in row["reading"]
+    assert row["load_max_ort"] == 1.25 and np.isnan(row["other_busy_cores_max_runner"])
+    assert not row["loaded"]  # no core count in the synthetic meta: nothing to judge against
 
 
 def test_identical_makespans_give_no_difference():
@@ -119,6 +122,22 @@ def test_replicates_that_disagree_widen_the_interval():
     assert (many["speedup_D_over_B_ort_hi"] - many["speedup_D_over_B_ort_lo"]) > \
         10 * (one["speedup_D_over_B_ort_hi"] - one["speedup_D_over_B_ort_lo"])
     assert many["speedup_D_over_B_ort_lo"] <= 15 / 11.5 + 0.01 and many["speedup_D_over_B_ort_hi"] >= 15 / 9 - 0.01
+
+
+def test_a_loaded_machine_is_said():
+    ort = _ort()
+    ort.meta["online_cores"] = 2
+    ort.end["other_busy_cores_after"] = 1.5
+    row = ext.compare([ort], [_runner()]).iloc[0]
+    assert row["loaded"] and "the machine was loaded" in row["reading"]
+    quiet = _ort()
+    quiet.meta["online_cores"] = 2
+    quiet.end["other_busy_cores_after"] = 0.1
+    runner = _runner()
+    # the runner side has no busy-core sample: its load average 1.25 > 0.5 x 2 cores counts
+    assert ext.compare([quiet], [runner]).iloc[0]["loaded"]
+    runner.meta["other_busy_cores_before"] = 0.2
+    assert not ext.compare([quiet], [runner]).iloc[0]["loaded"]
 
 
 def test_hierarchical_medians_are_the_stats_module_draws():
