@@ -149,6 +149,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--affinity", help="spread, or engine=core pairs (mx, vec, dma, host)")
     p.add_argument("--calibrate", help="not supported: ONNX Runtime runs the real kernels")
     p.add_argument("--label", action="append", default=[], help="KEY=VALUE, copied into meta.labels")
+    p.add_argument("--qnn-check", action="store_true",
+                   help="instead of timing: run the graphs on the QNN HTP x86 emulation (fp16) and write "
+                        "a JSON correctness result to --out (needs onnxruntime-qnn)")
+    p.add_argument("--qnn-soc-model", default="43", help="QNN soc_model of the emulated HTP (43: SM8550)")
+    p.add_argument("--qnn-htp-arch", default="73", help="QNN htp_arch of the emulated HTP")
     for opt in ("--d-desc-rows", "--scratch-bytes", "--wait", "--spin-ns", "--early-completion", "--groups"):
         p.add_argument(opt, help="hxrun option, recorded only")
     return p
@@ -325,12 +330,22 @@ def _v_parts(spec: Spec):
     return nodes, inputs, outputs, inits
 
 
-def _d_parts(spec: Spec):
+def _d_parts(spec: Spec, loop: bool = True):
     from onnx import TensorProto as TP, helper, numpy_helper
 
     rows, rb, stride, rep = spec.d_rows, spec.d_row_bytes, spec.d_src_stride, spec.d_repeat
     inputs = [helper.make_tensor_value_info("D_src", TP.UINT8, [rep * rows, stride])]
     outputs = [helper.make_tensor_value_info("D_dst", TP.UINT8, [rows, rb])]
+    if rep > 1 and not loop:
+        # QNN has no Loop: the row bytes of every window, then the last window
+        # (the same output; only for the QNN functional check)
+        nodes = [helper.make_node("Slice", ["D_src", "D_starts0", "D_ends0"], ["D_all"], name="D_rows"),
+                 helper.make_node("Slice", ["D_all", "D_starts1", "D_ends1"], ["D_dst"], name="D_last")]
+        inits = [numpy_helper.from_array(np.array([0, 0], np.int64), "D_starts0"),
+                 numpy_helper.from_array(np.array([rep * rows, rb], np.int64), "D_ends0"),
+                 numpy_helper.from_array(np.array([(rep - 1) * rows, 0], np.int64), "D_starts1"),
+                 numpy_helper.from_array(np.array([rep * rows, rb], np.int64), "D_ends1")]
+        return nodes, inputs, outputs, inits
     if rep == 1:
         nodes = [helper.make_node("Slice", ["D_src", "D_starts0", "D_ends0"], ["D_dst"], name="D_slice")]
         inits = [numpy_helper.from_array(np.array([0, 0], np.int64), "D_starts0"),
@@ -363,9 +378,10 @@ def _d_parts(spec: Spec):
     return nodes, inputs, outputs, inits
 
 
-def build_model(spec: Spec, tasks: Iterable[str], inputs: Mapping[str, np.ndarray]):
+def build_model(spec: Spec, tasks: Iterable[str], inputs: Mapping[str, np.ndarray], loop: bool = True):
     """One ONNX model holding the given tasks as independent branches (one task:
-    that task's own model).  *inputs* supplies M's constant B."""
+    that task's own model).  *inputs* supplies M's constant B.  ``loop=False``
+    builds D without a Loop (for QNN, which has none)."""
     from onnx import checker, helper
 
     nodes, ins, outs, inits = [], [], [], []
@@ -373,7 +389,7 @@ def build_model(spec: Spec, tasks: Iterable[str], inputs: Mapping[str, np.ndarra
     if not tasks:
         raise OrtHarnessError("build_model: no task")
     for t in tasks:
-        parts = _m_parts(spec, inputs["M_B"]) if t == "M" else _v_parts(spec) if t == "V" else _d_parts(spec)
+        parts = _m_parts(spec, inputs["M_B"]) if t == "M" else _v_parts(spec) if t == "V" else _d_parts(spec, loop)
         for acc, part in zip((nodes, ins, outs, inits), parts):
             acc.extend(part)
     model = _model(helper.make_graph(nodes, "hx_" + "".join(tasks), ins, outs, initializer=inits))
@@ -935,6 +951,87 @@ class Harness:
         }
 
 
+# --------------------------------------------------------------------------
+# QNN HTP emulation: a functional check, never a timing
+
+QNN_PIN = "onnxruntime-qnn==2.7.0"
+# fp16 on the HTP: about ten fp16 ulps (2^-10 each) on the scales of
+# hxfuse.checks' formulas; a wrong element, row or window is off by O(1).
+F16_RTOL = 1e-2
+F16_ATOL = 1e-2
+
+
+def qnn_problems() -> list[str]:
+    """What the QNN check lacks on this machine (empty: it can run)."""
+    try:
+        import onnxruntime_qnn  # noqa: F401
+    except ImportError:
+        return [f"onnxruntime-qnn is not installed: pip install '{QNN_PIN}' (Linux x86_64 wheel: "
+                "ONNX Runtime's QNN plugin with Qualcomm's x86 emulation of the HTP backend)"]
+    import onnxruntime_qnn as oq
+
+    missing = [p for p in (oq.get_library_path(), oq.get_qnn_htp_path()) if not os.path.isfile(p)]
+    return [f"onnxruntime-qnn is installed but lacks {p}" for p in missing]
+
+
+def qnn_check(spec: Spec, soc_model: str = "43", htp_arch: str = "73", rtol: float = F16_RTOL,
+              atol: float = F16_ATOL) -> dict[str, Any]:
+    """Run each task's graph and the workloads' multi-branch graphs on the QNN
+    HTP backend (x86 emulation, fp16, CPU fallback disabled so every node runs
+    on the HTP) and compare the outputs with numpy within fp16 tolerance.
+    Returns a JSON-serialisable result with ``status`` ok/failed; no timings."""
+    problems = qnn_problems()
+    if problems:
+        raise OrtHarnessError("; ".join(problems))
+    import onnxruntime as ort
+    import onnxruntime_qnn as oq
+
+    try:
+        ort.register_execution_provider_library("QNNExecutionProvider", oq.get_library_path())
+    except Exception as exc:  # registered twice in one process: keep the first
+        if "already registered" not in str(exc):
+            raise
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == "QNNExecutionProvider"]
+    if not devices:
+        raise OrtHarnessError("the QNN execution provider registered no device")
+    inputs = runner_inputs(spec)
+    result: dict[str, Any] = {
+        "record": "qnn_check", "emulated": True,
+        "backend": f"onnxruntime {ort.__version__} + onnxruntime-qnn {oq.__version__} QNN HTP "
+                   f"(x86 emulation, soc_model {soc_model}, htp_arch {htp_arch}, fp16)",
+        "note": "EMULATED: correctness only; no timing is recorded",
+        "tolerance": {"rtol": rtol, "atol": atol}, "graphs": {}, "status": "ok", "reasons": []}
+    graphs = [[t] for t in spec.tasks] + [list(WORKLOAD_TASKS[w]) for w in spec.workloads]
+    for tasks in graphs:
+        key = "".join(tasks)
+        if key in result["graphs"]:
+            continue
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        so.add_provider_for_devices(devices, {"backend_path": oq.get_qnn_htp_path(), "soc_model": soc_model,
+                                              "htp_arch": htp_arch, "enable_htp_fp16_precision": "1"})
+        entry: dict[str, Any] = {"tasks": tasks}
+        try:
+            sess = ort.InferenceSession(build_model(spec, tasks, inputs, loop=False).SerializeToString(), so)
+            names = [o.name for o in sess.get_outputs()]
+            outs = dict(zip(names, sess.run(None, {i.name: inputs[i.name] for i in sess.get_inputs()})))
+        except Exception as exc:
+            entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+            result["reasons"].append(f"{key}: {entry['error']}")
+        else:
+            arrays = {k: v for k, v in inputs.items() if k[0] in tasks} | outs
+            bad = check_arrays(spec, arrays, rtol, atol)
+            entry["reasons"] = bad
+            entry["max_abs_err"] = {n: float(np.max(np.abs(outs[n].astype(np.float64) - ref)))
+                                    for t in tasks for n, ref in numpy_reference(spec, inputs, t).items()}
+            result["reasons"] += [f"{key}: {b}" for b in bad]
+        result["graphs"][key] = entry
+    if result["reasons"]:
+        result["status"] = "failed"
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ns = parser().parse_args(argv)
     try:
@@ -948,6 +1045,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hxfuse.ort: error: {exc}", file=sys.stderr)
         return 2
     labels = dict(lab.split("=", 1) for lab in ns.label)
+    if ns.qnn_check:
+        try:
+            res = qnn_check(spec, ns.qnn_soc_model, ns.qnn_htp_arch)
+        except OrtHarnessError as exc:
+            print(f"hxfuse.ort: error: {exc}", file=sys.stderr)
+            return 2
+        res["labels"] = labels
+        with open(ns.out + ".tmp", "w") as fh:
+            json.dump(res, fh, indent=1)
+        os.replace(ns.out + ".tmp", ns.out)
+        for r in res["reasons"]:
+            print(f"hxfuse.ort: QNN check failed: {r}", file=sys.stderr)
+        return 0 if res["status"] == "ok" else 4
     h = Harness(spec)
     try:
         return h.run(ns.out, ns.npy_dir, labels)

@@ -259,3 +259,34 @@ def test_harness_writes_the_runner_schema(tmp_path):
     # the pipeline's own correctness check accepts the file and its .npy
     res = check_point(out, npy)
     assert res["status"] == "ok", res["reasons"]
+
+
+# ---------------------------------------------------------------- QNN HTP emulation (optional)
+
+
+def test_qnn_check_on_the_htp_emulation(tmp_path):
+    if hxort.qnn_problems():
+        pytest.skip("; ".join(hxort.qnn_problems()))
+    spec = _spec(workloads=("mvd",))
+    res = hxort.qnn_check(spec)
+    assert res["emulated"] and "x86 emulation" in res["backend"]
+    assert res["status"] == "ok", res["reasons"]
+    assert set(res["graphs"]) == {"M", "V", "D", "MVD"}
+    assert res["graphs"]["D"]["max_abs_err"]["D_dst"] == 0.0
+    # fp16, not fp32: the HTP really computed M (an fp32 result would be ~1e-6 off)
+    assert res["graphs"]["M"]["max_abs_err"]["M_C"] > 1e-5
+
+
+def test_qnn_check_names_what_is_missing(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_qnn(name, *a, **kw):
+        if name == "onnxruntime_qnn":
+            raise ImportError(name)
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_qnn)
+    with pytest.raises(hxort.OrtHarnessError, match=r"onnxruntime-qnn is not installed: pip install 'onnxruntime-qnn==2.7.0'"):
+        hxort.qnn_check(_spec())
