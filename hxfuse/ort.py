@@ -579,8 +579,12 @@ class Engine:
     """A persistent thread that calls one session's run() when the host hands
     it a job (hxrun's engine threads, with ONNX Runtime doing the work)."""
 
-    def __init__(self, name: str, core: int):
+    def __init__(self, name: str, core: int, completions: queue.SimpleQueue | None = None):
         self.name, self.core = name, core
+        # Every engine posts its name here when a run ends, so the host sees
+        # completions in the order they happen (hxrun's host observes each
+        # task's completion event), not in the order it asks.
+        self.completions = completions if completions is not None else queue.SimpleQueue()
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._done = threading.Event()
         self.result: dict[str, Any] = {}
@@ -607,6 +611,7 @@ class Engine:
             except BaseException as exc:  # reported to the host, which stops the run
                 self.error = exc
             self._done.set()
+            self.completions.put(self.name)
 
     def submit(self, sess: BoundSession) -> None:
         self._done.clear()
@@ -725,7 +730,8 @@ class Harness:
                                          parallel=False, profile_prefix=pref(t)) for t in spec.tasks}
         self.graphs = {w: BoundSession(spec, WORKLOAD_TASKS[w], self.inputs, intra_threads=1, parallel=True,
                                        profile_prefix=pref("graph_" + w)) for w in spec.workloads}
-        self.engines = {t: Engine(ENGINE_OF[t], self.cores[ENGINE_OF[t]]) for t in spec.tasks}
+        self.completions: queue.SimpleQueue = queue.SimpleQueue()
+        self.engines = {t: Engine(ENGINE_OF[t], self.cores[ENGINE_OF[t]], self.completions) for t in spec.tasks}
         self.graph_engine = Engine("graph", -1)
         if self.cores["host"] >= 0:
             os.sched_setaffinity(0, {self.cores["host"]})
@@ -734,6 +740,13 @@ class Harness:
         for e in [*self.engines.values(), self.graph_engine]:
             e.stop()
         self._tmp.cleanup()
+
+    def _await(self, task: str) -> dict[str, Any]:
+        """Wait for the one task in flight (A_ort, alone, verification)."""
+        name = self.completions.get()
+        if name != ENGINE_OF[task]:
+            raise RuntimeError(f"completion of engine {name} while waiting for {ENGINE_OF[task]}")
+        return self.engines[task].wait()
 
     # one trial -----------------------------------------------------------
     def _trial(self, group: str, workload: str) -> dict[str, Any]:
@@ -747,6 +760,7 @@ class Harness:
             t0 = time.time_ns()
             self.graph_engine.submit(sess)
             t1 = time.time_ns()
+            self.graph_engine.completions.get()
             r = self.graph_engine.wait()
             t2 = time.time_ns()
             host.update(submit_begin=t0, submit_end=t1, wait_begin=t1, wait_end=t2, requests=1)
@@ -773,7 +787,7 @@ class Harness:
                 sb = a if sb is None else sb
                 self.engines[t].submit(self.sessions[t])
                 b = time.time_ns()
-                results[t] = self.engines[t].wait()
+                results[t] = self._await(t)
                 c = time.time_ns()
                 seen[t] = c
                 host["submits"].append(b - a)
@@ -788,9 +802,11 @@ class Harness:
                 self.engines[t].submit(self.sessions[t])
                 host["submits"].append(time.time_ns() - s0)
             b = time.time_ns()
-            for t in order:
-                results[t] = self.engines[t].wait()
+            task_of_engine = {ENGINE_OF[t]: t for t in order}
+            for _ in order:
+                t = task_of_engine[self.completions.get()]
                 seen[t] = time.time_ns()
+                results[t] = self.engines[t].wait()  # already done: returns at once
             c = time.time_ns()
             host.update(submit_begin=a, submit_end=b, wait_begin=b, wait_end=c, requests=len(order),
                         submit_ns=b - a, wait_ns=c - b)
@@ -812,7 +828,7 @@ class Harness:
         for t, sess in self.sessions.items():
             sess.poison()
             self.engines[t].submit(sess)
-            self.engines[t].wait()
+            self._await(t)
             arrays = {k: v for k, v in self.inputs.items() if k.startswith(t + "_")} | dict(sess.outputs)
             problems += [f"{t} session: {p}" for p in check_arrays(self.spec, arrays, self.rtol, self.atol)]
             verified[t] = {t: sess.checksum(t)}
@@ -820,6 +836,7 @@ class Harness:
         for w, sess in self.graphs.items():
             sess.poison()
             self.graph_engine.submit(sess)
+            self.graph_engine.completions.get()
             self.graph_engine.wait()
             arrays = {k: v for k, v in self.inputs.items() if k[0] in WORKLOAD_TASKS[w]} | dict(sess.outputs)
             problems += [f"{w} graph: {p}" for p in check_arrays(self.spec, arrays, self.rtol, self.atol)]
