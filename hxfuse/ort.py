@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import math
 import os
 import platform
 import queue

@@ -290,3 +290,10 @@ def test_qnn_check_names_what_is_missing(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_qnn)
     with pytest.raises(hxort.OrtHarnessError, match=r"onnxruntime-qnn is not installed: pip install 'onnxruntime-qnn==2.7.0'"):
         hxort.qnn_check(_spec())
+
+
+def test_round_order_is_seeded_per_round():
+    items = list(range(9))
+    a = hxort.round_order(1, 0, items)
+    assert sorted(a) == items and a == hxort.round_order(1, 0, items)
+    assert a != hxort.round_order(1, 1, items) and a != hxort.round_order(2, 0, items)
