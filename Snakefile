@@ -35,6 +35,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/timeline.smk"
 include: "workflow/rules/table.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/external.smk"
 
 
 rule all:
