@@ -436,7 +436,9 @@ def summarize(
                     t_a = est.value
                 group_rows[group] = row
 
-            noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
+            # reported: spread and outliers of each group's makespans (they
+            # include drift that pairing cancels, so they do not gate)
+            makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
             spd: dict[str, st.Estimate] = {}
             spd_reps: dict[str, list[float]] = {}
             for x, y in mx.SPEEDUP_PAIRS:
@@ -446,6 +448,9 @@ def summarize(
                     spd[f"{x}/{y}"] = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
                     spd_reps[f"{x}/{y}"] = (list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None
                                             else [spd[f"{x}/{y}"].value])
+            # gating: interference that could bias the relations the verdict reads
+            noise = st.ratio_noise({k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float)
+                                    for k in spd if k in vd.RELATIONS}, min_effect)
 
             for group, row in group_rows.items():
                 row["t_serial_measured_ns"] = t_a
@@ -477,6 +482,7 @@ def summarize(
                     mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
                 )
                 row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
+                row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
                 row["point_ok"] = point_ok
                 row["excluded_reason"] = reason
                 row |= {"verdict": "", "verdict_key": "", "verdict_matches": "", "relations": "",
@@ -518,7 +524,7 @@ def summarize(
 
 VERDICT_COLUMNS = ["verdict", "verdict_key", "verdict_matches", "relations", "progress_overlap",
                    "wall_overlap", "d_equiv_b", "inconclusive_reason", "conclusion", "next_step",
-                   "noise_warning", "point_ok", "excluded_reason"]
+                   "noise_warning", "makespan_noise", "point_ok", "excluded_reason"]
 
 
 def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:

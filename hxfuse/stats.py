@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -207,6 +208,66 @@ def intervals_overlap(a: Estimate | tuple[float, float], b: Estimate | tuple[flo
 # single preempted round in 100 does not move a median, a preemption in every
 # tenth round does.
 OUTLIER_SHARE = 0.05
+
+
+def contamination(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> float:
+    """Share of samples that are MAD outliers lying more than ``min_rel`` x
+    median from the median (NaN below 3 samples)."""
+    a = _clean(x)
+    if len(a) < 3:
+        return math.nan
+    med = float(np.median(a))
+    return float((mad_outliers(a) & (np.abs(a - med) > min_rel * abs(med))).mean())
+
+
+def median_bias_bound(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> float:
+    """Largest shift of the median, relative to it, that the observed share of
+    interfered samples could cause.
+
+    With a share c of the samples contaminated (here: MAD outliers more than
+    ``min_rel`` from the median) and the bulk spread sigma = 1.4826 MAD, the
+    median can move by at most sigma x Phi^-1(1 / (2 (1 - c))) (Huber's
+    maximum bias of the median under c-contamination), whatever values the
+    contaminated samples take.  Returned as a fraction of the median; NaN
+    below 3 samples, inf when half or more of the samples are contaminated.
+    """
+    a = _clean(x)
+    if len(a) < 3:
+        return math.nan
+    med = float(np.median(a))
+    if med == 0:
+        return math.nan
+    c = contamination(a, min_rel)
+    if c >= 0.5:
+        return math.inf
+    sigma = MAD_SCALE * float(np.median(np.abs(a - med)))
+    return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - c))) / abs(med))
+
+
+def ratio_noise(
+    ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float
+) -> list[str]:
+    """Noise that withholds a verdict: for each relation (its per-round paired
+    speedups), interference frequent enough that it could have moved the
+    median by more than half the minimum effect (:func:`median_bias_bound`).
+
+    Spread alone does not count here: the intervals already carry it (an
+    interval too wide for the minimum effect leaves the relation
+    undetermined).  What the intervals cannot show is a bias from rounds that
+    interference hit, which is bounded by their share.
+    """
+    out = []
+    for key in sorted(ratios):
+        a = _clean(ratios[key])
+        b = median_bias_bound(a, min_effect)
+        if math.isfinite(b) and b <= min_effect / 2:
+            continue
+        if not math.isfinite(b) and not math.isinf(b):
+            continue
+        c = contamination(a, min_effect)
+        out.append(f"{c:.0%} of {key}'s rounds hit by interference could move its median by up to "
+                   f"{b:.1%} (> half the minimum effect, {min_effect / 2:.1%})")
+    return out
 
 
 def noise_warnings(

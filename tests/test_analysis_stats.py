@@ -101,3 +101,37 @@ def test_hierarchical_bootstrap_known_answers():
     assert st.cluster_medians(u, np.r_[np.zeros(50), [1]]).tolist() == [1.0, 100.0]
     with pytest.raises(ValueError, match="differ in length"):
         st.hierarchical_bootstrap_median([1.0, 2.0], [0], 10)
+
+
+def test_median_bias_bound_known_answers():
+    from statistics import NormalDist
+    # bulk: 80 values with MAD 1 around 100 (robust sigma 1.4826); 20 far outliers
+    bulk = np.r_[np.full(40, 99.0), np.full(40, 101.0)]
+    x = np.r_[bulk, np.full(20, 200.0)]
+    med = float(np.median(x))
+    mad = float(np.median(np.abs(x - med)))
+    assert st.contamination(x) == pytest.approx(0.2)
+    want = 1.4826 * mad * NormalDist().inv_cdf(1 / (2 * 0.8)) / med
+    assert st.median_bias_bound(x) == pytest.approx(want)
+    # no contamination: no bias
+    assert st.median_bias_bound(bulk) == 0.0
+    # the minimum effect decides what counts as contaminated: 10 rounds 2%
+    # off and 10 rounds 10% off a tight bulk; with m = 3% only the latter
+    tight = 100 + 0.2 * np.random.default_rng(1).standard_normal(80)
+    y = np.r_[tight, np.full(10, 102.0), np.full(10, 110.0)]
+    assert st.contamination(y, 0.0) == pytest.approx(0.2)
+    assert st.contamination(y, 0.03) == pytest.approx(0.1)
+
+
+def test_ratio_noise_gates_only_on_possible_bias():
+    rng = np.random.default_rng(5)
+    clean = 1.5 * (1 + 0.05 * rng.standard_normal(120))
+    assert st.ratio_noise({"D/A": clean}, 0.03) == []
+    # wide but clean per-round ratios: the interval carries it, no gate
+    wide = 1.5 * (1 + 0.12 * rng.standard_normal(120))
+    assert st.ratio_noise({"D/A": wide}, 0.03) == []
+    # a third of the rounds hit by interference: could bias the median > 1.5%
+    hit = clean.copy()
+    hit[::3] *= 0.5
+    msgs = st.ratio_noise({"D/A": hit}, 0.03)
+    assert len(msgs) == 1 and msgs[0].startswith("33% of D/A's rounds hit by interference")
