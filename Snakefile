@@ -42,4 +42,5 @@ rule all:
     input:
         all_outputs(),
         analysis_outputs(),
+        external_outputs(),
     default_target: True

@@ -328,3 +328,50 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
                 timelines.append(f"results/{t}/figures/timeline/{s}/{w}/{mid}.pdf")
     Path(out_figures).write_text(figures_tex(list(tabs), sweeps, timelines[:timelines_in_paper],
                                              emulated=emulated))
+
+
+def _rel_mark(rel) -> str:
+    """The relation as a LaTeX mark after an interval: <, >, ~ or ?."""
+    return {"<": r"\,$<$", ">": r"\,$>$", "~": r"\,$\sim$", "?": r"\,?"}.get(rel if isinstance(rel, str) else "", "")
+
+
+def external_rows(df: pd.DataFrame) -> list[dict]:
+    """Rows of the external-B table (one per point x workload of external.csv)."""
+    rows = []
+    for r in df.to_dict(orient="records"):
+        def cell(name):
+            return spd_cell(r.get(name), r.get(f"{name}_lo"), r.get(f"{name}_hi")) + _rel_mark(r.get(f"{name}_rel"))
+        kernel = " ".join(rf"{t}\,{fmt(r.get(f'kernel_ratio_{t}'))}" for t in "MVD"
+                          if _finite(r.get(f"kernel_ratio_{t}")))
+        rows.append({"workload": tex_escape(r.get("workload", "")), "point": tex_escape(r.get("point", "")),
+                     "reps": f"{int(r.get('replicates_runner', 0))}/{int(r.get('replicates_ort', 0))}",
+                     "DB": cell("speedup_D_over_B_ort"), "DA": cell("speedup_D_over_A_ort"),
+                     "BA": cell("speedup_B_ort_over_A_ort"), "GA": cell("speedup_B_ort_graph_over_A_ort"),
+                     "kernel": kernel or "--"})
+    return rows
+
+
+def write_external_table(csv: str | Path, template: str | Path, out: str | Path) -> None:
+    """paper/generated/external_table.tex from results/host/external.csv."""
+    import jinja2
+
+    try:
+        df = pd.read_csv(csv)
+    except pd.errors.EmptyDataError:
+        df = pd.DataFrame()
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(template).parent)),
+        block_start_string="<%", block_end_string="%>",
+        variable_start_string="<<", variable_end_string=">>",
+        comment_start_string="<#", comment_end_string="#>",
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined, autoescape=False,
+    )
+    effects = set(pd.to_numeric(df.get("min_effect", pd.Series([0.03])), errors="coerce").dropna()) or {0.03}
+    backend = str(df["backend"].dropna().iloc[0]) if "backend" in df and df["backend"].notna().any() else "ONNX Runtime"
+    text = env.get_template(Path(template).name).render(
+        rows=external_rows(df), backend=tex_escape(backend),
+        min_effect_pct=f"{100 * float(max(effects)):g}",
+        loaded=bool(df.get("loaded", pd.Series([], dtype=bool)).astype(str).str.lower().eq("true").any()))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text)

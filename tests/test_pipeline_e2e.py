@@ -175,35 +175,41 @@ def test_bad_config_stops_before_any_job(tmp_path):
 # that the derived dependencies (hxfuse/deps.py) are checked, not restated.
 FIG = {"figure_timeline", "figure_speedup", "figure_slowdown"}
 ANALYSIS = {"aggregate", "perfetto", "report_tables"} | FIG
+# the ONNX Runtime comparison (workflow/rules/external.smk): the harness, the
+# per-point comparison and its concatenation, the LaTeX table
+COMPARE = {"external_point", "external"}
 RULES_OF_MODULE = {
-    "__init__": {"run", "check", "deploy", "table"} | ANALYSIS,
-    "aggregate": {"aggregate"},
-    "checks": {"check"},
-    "config": FIG | {"table"},
+    "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table"} | ANALYSIS | COMPARE,
+    "aggregate": {"aggregate"} | COMPARE,
+    "checks": {"check", "ort_run"},
+    "config": FIG | {"table", "external_table"},
     "deps": set(),
-    "integrity": {"run", "check", "aggregate"},
-    "intervals": ANALYSIS,
-    "io": ANALYSIS,
-    "latex": {"table"},
-    "metrics": ANALYSIS,
+    "external": COMPARE,
+    "integrity": {"run", "check", "aggregate", "ort_run"},
+    "intervals": ANALYSIS | COMPARE,
+    "io": ANALYSIS | COMPARE,
+    "latex": {"table", "external_table"},
+    "metrics": ANALYSIS | COMPARE,
+    "ort": {"ort_run"},
     "pipeline": {"aggregate"},
     "plots": FIG,
     "provenance": {"run", "deploy", "aggregate"},
     "report": {"report_tables"},
     "runpoint": {"run"},
-    "stats": {"aggregate"},
+    "stats": {"aggregate"} | COMPARE,
     "timeline": FIG | {"perfetto"},
-    "verdicts": {"aggregate"},
+    "verdicts": {"aggregate"} | COMPARE,
 }
 
 
 # Which rules consume each rule's outputs (the workflow's DAG, by hand).
 CONSUMERS = {
     "deploy": {"run"},
-    "run": {"check", "aggregate", "figure_timeline", "perfetto"},
+    "run": {"check", "aggregate", "figure_timeline", "perfetto", "external_point"},
     "check": {"aggregate", "figure_timeline", "perfetto"},
     "aggregate": {"figure_speedup", "figure_slowdown", "report_tables", "table"},
     "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
+    "ort_run": {"external_point"}, "external_point": {"external"}, "external": {"external_table"},
 }
 
 
@@ -224,7 +230,9 @@ def test_derived_code_dependencies_match_the_imports():
     script_of = {"run": "run_point", "check": "check", "deploy": "deploy", "table": "table",
                  "aggregate": "aggregate", "perfetto": "perfetto", "report_tables": "report_tables",
                  "figure_timeline": "figure_timeline", "figure_speedup": "figure_speedup",
-                 "figure_slowdown": "figure_slowdown"}
+                 "figure_slowdown": "figure_slowdown", "ort_run": "ort_run",
+                 "external_point": "external_point", "external": "external_concat",
+                 "external_table": "external_table"}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}
