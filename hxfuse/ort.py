@@ -891,7 +891,14 @@ class Harness:
             lines.append(json.dumps(done))
         lines += [json.dumps(v) for v in verify_records]
         status = "check_failed" if problems else ("ok" if mismatches == 0 else "checksum_mismatch")
-        lines.append(json.dumps({"record": "end", "status": status, "trials": len(trials),
+        # the runner's integrity fields (hxfuse.integrity): the record count and
+        # the FNV-1a 64 of every byte before the end record, newlines included
+        from .integrity import fnv1a64
+
+        head = ("\n".join(lines) + "\n").encode("utf-8")
+        lines.append(json.dumps({"record": "end", "records": len(lines),
+                                 "digest": f"fnv1a64:{fnv1a64(head):016x}",
+                                 "status": status, "trials": len(trials),
                                  "checksum_mismatches": mismatches, "check_problems": problems,
                                  "wall_ns": time.monotonic_ns() - t_start,
                                  "load_average_after": _load_average(),
