@@ -34,6 +34,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/timeline.smk"
 include: "workflow/rules/table.smk"
+include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/external.smk"
 

@@ -4,6 +4,7 @@ rule paper:
     input:
         main=str(REPO / "paper" / "main.tex"),
         generated=rules.table.output,
+        sections=rules.paper_sections.output,
     output:
         "paper/main.pdf",
     log:
