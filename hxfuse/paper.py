@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from .config import EMULATED_TARGETS, TARGETS
+from . import mechanism as mech
 from .latex import tex_escape
 
 
@@ -204,16 +205,24 @@ def platform_macros(tabs: Mapping[str, pd.DataFrame], docs: Mapping[str, dict]) 
 
 
 
+def _mechanism_tex(path: str | Path | None) -> str:
+    if path is None:
+        raise ValueError("the mechanism section needs mechanism.json (rule mechanism)")
+    return mech.table_tex(mech.load(path))
+
+
 def write_sections(summaries: Sequence[str | Path], summaries_json: Sequence[str | Path],
-                   out: Mapping[str, str | Path]) -> None:
+                   out: Mapping[str, str | Path], mechanism: str | Path | None = None) -> None:
     """Write every generated section named in ``out`` (keys: setup, scope,
-    platform_macros)."""
+    platform_macros, mechanism: the latter needs ``mechanism``, the path of
+    mechanism.json)."""
     tabs, docs = load(summaries, summaries_json)
     if not docs:
         raise ValueError("no summary.json given: the paper needs at least one target's results")
     text = {"setup": lambda: setup_tex(tabs, docs),
             "scope": lambda: scope_tex(tabs, docs),
-            "platform_macros": lambda: platform_macros(tabs, docs)}
+            "platform_macros": lambda: platform_macros(tabs, docs),
+            "mechanism": lambda: _mechanism_tex(mechanism)}
     unknown = set(out) - set(text)
     if unknown:
         raise ValueError(f"unknown generated section(s): {sorted(unknown)}")

@@ -82,3 +82,15 @@ def test_bad_inputs_fail_clearly(tmp_path):
     good = _write(tmp_path, "host", _env_rows("host"), _doc("host"))
     with pytest.raises(ValueError, match="unknown generated section"):
         paper.write_sections([good[0]], [good[1]], {"abstract": tmp_path / "a.tex"})
+
+
+def test_mechanism_section_needs_its_data(tmp_path):
+    good = _write(tmp_path, "host", _env_rows("host"), _doc("host"))
+    with pytest.raises(ValueError, match="needs mechanism.json"):
+        paper.write_sections([good[0]], [good[1]], {"mechanism": tmp_path / "m.tex"})
+    m = tmp_path / "mechanism.json"
+    m.write_text(json.dumps({"checks": [{"key": "one_core", "claim": "one core: parallelism about 1",
+                                         "how": "pinned", "result": "pass", "shown": "parallelism 0.42"}]}))
+    paper.write_sections([good[0]], [good[1]], {"mechanism": tmp_path / "m.tex"}, mechanism=m)
+    tex = (tmp_path / "m.tex").read_text()
+    assert "parallelism 0.42" in tex and "1 of 1 passed" in tex
