@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from .config import EMULATED_TARGETS, TARGETS
+from . import answers as ans
 from . import mechanism as mech
 from .latex import tex_escape
 
@@ -211,6 +212,15 @@ def _mechanism_tex(path: str | Path | None) -> str:
     return mech.table_tex(mech.load(path))
 
 
+def _answers_tex(docs: Mapping[str, dict]) -> str:
+    """The answers of the first timed target (emulated ones answer nothing)."""
+    timed = [t for t in docs if not (t in EMULATED_TARGETS or docs[t].get("emulated"))]
+    doc = docs[timed[0]] if timed else next(iter(docs.values()))
+    target = doc.get("target", "")
+    note = ("B's limitation: " + B_LIMITATION[target]) if target in B_LIMITATION else ""
+    return ans.answers_tex(doc, b_note=note)
+
+
 def write_sections(summaries: Sequence[str | Path], summaries_json: Sequence[str | Path],
                    out: Mapping[str, str | Path], mechanism: str | Path | None = None) -> None:
     """Write every generated section named in ``out`` (keys: setup, scope,
@@ -222,7 +232,8 @@ def write_sections(summaries: Sequence[str | Path], summaries_json: Sequence[str
     text = {"setup": lambda: setup_tex(tabs, docs),
             "scope": lambda: scope_tex(tabs, docs),
             "platform_macros": lambda: platform_macros(tabs, docs),
-            "mechanism": lambda: _mechanism_tex(mechanism)}
+            "mechanism": lambda: _mechanism_tex(mechanism),
+            "answers": lambda: _answers_tex(docs)}
     unknown = set(out) - set(text)
     if unknown:
         raise ValueError(f"unknown generated section(s): {sorted(unknown)}")
