@@ -151,16 +151,17 @@ def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host"
     out["C"] = " ".join([
         _verdict_points_sentence(pts, "D/C"),
         (f"Progress overlap (D's parallelism interval above 1 + {m:g}) holds on {len(prog)} of those "
-         f"{len(rows)} points" + (f" (parallelism {_names(prog, None)}: " +
-                                 ", ".join(p.parallelism() for p in prog[:8]) + ")" if prog else "") + "."
-         if rows else ""),
+         f"{len(rows)} points" + (" (parallelism " + ", ".join(f"{_tt(p.name)} {p.parallelism()}" for p in prog[:8])
+                                  + (f", and {len(prog) - 8} more" if len(prog) > 8 else "") + ")" if prog else "")
+         + "." if rows else ""),
         _relation_sentence(pts, "D/C", m),
     ]).strip()
     ca = relation_counts(rows, "C/A")
     out["A"] = " ".join([
         _verdict_points_sentence(pts, "D/A"),
-        (f"Merging the entry alone (C against A) is faster on {len(ca['<'])} and no different on "
-         f"{len(ca['~'])} of the {len(rows)} points with a verdict." if rows else ""),
+        (f"Merging the entry alone (C against A) is faster on {len(ca['<'])}, no different on "
+         f"{len(ca['~'])}, slower on {len(ca['>'])} and undetermined on {len(ca['?'])} of the {len(rows)} points "
+         f"with a verdict." if rows else ""),
         _relation_sentence(pts, "D/A", m),
     ]).strip()
     db = relation_counts(pts, "D/B")
@@ -223,10 +224,11 @@ def _stop_paragraph(pts: Sequence[Point], m: float) -> str:
         no_prog = [p for p in ps if p.rec.get("progress_overlap") is False]
         prog_txt = (f"; D's parallelism interval does not exceed 1 + {m:g} at "
                     + ", ".join(_tt(p.name) for p in no_prog) if no_prog else "")
-        sents.append(f"Sweep {_tt(sweep)}, workload {_tt(wl)}, D/C in x order: {seq}. {verdict}{prog_txt}.")
+        sents.append(f"\\item Sweep {_tt(sweep)}, workload {_tt(wl)}, D/C in x order: {seq}. {verdict}{prog_txt}.")
     if not sents:
         return "No sweep has two or more points of one workload, so where overlap stops paying is not measured."
-    return (" ".join(sents) + " (* marks a point without a verdict: its interval is shown, not read as a verdict.)")
+    return ("Along each swept variable (* marks a point without a verdict: its interval is shown, not read as "
+            "a verdict):\n\\begin{itemize}\n" + "\n".join(sents) + "\n\\end{itemize}")
 
 
 def answers_tex(doc: Mapping, b_note: str = "") -> str:

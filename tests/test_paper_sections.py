@@ -5,6 +5,8 @@ the code instead of read from the data would show."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -94,3 +96,35 @@ def test_mechanism_section_needs_its_data(tmp_path):
     paper.write_sections([good[0]], [good[1]], {"mechanism": tmp_path / "m.tex"}, mechanism=m)
     tex = (tmp_path / "m.tex").read_text()
     assert "parallelism 0.42" in tex and "1 of 1 passed" in tex
+
+
+# --- the template cites only computed numbers --------------------------------
+
+
+PAPER = Path(__file__).resolve().parents[1] / "paper"
+# Digits the template may hold: LaTeX settings and names, not results.
+ALLOWED_DIGITS = [r"\\documentclass\[10pt\]", r"a4paper", r"margin=2cm", r"\[T1\]", r"phase-1", r"2-D",
+                  r"is about 1 when", r"\\hxval\{[^}]*\}"]
+
+
+def _template_text() -> str:
+    # drop comments (an unescaped % to the end of the line; \% is text)
+    text = "\n".join(re.sub(r"(?<!\\)%.*", "", ln) for ln in (PAPER / "main.tex").read_text().splitlines())
+    for pat in ALLOWED_DIGITS:
+        text = re.sub(pat, "", text)
+    return text
+
+
+def test_template_types_no_number():
+    text = _template_text()
+    assert not re.findall(r"\d", text), [ln for ln in text.splitlines() if re.search(r"\d", ln)]
+
+
+def test_template_inputs_every_generated_section():
+    main = (PAPER / "main.tex").read_text()
+    for name in ("setup", "scope", "platform_macros", "mechanism", "answers", "evidence", "limitations",
+                 "paper_figures", "results_table", "evidence_table", "results_macros"):
+        assert f"\\input{{generated/{name}.tex}}" in main, name
+    for macro in ("\\hxAnswerC", "\\hxAnswerA", "\\hxAnswerB", "\\hxAnswerStop", "\\hxAnswerInconclusive",
+                  "\\hxEvidenceText", "\\hxCores", "\\hxMinEffectPct", "\\hxCiPct"):
+        assert macro in main, macro
