@@ -171,8 +171,8 @@ def check_calibration(runner: Path, tmp: Path, cores: int | None = None) -> dict
                 "shown": "skipped: one core"}
     recs = _ok(*_run(runner, tmp / "f.jsonl", "--workloads", wl, "--groups", "C,D", "--calibrate", cal,
                      "--affinity", "spread", "--warmup", "20", "--rounds", "200"), "calibration")
-    med = lambda g, f: statistics.median(f(t) for t in _trials(recs, g, wl))  # noqa: E731
-    span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1e3  # noqa: E731
+    med = lambda g, f: statistics.median(f(t) for t in _trials(recs, g, wl))
+    span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1e3
     c_busy, d_busy, c_span, d_span = med("C", _busy_union_us), med("D", _busy_union_us), med("C", span), med("D", span)
     # C ~ sum; D within half the overlap opportunity of the bound; the entry
     # spans (which add wake-up latencies) only have to order D < C

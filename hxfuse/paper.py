@@ -17,9 +17,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .config import EMULATED_TARGETS, TARGETS
 from . import answers as ans
 from . import mechanism as mech
+from .config import EMULATED_TARGETS, TARGETS
 from .latex import tex_escape
 
 
@@ -279,7 +279,7 @@ def evidence_frame(s: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     ok = s["point_ok"].astype(str).str.lower().isin(["true", "1"]) if "point_ok" in s else True
     d = s[ok & s["group"].isin(["A", "C", "D"])].copy()
-    num = lambda c: pd.to_numeric(d[c], errors="coerce") if c in d else pd.Series(math.nan, index=d.index)  # noqa: E731
+    num = lambda c: pd.to_numeric(d[c], errors="coerce") if c in d else pd.Series(math.nan, index=d.index)
     d["prep_share"] = (num("end_to_end_ns") - num("makespan_ns")) / num("end_to_end_ns")
     d["scratch_mib"] = num("scratch_peak_bytes") / 2**20
     d["speedup_A"] = num("speedup_over_A").where(d["group"] != "A", 1.0)
@@ -413,7 +413,7 @@ def representative_timelines(targets: Sequence[str], sweeps: Mapping[str, dict])
 
 
 def _subfig(path: str, caption: str, width: str = r"\linewidth", height: str = r"0.40\textheight") -> list[str]:
-    return [rf"\begin{{subfigure}}{{\linewidth}}\centering",
+    return [r"\begin{subfigure}{\linewidth}\centering",
             rf"\includegraphics[width={width},height={height},keepaspectratio]{{../{path}}}",
             rf"\caption{{{caption}}}", r"\end{subfigure}"]
 

@@ -8,10 +8,10 @@ import os
 import stat
 
 import pytest
+from runner_util import build_runner
 
 from hxfuse import mechanism
 from hxfuse.latex import tex_escape
-from runner_util import build_runner
 
 
 @pytest.fixture(scope="module")
