@@ -248,3 +248,32 @@ def answers_tex(doc: Mapping, b_note: str = "") -> str:
     for k, name in names.items():
         lines.append(rf"\newcommand{{\{name}}}{{%" + "\n" + a[k] + "}")
     return "\n".join(lines) + "\n"
+
+
+def external_sentence(rows: Sequence[Mapping]) -> str:
+    """D against ONNX Runtime's own concurrency (B_ort), from external.csv
+    rows: relation counts with intervals, loaded points and kernel-speed
+    differences said, never a verdict (the comparison mixes kernel speed with
+    scheduling)."""
+    rows = [r for r in rows if _finite(r.get("speedup_D_over_B_ort"))]
+    if not rows:
+        return "The external comparison (ONNX Runtime) measured no point."
+    c: dict[str, list] = {s: [] for s in "<~>?"}
+    for r in rows:
+        c.setdefault(str(r.get("speedup_D_over_B_ort_rel")), []).append(r)
+
+    def name(r):
+        v, lo, hi = (float(r[f"speedup_D_over_B_ort{k}"]) for k in ("", "_lo", "_hi"))
+        return rf"\texttt{{{tex_escape(r.get('sweep', ''))}/{tex_escape(r.get('workload', ''))}/" \
+               rf"{tex_escape(r.get('point', ''))}}} ({v:.2f} [{lo:.2f}, {hi:.2f}])"
+
+    word = {"<": "D faster than B\\textsubscript{ort}", ">": "D slower", "~": "no different", "?": "undetermined"}
+    parts = [f"{word.get(s, s)} on {len(c[s])}"
+             + (f" ({', '.join(name(r) for r in c[s][:6])})" if c[s] else "") for s in c if c[s]]
+    loaded = sum(str(r.get("loaded")).lower() == "true" for r in rows)
+    backend = tex_escape(str(rows[0].get("backend") or "ONNX Runtime"))
+    return (f"Against a real backend's concurrency ({backend}: the same tasks as three sessions run from "
+            f"three threads, B\\textsubscript{{ort}}), over {len(rows)} points: " + "; ".join(parts) + ". "
+            f"The machine was loaded during {loaded} of these {len(rows)} comparisons, and ONNX Runtime's "
+            f"kernels run at their own speed, so D against B\\textsubscript{{ort}} mixes kernel speed with "
+            f"scheduling and is reported, not read as a verdict.")

@@ -76,3 +76,18 @@ def test_answers_tex_needs_verdicts_and_skips_emulated():
     for name in ("hxAnswerC", "hxAnswerA", "hxAnswerB", "hxAnswerStop", "hxAnswerInconclusive", "hxAnswerSummary"):
         assert f"\\newcommand{{\\{name}}}" in tex
     assert "1 + 0.05" in tex
+
+
+def test_external_comparison_is_reported_not_judged():
+    rows = [{"sweep": "ratio", "point": "similar", "workload": "md", "backend": "onnxruntime 9.9",
+             "speedup_D_over_B_ort": 1.74, "speedup_D_over_B_ort_lo": 1.27, "speedup_D_over_B_ort_hi": 2.81,
+             "speedup_D_over_B_ort_rel": "<", "loaded": True},
+            {"sweep": "ratio", "point": "similar", "workload": "mv", "backend": "onnxruntime 9.9",
+             "speedup_D_over_B_ort": 1.19, "speedup_D_over_B_ort_lo": 0.70, "speedup_D_over_B_ort_hi": 1.48,
+             "speedup_D_over_B_ort_rel": "?", "loaded": False}]
+    text = answers.external_sentence(rows)
+    assert "onnxruntime 9.9" in text and "over 2 points" in text
+    assert "D faster than B\\textsubscript{ort} on 1 (\\texttt{ratio/md/similar} (1.74 [1.27, 2.81]))" in text
+    assert "undetermined on 1" in text and "loaded during 1 of these 2" in text
+    assert "not read as a verdict" in text
+    assert "measured no point" in answers.external_sentence([])

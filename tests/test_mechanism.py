@@ -10,7 +10,7 @@ import stat
 import pytest
 from runner_util import build_runner
 
-from hxfuse import mechanism
+from hxfuse import mechanism, paper
 from hxfuse.latex import tex_escape
 
 
@@ -40,7 +40,7 @@ def test_every_mechanism_check_passes_on_the_host_runner(hxrun, tmp_path):
     # round trip through the file the rule writes, and the paper's table
     path = tmp_path / "mechanism.json"
     path.write_text(json.dumps(doc))
-    tex = mechanism.table_tex(mechanism.load(path))
+    tex = paper.mechanism_tex(mechanism.load(path))
     for _, claim, _, _ in mechanism.CHECKS:
         assert tex_escape(claim) in tex, claim
     assert "passed" in tex and "\\label{tab:mechanism}" in tex
@@ -53,7 +53,7 @@ def test_a_broken_runner_fails_the_checks(tmp_path):
     doc = mechanism.run_checks(fake, only=["async_launch", "rejections"], tmp=tmp_path)
     assert [c["result"] for c in doc["checks"]] == ["fail", "fail"]
     assert "broken on purpose" in doc["checks"][0]["shown"]
-    tex = mechanism.table_tex(doc)
+    tex = paper.mechanism_tex(doc)
     assert "0 of 2 passed; failed: async\\_launch, rejections" in tex and "FAIL" in tex
 
 

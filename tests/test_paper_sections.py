@@ -48,7 +48,7 @@ def test_setup_and_scope_report_the_recorded_platform(tmp_path):
     paper.write_sections([csv], [js], out)
     setup = out["setup"].read_text()
     for needle in ("Test CPU 9000", "online cores & 7", "cc 99.1", "3.99.0", "Linux-x86\\_64-test",
-                   "17-18 ns per read", "2-3 (by workload)", "4 replicate(s) of 33 measured rounds",
+                   "17-18 ns per read", "2-3 (by workload)", "4 replicate(s) per point, 33 measured rounds per point",
                    "mapping of D on host", "emulated & no", "own executor"):
         assert needle in setup, needle
     scope = out["scope"].read_text()
@@ -128,3 +128,16 @@ def test_template_inputs_every_generated_section():
     for macro in ("\\hxAnswerC", "\\hxAnswerA", "\\hxAnswerB", "\\hxAnswerStop", "\\hxAnswerInconclusive",
                   "\\hxEvidenceText", "\\hxCores", "\\hxMinEffectPct", "\\hxCiPct"):
         assert macro in main, macro
+
+
+def test_external_b_is_stated_where_it_ran(tmp_path):
+    good = _write(tmp_path, "host", _env_rows("host"), _doc("host"))
+    ext = tmp_path / "external.csv"
+    pd.DataFrame([{"sweep": "ratio", "point": "p", "workload": "mv", "backend": "onnxruntime 9.9",
+                   "speedup_D_over_B_ort": 1.01, "speedup_D_over_B_ort_lo": 0.99, "speedup_D_over_B_ort_hi": 1.02,
+                   "speedup_D_over_B_ort_rel": "~", "loaded": False}]).to_csv(ext, index=False)
+    out = {"scope": tmp_path / "s.tex"}
+    paper.write_sections([good[0]], [good[1]], out, external_csv=ext)
+    assert "External B (ONNX Runtime on the host, onnxruntime 9.9): ran at 1 point(s)" in out["scope"].read_text()
+    paper.write_sections([good[0]], [good[1]], out)
+    assert "External B" in out["scope"].read_text() and "not run in this build" in out["scope"].read_text()

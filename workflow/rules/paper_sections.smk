@@ -7,6 +7,9 @@ import hxfuse.paper as hxpaper
 
 PAPER_TIMELINES = hxpaper.representative_timelines(config["targets"], config["sweeps"])
 # the evidence figure of every timed target (emulated timings are not performance)
+# External B (ONNX Runtime, rule `external`) where this build has run it: the
+# paper reports it then, and says it did not run otherwise.
+PAPER_EXTERNAL = [f for f in ["results/host/external.csv"] if os.path.exists(f)]
 PAPER_EVIDENCE = {t: f"results/{t}/figures/evidence.pdf" for t in config["targets"] if not is_emulated(t)}
 
 
@@ -33,6 +36,7 @@ rule paper_sections:
         figures=[f for t in config["targets"] for f in sweep_figures(t, "pdf")],
         timelines=PAPER_TIMELINES,
         evidence=list(PAPER_EVIDENCE.values()),
+        external=PAPER_EXTERNAL,
         code=CODE["paper_sections"],
     output:
         setup="paper/generated/setup.tex",

@@ -11,4 +11,5 @@ paper.write_sections(summaries=snakemake.input.summaries,  # noqa: F821
                      mechanism=snakemake.input.mechanism,  # noqa: F821
                      sweeps=snakemake.params.sweeps,  # noqa: F821
                      timelines=snakemake.params.timelines,  # noqa: F821
-                     evidence_figures=snakemake.params.evidence)  # noqa: F821
+                     evidence_figures=snakemake.params.evidence,  # noqa: F821
+                     external_csv=(snakemake.input.external or [None])[0])  # noqa: F821
