@@ -34,8 +34,10 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/timeline.smk"
 include: "workflow/rules/table.smk"
-include: "workflow/rules/paper.smk"
 include: "workflow/rules/external.smk"
+include: "workflow/rules/mechanism.smk"
+include: "workflow/rules/paper_sections.smk"
+include: "workflow/rules/paper.smk"
 
 
 rule all:

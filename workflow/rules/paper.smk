@@ -3,7 +3,9 @@
 rule paper:
     input:
         main=str(REPO / "paper" / "main.tex"),
+        related=str(REPO / "paper" / "related.tex"),
         generated=rules.table.output,
+        sections=rules.paper_sections.output,
     output:
         "paper/main.pdf",
     log:
@@ -20,6 +22,7 @@ rule paper:
         fi
         mkdir -p paper/build
         [ -e paper/main.tex ] || cp {input.main} paper/main.tex
+        [ -e paper/related.tex ] || cp {input.related} paper/related.tex
         (cd paper && latexmk -pdf -interaction=nonstopmode -halt-on-error \
             -outdir=build main.tex) > {log} 2>&1 || {{ echo "hxfuse: LaTeX failed, see {log}" >&2; exit 1; }}
         cp paper/build/main.pdf {output}
