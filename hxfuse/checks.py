@@ -6,8 +6,10 @@ verification round (``--npy-dir``).  A point passes when
 1. the file is what the runner wrote (the ``end`` record's record count and
    digest match the bytes before it, hxfuse.integrity), complete (``meta``
    first, ``end`` last), and the runner reported ``status: ok``;
-2. for every workload's ``verify`` record, the outputs equal a numpy
-   reference computed from the saved inputs:
+2. every workload's ``verify`` record lists the ``.npy`` file of every input
+   and output of its tasks (a missing one fails the point: the numeric check
+   is never skipped; calibration runs have no outputs), and the outputs
+   equal a numpy reference computed from the saved inputs:
 
    - **M**, u8 x i8 -> i32: exact (int64 matmul, no overflow for K < 65536).
    - **M**, fp32: ``|C - A@B| <= rtol * (|A| @ |B|) + atol * sqrt(K)``
@@ -185,6 +187,11 @@ def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAU
     return reasons, detail
 
 
+# Every .npy file of a task, inputs and outputs, as the verify record names
+# them (kernels/src/protocol.c: dump_npy); the check needs all of them.
+TASK_FILES = {"M": ("M_A", "M_B", "M_C"), "V": ("V_X", "V_Y", "V_rowsum", "V_rowmax"),
+              "D": ("D_src", "D_dst")}
+
 # The .npy files that make up each task's outputs, in the runner's order
 # (kernels/src/tasks.c: M: C; V: y, rowsum, rowmax; D: the destination buffer).
 CHECKSUM_FILES = {"M": ("M_C",), "V": ("V_Y", "V_rowsum", "V_rowmax"), "D": ("D_dst",)}
@@ -273,21 +280,31 @@ def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F3
             # busy-wait tasks have no outputs and no checksums (docs/runner.md)
             verified[wl] = claimed
             continue
+        # Every workload's verify record lists its own .npy files (the
+        # runner writes <npy-dir>/<workload>/ right after that workload's
+        # verification run).  Without them the numeric check cannot run, and
+        # a checksum the runner merely claims is no evidence: fail.
         files = v.get("files") or {}
         if not files:
-            # the runner writes the .npy files with the last workload's record
-            if wl != verifies[-1].get("workload"):
-                verified[wl] = claimed
-                continue
-            reasons.append(f"{wl}: verify record lists no .npy files")
+            reasons.append(f"{wl}: verify record lists no .npy files (the numeric check needs "
+                           "the verification round's inputs and outputs: run with --npy-dir)")
         arrays = {}
-        for name, rel in files.items():
-            if name[0] not in claimed:  # the runner writes every file; only this workload's tasks count
-                continue
-            try:
-                arrays[name] = np.load(npy_dir / rel, allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                reasons.append(f"{wl}: cannot load {name} ({npy_dir / rel}): {exc}")
+        for task in claimed:
+            missing = [n for n in TASK_FILES.get(task, ()) if n not in files]
+            if files and missing:
+                reasons.append(f"{wl}: verify record lists no {', '.join(missing)} for task {task}")
+            for name in TASK_FILES.get(task, ()):
+                if name not in files:
+                    continue
+                rel = files[name]
+                try:
+                    arrays[name] = np.load(npy_dir / rel, allow_pickle=False)
+                except (OSError, ValueError) as exc:
+                    reasons.append(f"{wl}: cannot load {name} ({npy_dir / rel}): {exc}")
+        # compare only tasks whose inputs and outputs are all there (a missing
+        # one is already a reason above)
+        arrays = {n: a for n, a in arrays.items()
+                  if all(m in arrays for m in TASK_FILES[n[0]])}
         r, detail = check_outputs(meta, arrays, rtol, atol)
         reasons += [f"{wl}: {m}" for m in r]
         result["outputs"][wl] = detail
