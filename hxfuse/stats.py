@@ -1,6 +1,6 @@
 """Robust statistics for noisy timing samples.
 
-The host machine is shared and noisy (experiment-model.md, "Tool facts"), so
+The host machine is shared and noisy (docs/experiment-model.md, "The machines"), so
 every summary is a median with a seeded bootstrap percentile interval, ratios
 are paired within a round, and outliers are flagged (never dropped).
 """
