@@ -9,38 +9,7 @@
 # all use the point's seed for the inputs (hxrun's data) and a new seed for
 # the round order.
 
-EXTERNAL_REPLICATES = int(config.get("run", {}).get("replicates") or 3)
-EXTERNAL_DIR = "results/host/external"
-
-
-def external_points():
-    """Host points ONNX Runtime can run: fp32, real kernels (no calibration)."""
-    return [p for p in POINTS if p.target == "host" and p.params["precision"] == "fp32"
-            and not p.params["calibrate"]]
-
-
-def external_point(wc):
-    return hxconfig.find_point(config, "host", wc.sweep, wc.workload, wc.point)
-
-
-def ort_raws(wc):
-    return [f"{EXTERNAL_DIR}/raw/{wc.sweep}/{wc.workload}/{wc.point}/ort{r}.jsonl"
-            for r in range(EXTERNAL_REPLICATES)]
-
-
-def runner_raws(wc):
-    # raw_of (common.smk) gives one file per point, or a list once replicates exist
-    raw = raw_of(external_point(wc))
-    return [raw] if isinstance(raw, str) else list(raw)
-
-
-def ort_command(wc, output, log):
-    p = external_point(wc)
-    seed = int(hxconfig.run_settings(config, "host")["seed"])
-    args = [sys.executable, "-m", "hxfuse.ort", "--out", output, *hxconfig.runner_args(config, p),
-            "--order-seed", str(seed + 7919 * int(wc.rep)), "--label", f"replicate={wc.rep}",
-            "--label", f"point={p.id}"]
-    return shlex.join(args) + f" > {shlex.quote(log)} 2>&1"
+include: "external_inputs.smk"
 
 
 # One ONNX Runtime invocation: takes the device and every core like `run`, so
@@ -73,6 +42,8 @@ rule external_point:
         bootstrap=config["analysis"]["bootstrap"],
     log:
         "logs/host/external/{sweep}/{workload}/{point}.log",
+    conda:
+        "../../envs/analysis.yaml"
     shell:
         "{params.python:q} -m hxfuse.external --ort {input.ort:q} --runner {input.runner:q} --out {output.csv:q}"
         " --min-effect {params.min_effect} --bootstrap {params.bootstrap}"
@@ -84,7 +55,13 @@ rule external:
         lambda wc: [f"{EXTERNAL_DIR}/{p.sweep}/{p.workload}/{p.point}.csv" for p in external_points()],
     output:
         "results/host/external.csv",
-    run:
-        from hxfuse.external import concat_csv
-
-        concat_csv(input, output[0])
+    params:
+        python=sys.executable,
+        concat="import sys; from hxfuse.external import concat_csv; "
+        "print(len(concat_csv(sys.argv[2:], sys.argv[1])), 'rows')",
+    log:
+        "logs/host/external.log",
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "{params.python:q} -c {params.concat:q} {output:q} {input:q} > {log:q} 2>&1"
