@@ -110,3 +110,12 @@ def test_installed_analysis_stack_is_the_pinned_one(name):
     """What the tests run with is what constraints.txt says (a drifted
     environment is named here rather than found in a result's sidecar)."""
     assert provenance.package_versions((name,))[name] == pins()[canonicalize_name(name)]
+
+
+def test_slow_modules_exist_and_the_marker_is_registered():
+    from conftest import SLOW_MODULES
+
+    missing = sorted(m for m in SLOW_MODULES if not (REPO / "tests" / m).is_file())
+    assert not missing, f"tests/conftest.py marks missing modules slow: {missing}"
+    markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("slow:") for m in markers)
