@@ -28,7 +28,8 @@ META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "ea
 ENV_COLUMNS = (
     "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
     "load_average_before", "load_average_after", "other_busy_cores_before", "other_busy_cores_after",
-    "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings", "device_fallbacks",
+    "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
+    "runner_warning_codes", "device_fallbacks",
 )
 # Summary columns of the environment, in order (online_cores and
 # engines_exceed_cores come from META_COLUMNS).
@@ -37,7 +38,7 @@ ENV_SUMMARY_COLUMNS = (
     "engines_exceed_cores", "load_average_before", "load_average_after", "other_busy_cores_before",
     "other_busy_cores_after", "runner_wall_s",
     "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "device_fallbacks", "env_warning",
+    "runner_warning_codes", "device_fallbacks", "env_warning",
 )
 # A machine counts as loaded when its 1-minute load average exceeds this many
 # runnable processes per online core (docs/metrics.md, "Environment").
@@ -125,6 +126,10 @@ def environment(run: Run) -> dict[str, Any]:
     warns = meta.get("warnings") or []
     if isinstance(warns, str):
         warns = [warns]
+    # meta.warning_codes[i] is the stable code of meta.warnings[i]
+    # (docs/runner.md); a file without a matching list has uncoded warnings.
+    codes = meta.get("warning_codes")
+    codes = [str(c) for c in codes] if isinstance(codes, list) and len(codes) == len(warns) else []
     return {
         "emulated": bool(meta.get("emulated", False)),
         "cpu_model": meta.get("cpu_model"),
@@ -140,6 +145,7 @@ def environment(run: Run) -> dict[str, Any]:
         "clock_resolution_ns": _float(clock.get("resolution_ns")),
         "clock_read_overhead_ns": _float(clock.get("read_overhead_ns")),
         "runner_warnings": "; ".join(str(w) for w in warns),
+        "runner_warning_codes": "; ".join(codes),
         "device_fallbacks": fallbacks,
     }
 
@@ -182,7 +188,9 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
       or online cores - round(load before) < E (the engines the point keeps
       busy at once);
     * the load average could not be read; the target is emulated; the
-      runner's own ``meta.warnings`` (prefixed ``runner:``).
+      runner's own ``meta.warnings`` (prefixed ``runner:``); the runner's
+      ``engines_exceed_cores`` warning (found by its code in
+      ``runner_warning_codes``) replaces ours rather than repeating it.
     """
     out: list[tuple[str, str]] = []
     if bool(env.get("emulated")):
@@ -203,6 +211,9 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     busy_a = _float(env.get("other_busy_cores_after"))
     rw = env.get("runner_warnings")
     runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
+    # keyed on the runner's stable codes, never on its wording
+    rc = env.get("runner_warning_codes")
+    runner_says_exceed = isinstance(rc, str) and "engines_exceed_cores" in rc.split("; ")
     if have_cores and math.isfinite(busy_b):
         busy_limit = BUSY_PER_CORE * cores
         if busy_b > busy_limit:
@@ -212,7 +223,7 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
             out.append(("loaded_after",
                         f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
         if bool(env.get("engines_exceed_cores")):
-            if not any("online cores" in w for w in runner):
+            if not runner_says_exceed:
                 n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
                 out.append(("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)"))
         elif math.isfinite(used) and cores - busy_b < used - 0.5:
@@ -231,7 +242,7 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
         if after - own > limit:
             out.append(("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
-        if any("online cores" in w for w in runner):
+        if runner_says_exceed:
             pass  # the runner says so itself (listed below)
         else:
             n = f"{used:g} device engines" if math.isfinite(used) else "device engines"

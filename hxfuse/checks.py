@@ -6,8 +6,10 @@ verification round (``--npy-dir``).  A point passes when
 1. the file is what the runner wrote (the ``end`` record's record count and
    digest match the bytes before it, hxfuse.integrity), complete (``meta``
    first, ``end`` last), and the runner reported ``status: ok``;
-2. for every workload's ``verify`` record, the outputs equal a numpy
-   reference computed from the saved inputs:
+2. every workload's ``verify`` record lists the ``.npy`` file of every input
+   and output of its tasks (a missing one fails the point: the numeric check
+   is never skipped; calibration runs have no outputs), and the outputs
+   equal a numpy reference computed from the saved inputs:
 
    - **M**, u8 x i8 -> i32: exact (int64 matmul, no overflow for K < 65536).
    - **M**, fp32: ``|C - A@B| <= rtol * (|A| @ |B|) + atol * sqrt(K)``
@@ -185,6 +187,11 @@ def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAU
     return reasons, detail
 
 
+# Every .npy file of a task, inputs and outputs, as the verify record names
+# them (kernels/src/protocol.c: dump_npy); the check needs all of them.
+TASK_FILES = {"M": ("M_A", "M_B", "M_C"), "V": ("V_X", "V_Y", "V_rowsum", "V_rowmax"),
+              "D": ("D_src", "D_dst")}
+
 # The .npy files that make up each task's outputs, in the runner's order
 # (kernels/src/tasks.c: M: C; V: y, rowsum, rowmax; D: the destination buffer).
 CHECKSUM_FILES = {"M": ("M_C",), "V": ("V_Y", "V_rowsum", "V_rowmax"), "D": ("D_dst",)}
@@ -222,14 +229,100 @@ def _read_records(path: Path) -> list[dict]:
     return recs
 
 
-def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL,
-                atol: float = DEFAULT_F32_ATOL) -> dict:
-    """Check one raw result; see the module docstring.  Never raises on a bad
-    result: problems become ``reasons`` and ``status: failed``."""
-    jsonl, npy_dir = Path(jsonl), Path(npy_dir)
-    result: dict[str, Any] = {"raw": str(jsonl), "status": "failed", "reasons": [],
-                              "tolerance": {"f32_rtol": rtol, "f32_atol": atol},
-                              "outputs": {}, "checksums": {}}
+def _load_verify_arrays(wl: str, v: dict, claimed: dict[str, str], npy_dir: Path,
+                        reasons: list[str]) -> dict[str, np.ndarray]:
+    """The .npy arrays of one verify record's tasks, complete tasks only.
+
+    Every workload's verify record lists its own .npy files (the runner
+    writes <npy-dir>/<workload>/ right after that workload's verification
+    run).  Without them the numeric check cannot run, and a checksum the
+    runner merely claims is no evidence: each missing file is a reason."""
+    files = v.get("files") or {}
+    if not files:
+        reasons.append(f"{wl}: verify record lists no .npy files (the numeric check needs "
+                       "the verification round's inputs and outputs: run with --npy-dir)")
+    arrays = {}
+    for task in claimed:
+        missing = [n for n in TASK_FILES.get(task, ()) if n not in files]
+        if files and missing:
+            reasons.append(f"{wl}: verify record lists no {', '.join(missing)} for task {task}")
+        for name in TASK_FILES.get(task, ()):
+            if name not in files:
+                continue
+            try:
+                arrays[name] = np.load(npy_dir / files[name], allow_pickle=False)
+            except (OSError, ValueError) as exc:
+                reasons.append(f"{wl}: cannot load {name} ({npy_dir / files[name]}): {exc}")
+    # compare only tasks whose inputs and outputs are all there (a missing one
+    # is already a reason above)
+    return {n: a for n, a in arrays.items() if all(m in arrays for m in TASK_FILES[n[0]])}
+
+
+def _check_verify(v: dict, meta: dict, npy_dir: Path, rtol: float, atol: float,
+                  result: dict) -> dict[str, str]:
+    """Numeric check and checksum recomputation of one verify record; returns
+    the checksums it verifies ({task: hex})."""
+    reasons = result["reasons"]
+    wl = v.get("workload")
+    claimed = {t: str(h).lower() for t, h in (v.get("checksums") or {}).items() if h is not None}
+    if result["calibrated"]:
+        # busy-wait tasks have no outputs and no checksums (docs/runner.md)
+        return claimed
+    arrays = _load_verify_arrays(wl, v, claimed, npy_dir, reasons)
+    r, detail = check_outputs(meta, arrays, rtol, atol)
+    reasons += [f"{wl}: {m}" for m in r]
+    result["outputs"][wl] = detail
+    recomputed = output_checksums(arrays, claimed)
+    result["checksums"][wl] = {"runner": claimed, "numpy": recomputed}
+    for task, h in claimed.items():
+        if task not in recomputed:
+            reasons.append(f"{wl}: task {task} has no .npy output to recompute its checksum")
+        elif recomputed[task] != h:
+            reasons.append(f"{wl}: task {task} checksum {h} recorded by the runner != "
+                           f"{recomputed[task]} recomputed from the .npy output")
+    return claimed
+
+
+def _check_trials(trials: list[dict], verified: dict[str, dict[str, str]], calibrated: bool,
+                  result: dict) -> None:
+    """Every trial's checksums against the verified ones (empty variants and
+    calibration runs have none)."""
+    by_task: dict[str, set[str]] = {}
+    for cs in verified.values():
+        for t, h in cs.items():
+            by_task.setdefault(t, set()).add(h)
+    n_checked = n_bad = 0
+    bad_examples: list[str] = []
+    for t in trials:
+        if t.get("empty"):
+            continue
+        wl = t.get("workload")
+        ref = verified.get(wl)
+        for task in ([] if calibrated else t.get("tasks", [])):
+            name = task.get("task")
+            got = str(task.get("checksum", "")).lower()
+            want = {ref[name]} if ref and name in ref else by_task.get(name, set())
+            n_checked += 1
+            if got not in want:
+                n_bad += 1
+                if len(bad_examples) < 5:
+                    bad_examples.append(f"round {t.get('round')} group {t.get('group')} "
+                                        f"workload {wl} task {name}: {got} not in {sorted(want)}")
+        if t.get("checksums_ok") is False:
+            if len(bad_examples) < 5:
+                bad_examples.append(f"round {t.get('round')} group {t.get('group')} workload {wl}: "
+                                    f"runner flagged checksums_ok=false")
+            n_bad += 1
+    result["trial_checksums"] = {"checked": n_checked, "mismatches": n_bad, "examples": bad_examples}
+    if n_bad:
+        result["reasons"].append(f"{n_bad} trial checksum mismatch(es), e.g. " + "; ".join(bad_examples))
+    if n_checked == 0 and not calibrated:
+        result["reasons"].append("no trial checksums to compare")
+
+
+def _complete_records(jsonl: Path, result: dict) -> list[dict] | None:
+    """The records of a file the runner wrote and finished, or None with the
+    reason in *result*."""
     reasons = result["reasons"]
     # Integrity first: a file changed after the runner wrote it (one flipped
     # digit in a time) must not pass as a result (hxfuse.integrity).
@@ -239,17 +332,32 @@ def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F3
     except (OSError, integrity.IntegrityError) as exc:
         result["integrity"] = "failed"
         reasons.append(f"integrity: {exc}")
-        return result
+        return None
     try:
         recs = _read_records(jsonl)
     except (OSError, json.JSONDecodeError) as exc:
         reasons.append(f"cannot read {jsonl}: {exc}")
-        return result
+        return None
     if not recs or recs[0].get("record") != "meta":
         reasons.append("first record is not 'meta'")
-        return result
+        return None
     if recs[-1].get("record") != "end":
         reasons.append("no 'end' record: the run is incomplete")
+        return None
+    return recs
+
+
+def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL,
+                atol: float = DEFAULT_F32_ATOL) -> dict:
+    """Check one raw result; see the module docstring.  Never raises on a bad
+    result: problems become ``reasons`` and ``status: failed``."""
+    jsonl, npy_dir = Path(jsonl), Path(npy_dir)
+    result: dict[str, Any] = {"raw": str(jsonl), "status": "failed", "reasons": [],
+                              "tolerance": {"f32_rtol": rtol, "f32_atol": atol},
+                              "outputs": {}, "checksums": {}}
+    reasons = result["reasons"]
+    recs = _complete_records(jsonl, result)
+    if recs is None:
         return result
     meta, end = recs[0], recs[-1]
     result["end_status"] = end.get("status")
@@ -262,79 +370,9 @@ def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F3
         reasons.append("no 'verify' record")
     if not any(not t.get("warmup") and not t.get("empty") for t in trials):
         reasons.append("no measured trials")
-
-    calibrated = bool(meta.get("calibration"))
-    result["calibrated"] = calibrated
-    verified: dict[str, dict[str, str]] = {}  # workload -> task -> hex
-    for v in verifies:
-        wl = v.get("workload")
-        claimed = {t: str(h).lower() for t, h in (v.get("checksums") or {}).items() if h is not None}
-        if calibrated:
-            # busy-wait tasks have no outputs and no checksums (docs/runner.md)
-            verified[wl] = claimed
-            continue
-        files = v.get("files") or {}
-        if not files:
-            # the runner writes the .npy files with the last workload's record
-            if wl != verifies[-1].get("workload"):
-                verified[wl] = claimed
-                continue
-            reasons.append(f"{wl}: verify record lists no .npy files")
-        arrays = {}
-        for name, rel in files.items():
-            if name[0] not in claimed:  # the runner writes every file; only this workload's tasks count
-                continue
-            try:
-                arrays[name] = np.load(npy_dir / rel, allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                reasons.append(f"{wl}: cannot load {name} ({npy_dir / rel}): {exc}")
-        r, detail = check_outputs(meta, arrays, rtol, atol)
-        reasons += [f"{wl}: {m}" for m in r]
-        result["outputs"][wl] = detail
-        recomputed = output_checksums(arrays, claimed)
-        result["checksums"][wl] = {"runner": claimed, "numpy": recomputed}
-        for task, h in claimed.items():
-            if task in recomputed and recomputed[task] != h:
-                reasons.append(f"{wl}: task {task} checksum {h} recorded by the runner != "
-                               f"{recomputed[task]} recomputed from the .npy output")
-            elif task not in recomputed:
-                reasons.append(f"{wl}: task {task} has no .npy output to recompute its checksum")
-        verified[wl] = claimed
-
-    # every trial against the verified checksums
-    by_task: dict[str, set[str]] = {}
-    for cs in verified.values():
-        for t, h in cs.items():
-            by_task.setdefault(t, set()).add(h)
-    n_checked = n_bad = 0
-    bad_examples: list[str] = []
-    for t in trials:
-        if t.get("empty"):
-            continue
-        wl = t.get("workload")
-        ref = verified.get(wl) if wl in verified else None
-        for task in t.get("tasks", []):
-            name = task.get("task")
-            if calibrated:
-                continue
-            got = str(task.get("checksum", "")).lower()
-            want = {ref[name]} if ref and name in ref else by_task.get(name, set())
-            n_checked += 1
-            if got not in want:
-                n_bad += 1
-                if len(bad_examples) < 5:
-                    bad_examples.append(f"round {t.get('round')} group {t.get('group')} "
-                                        f"workload {wl} task {name}: {got} not in {sorted(want)}")
-        if t.get("checksums_ok") is False and not t.get("empty"):
-            if len(bad_examples) < 5:
-                bad_examples.append(f"round {t.get('round')} group {t.get('group')} workload {wl}: "
-                                    f"runner flagged checksums_ok=false")
-            n_bad += 1
-    result["trial_checksums"] = {"checked": n_checked, "mismatches": n_bad, "examples": bad_examples}
-    if n_bad:
-        reasons.append(f"{n_bad} trial checksum mismatch(es), e.g. " + "; ".join(bad_examples))
-    if n_checked == 0 and not calibrated:
-        reasons.append("no trial checksums to compare")
+    result["calibrated"] = calibrated = bool(meta.get("calibration"))
+    verified = {v.get("workload"): _check_verify(v, meta, npy_dir, rtol, atol, result) for v in verifies}
+    _check_trials(trials, verified, calibrated, result)
     # integer-only points (u8i8, every emulated/Hexagon point) are checked exactly
     modes = {d.get("mode") for wl in result["outputs"].values() for d in wl.values()}
     result["exact"] = bool(modes) and modes == {"exact"}

@@ -520,10 +520,6 @@ class Point:
     def id(self) -> str:
         return POINT_PATTERN.format(sweep=self.sweep, workload=self.workload, point=self.point)
 
-    def wildcards(self) -> dict:
-        return {"target": self.target, "sweep": self.sweep,
-                "workload": self.workload, "point": self.point}
-
 
 def points(config: dict) -> list[Point]:
     """Every (target, sweep, workload, point) of the validated config, in config order."""
@@ -787,11 +783,6 @@ def point_hash(config: dict, p: Point, replicate: int = 0) -> str:
     """sha256 (12 hex digits) of what one runner invocation depends on."""
     args = runner_args(config, p, replicate)
     return hashlib.sha256(_canonical({"target": p.target, "args": args})).hexdigest()[:12]
-
-
-def load(path: Path | str) -> dict:
-    """Load and validate a config file (for scripts and tests)."""
-    return validate(load_yaml(path))
 
 
 def _deep_merge(base: dict, over: dict) -> dict:

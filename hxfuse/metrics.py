@@ -412,13 +412,3 @@ def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
             out[f"speedup_{x}_over_{y}"] = np.nan
     return out
 
-
-def control_overhead(tm: pd.DataFrame) -> pd.DataFrame:
-    """Median makespan of the empty variant per workload x group (control/sync cost only)."""
-    e = measured(tm, empty=True)
-    return (
-        e.groupby(["workload", "group"])["makespan_ns"]
-        .median()
-        .rename("control_overhead_ns")
-        .reset_index()
-    )

@@ -19,7 +19,12 @@ fields.  Fields:
   groups A-D are on the target), copied from ``meta``;
 - ``run_prefix`` (what executed the runner: nothing, qemu-hexagon, device.sh)
   and ``emulated`` (added by the run rule);
-- ``host``: hostname, platform, python, load average before/after the run.
+- ``host``: hostname, platform, python, load average before/after the run;
+- ``packages``: the installed version of each package of the analysis stack
+  (:data:`ANALYSIS_STACK`; ``None`` where one is not installed), read from the
+  distributions' metadata without importing them.  The environment is pinned
+  by ``constraints.txt``; this records what a result was really made with,
+  so a result from a drifted environment can be told apart.
 
 Standard library only, and no dependence on hxfuse.config: the run wrapper
 imports this module, and every value it records comes in through the run
@@ -35,6 +40,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +48,10 @@ META_ENV_KEYS = ("schema_version", "target", "emulated", "group_mapping", "kerne
                  "cflags", "cpu_model",
                  "online_cores", "engines", "affinity", "engines_exceed_cores", "clock",
                  "wait", "spin_ns", "early_completion", "calibration", "warnings", "labels")
+# The packages whose versions can change a result or its presentation:
+# numbers (numpy, pandas), figures (matplotlib, seaborn), tables (jinja2), what
+# ran (snakemake) and the external target's group B (onnxruntime).
+ANALYSIS_STACK = ("numpy", "pandas", "seaborn", "matplotlib", "jinja2", "snakemake", "onnxruntime")
 
 
 def _git(*args: str, cwd: Path = REPO_ROOT) -> str | None:
@@ -91,10 +101,22 @@ def loadavg() -> list[float] | None:
         return None
 
 
+def package_versions(names: tuple[str, ...] = ANALYSIS_STACK) -> dict[str, str | None]:
+    """{package: installed version, or None when it is not installed}."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def base_record(config_hash: str | None = None) -> dict:
     """Fields shared by sidecars and the summary."""
     rec = {"created_unix": time.time(), **git_info(),
            "build_cc": compiler_version(), "python": sys.version.split()[0],
+           "packages": package_versions(),
            "hostname": socket.gethostname(), "platform": platform.platform()}
     if config_hash is not None:
         rec["config_hash"] = config_hash

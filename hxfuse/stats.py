@@ -1,6 +1,6 @@
 """Robust statistics for noisy timing samples.
 
-The host machine is shared and noisy (experiment-model.md, "Tool facts"), so
+The host machine is shared and noisy (docs/experiment-model.md, "The machines"), so
 every summary is a median with a seeded bootstrap percentile interval, ratios
 are paired within a round, and outliers are flagged (never dropped).
 """
@@ -36,9 +36,6 @@ class Estimate:
         """True when the interval lies entirely above or below x."""
         return bool(self.lo > x or self.hi < x)
 
-    def as_tuple(self) -> tuple[float, float, float]:
-        return (self.value, self.lo, self.hi)
-
 
 NAN_ESTIMATE = Estimate(math.nan, math.nan, math.nan, 0)
 
@@ -72,28 +69,6 @@ def bootstrap_median(
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(meds, [alpha, 1.0 - alpha])
     return Estimate(med, float(lo), float(hi), n)
-
-
-def paired_ratio(
-    numerator: Sequence[float] | np.ndarray,
-    denominator: Sequence[float] | np.ndarray,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    level: float = DEFAULT_LEVEL,
-    seed: int = DEFAULT_SEED,
-) -> Estimate:
-    """Median of the per-pair ratios numerator_i / denominator_i, with a bootstrap interval.
-
-    Pairs are rounds: each round runs every group once in a shuffled order, so
-    the per-round ratio cancels slow drifts of the machine.  Pairs with a
-    missing or non-positive side are dropped.  For a speedup of X over Y pass
-    (T_Y, T_X).
-    """
-    num = np.asarray(numerator, dtype=float).ravel()
-    den = np.asarray(denominator, dtype=float).ravel()
-    if num.shape != den.shape:
-        raise ValueError(f"paired samples differ in length: {num.shape} vs {den.shape}")
-    ok = np.isfinite(num) & np.isfinite(den) & (den > 0) & (num > 0)
-    return bootstrap_median(num[ok] / den[ok], n_resamples, level, seed)
 
 
 def hierarchical_bootstrap_median(

@@ -17,6 +17,25 @@ import pytest
 
 ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
 
+# Test modules marked ``slow``: they run the real pipeline (Snakemake, the
+# runner, often several times), cross-compile and emulate the Hexagon
+# runner, or compile against the SDK declarations, and take from ~10 s to
+# minutes each.  `pytest -m "not slow"` is the fast loop (under a minute on
+# a shared 2-core machine); CI and `python3 -m pytest` run everything.  A
+# module listed here must exist (tests/test_environment.py checks it).
+SLOW_MODULES = frozenset({
+    "test_pipeline_e2e.py", "test_pipeline_signals.py", "test_pipeline_study.py",
+    "test_pipeline_hexagon.py", "test_external_pipeline.py", "test_hexagon_qemu.py",
+    "test_hexagon_sdk.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 
 def meta_record(online_cores: int = 4, **overrides: Any) -> dict[str, Any]:
     meta = {

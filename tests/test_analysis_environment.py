@@ -90,10 +90,19 @@ def test_missing_fields_are_tolerated(synth):
     (dict(online_cores=4, device_engines_used=2, load_average_before=0.0, emulated=True),
      ["emulated (timings"]),
     # the runner's own warnings are listed; its engines-vs-cores warning
-    # replaces ours instead of repeating it
+    # (found by its code) replaces ours instead of repeating it
     (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
-          runner_warnings="3 device engines run on 2 online cores: engines time-share cores; spin x"),
+          runner_warnings="3 device engines run on 2 online cores: engines time-share cores; spin x",
+          runner_warning_codes="engines_exceed_cores; spin_wait_oversubscribed"),
      ["runner: 3 device engines run on 2 online cores", "runner: spin x"]),
+    # the code decides, not the wording: a reworded text is still recognised ...
+    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
+          runner_warnings="engines outnumber the CPUs", runner_warning_codes="engines_exceed_cores"),
+     ["runner: engines outnumber the CPUs"]),
+    # ... and an uncoded warning (an older runner) is not taken for it
+    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
+          runner_warnings="3 device engines run on 2 online cores", runner_warning_codes=""),
+     ["engines exceed cores (3 device engines on 2", "runner: 3 device engines run on 2 online cores"]),
     # the runner's own 200 ms sample of other work wins over the load average,
     # which still remembers the previous point's run in a sweep
     (dict(online_cores=2, device_engines_used=2, load_average_before=1.4, load_average_after=1.5,

@@ -129,14 +129,6 @@ def test_paired_speedups_within_round(synth):
         assert sp.loc[r, "speedup_C_over_A"] == pytest.approx(t["A"] / t["C"])
 
 
-def test_control_overhead_uses_empty_variants(plan_run):
-    tm = mx.trial_metrics(plan_run)
-    co = mx.control_overhead(tm).set_index(["workload", "group"])["control_overhead_ns"]
-    # Empty tasks take 10 ns in the synthetic runs; D: 1 + 2 + 0.5 + 0.01 + 0.5 + 2 us.
-    assert co[("mvd", "D")] == 1000 + 2000 + 500 + 10 + 500 + 2000
-    assert set(co.index.get_level_values("group")) >= {"A", "B", "C", "D", "alone"}
-
-
 def test_several_records_of_one_task_merge(synth):
     # Two vector workers report V on vec and vec1; V spans both.
     trial = synth.trial_record(

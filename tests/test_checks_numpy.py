@@ -183,3 +183,48 @@ def test_flipped_timing_digit_fails_naming_the_file(runner, tmp_path):
     # the untouched file passes
     out.write_text(text)
     assert checks.check_point(out, npy)["status"] == "ok"
+
+
+def _reseal(out, lines):
+    """Rewrite a raw file as if the runner had written *lines* (records
+    without the end record): recompute the end record's digest."""
+    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines)
+    end = json.loads(out.read_text().splitlines()[-1])
+    end["digest"] = f"fnv1a64:{integrity.fnv1a64(body.encode()):016x}"
+    out.write_text(body + json.dumps(end) + "\n")
+
+
+def _strip_files(out, workload, names=None):
+    recs = [json.loads(ln) for ln in out.read_text().splitlines()[:-1]]
+    for r in recs:
+        if r["record"] == "verify" and r["workload"] == workload:
+            if names is None:
+                del r["files"]
+            else:
+                for n in names:
+                    del r["files"][n]
+    _reseal(out, recs)
+
+
+@pytest.mark.parametrize("workload", ["mv", "md"])
+def test_verify_record_without_npy_files_fails(runner, tmp_path, workload):
+    """Every workload's verify record must list its .npy files: a checksum
+    the runner merely claims is no evidence.  The first workload of a
+    two-workload run was accepted without any numeric check before."""
+    out, npy = run_point(runner, tmp_path, "--workloads", "mv,md", "--precision", "u8i8")
+    assert checks.check_point(out, npy)["status"] == "ok"
+    _strip_files(out, workload)
+    res = checks.check_point(out, npy)
+    assert res["integrity"] == "ok"
+    assert res["status"] == "failed"
+    assert f"{workload}: verify record lists no .npy files" in res["reasons"][0], res["reasons"]
+
+
+def test_verify_record_missing_one_input_fails(runner, tmp_path):
+    out, npy = run_point(runner, tmp_path, "--workloads", "mvd", "--precision", "u8i8")
+    _strip_files(out, "mvd", ["M_A"])
+    res = checks.check_point(out, npy)
+    assert res["status"] == "failed"
+    assert "mvd: verify record lists no M_A for task M" in res["reasons"], res["reasons"]
+    # the other tasks are still compared numerically
+    assert set(res["outputs"]["mvd"]) >= {"V.y", "D.dst"} and "M.C" not in res["outputs"]["mvd"]

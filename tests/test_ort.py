@@ -73,7 +73,7 @@ def test_point_options_map_like_hxrun():
 def test_hxfuse_config_runner_args_are_accepted():
     from hxfuse import config as hxconfig
 
-    cfg = hxconfig.load(REPO / "config.yaml")
+    cfg = hxconfig.validate(hxconfig.load_yaml(REPO / "config.yaml"))
     p = hxconfig.find_point(cfg, "host", "ratio", "mvd", "similar")
     s = hxort.spec_from_args(hxort.parser().parse_args(["--out", "x", *hxconfig.runner_args(cfg, p)]))
     assert (s.m, s.v_rows, s.v_passes, s.d_repeat) == (640, 512, 6, 36)

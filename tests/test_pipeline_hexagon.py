@@ -1,4 +1,4 @@
-"""The Hexagon targets in the pipeline (issue 4).
+"""The Hexagon targets in the pipeline.
 
 1. End to end: the real pipeline on a tiny ``hexagon-qemu`` config in a
    temporary directory: cross-compile with zig (``make -C kernels

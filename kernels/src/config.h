@@ -70,7 +70,9 @@ extern const char *const hx_v_variant_names[HX_NV_VARIANTS];
 /* Name of placeable thread e (index into hx_config.affinity); buf holds vecN or bwN. */
 const char *hx_placed_name(int e, char *buf, size_t len);
 
-/* Parses argv into cfg; returns 0, or -1 with a message in err. */
+/* Parses argv into cfg; returns 0 on success, 1 when --help or -h was given
+ * (parsing stops there; main prints the usage and exits 0), or -1 with
+ * a message in err. */
 int hx_parse_args(int argc, char **argv, hx_config *cfg, char *err, size_t errlen);
 void hx_usage(FILE *f);
 #endif

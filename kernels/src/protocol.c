@@ -7,6 +7,14 @@
 #include "protocol.h"
 #include "rng.h"
 
+/* One warning of the meta record: a stable code for programs and a text for
+ * people (docs/runner.md, `warnings` and `warning_codes`).  Five conditions
+ * can warn (write_warnings); the bound leaves room for more. */
+typedef struct {
+    const char *code, *text;
+} hx_warning;
+#define HX_MAX_WARNINGS 8
+
 #ifndef HX_COMPILER
 #define HX_COMPILER "unknown"
 #endif
@@ -53,6 +61,39 @@ static int engines_used(const hx_exec *x) {
     int n = __builtin_popcount(all);
     if (all & HX_BIT(HX_V)) n += x->nvworkers;
     return n;
+}
+
+/* The meta record's warnings: `warnings` keeps its texts (readers of schema 2
+ * use it) and `warning_codes`, a parallel list of the same length, gives each
+ * one a stable code (docs/runner.md).  Programs key on the code; the text may
+ * be reworded. */
+static void write_warnings(hx_json *j, const hx_config *c, int used, int cores) {
+    hx_warning warn[HX_MAX_WARNINGS];
+    int nw = 0;
+    char w_engines[200], w_antagonists[200];
+    if (used > cores) {
+        snprintf(w_engines, sizeof w_engines, "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the cores, not the engines",
+                 used, cores);
+        warn[nw++] = (hx_warning){"engines_exceed_cores", w_engines};
+    }
+    if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
+        warn[nw++] = (hx_warning){"spin_wait_oversubscribed",
+                                  "spin waits with more threads than cores: waiting threads steal cycles from working ones"};
+    if (c->calibrate)
+        warn[nw++] = (hx_warning){"calibration", "calibration run: tasks are busy-waits, outputs are not checked"};
+    if (c->antagonists && used + c->antagonists > cores) {
+        snprintf(w_antagonists, sizeof w_antagonists, "%d antagonist thread(s) and %d device engines on %d online cores: the antagonists also "
+                 "take CPU time from the engines, not only memory bandwidth", c->antagonists, used, cores);
+        warn[nw++] = (hx_warning){"antagonists_share_cores", w_antagonists};
+    }
+    if (c->host_pin_refused)
+        warn[nw++] = (hx_warning){"host_unpinned", "--affinity spread: the platform refused to pin the host thread; it floats"};
+    hx_json_arr(j, "warnings");
+    for (int i = 0; i < nw; i++) hx_json_str(j, NULL, warn[i].text);
+    hx_json_close(j, ']');
+    hx_json_arr(j, "warning_codes");
+    for (int i = 0; i < nw; i++) hx_json_str(j, NULL, warn[i].code);
+    hx_json_close(j, ']');
 }
 
 void hx_write_meta(hx_exec *x, FILE *out) {
@@ -240,25 +281,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     hx_json_obj(&j, "labels");
     for (int i = 0; i < c->nlabels; i++) hx_json_str(&j, c->label_key[i], c->label_val[i]);
     hx_json_close(&j, '}');
-    hx_json_arr(&j, "warnings");
-    if (used > cores) {
-        char w[200];
-        snprintf(w, sizeof w, "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the cores, not the engines",
-                 used, cores);
-        hx_json_str(&j, NULL, w);
-    }
-    if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
-        hx_json_str(&j, NULL, "spin waits with more threads than cores: waiting threads steal cycles from working ones");
-    if (c->calibrate) hx_json_str(&j, NULL, "calibration run: tasks are busy-waits, outputs are not checked");
-    if (c->antagonists && used + c->antagonists > cores) {
-        char w[200];
-        snprintf(w, sizeof w, "%d antagonist thread(s) and %d device engines on %d online cores: the antagonists also "
-                 "take CPU time from the engines, not only memory bandwidth", c->antagonists, used, cores);
-        hx_json_str(&j, NULL, w);
-    }
-    if (c->host_pin_refused)
-        hx_json_str(&j, NULL, "--affinity spread: the platform refused to pin the host thread; it floats");
-    hx_json_close(&j, ']');
+    write_warnings(&j, c, used, cores);
     hx_json_end(&j);
 }
 

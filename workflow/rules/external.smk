@@ -15,46 +15,7 @@
 # all use the point's seed for the inputs (hxrun's data) and a new seed for
 # the round order.
 
-# as many ONNX Runtime invocations per point as the runner has replicates
-EXTERNAL_REPLICATES = hxconfig.replicates(config, "host") if "host" in config["targets"] else 1
-EXTERNAL_DIR = "results/host/external"
-
-
-def external_points():
-    """Host points ONNX Runtime can run: fp32, real kernels (no calibration)."""
-    return [p for p in POINTS if p.target == "host" and p.params["precision"] == "fp32"
-            and not p.params["calibrate"]]
-
-
-def external_default_points():
-    """The middle point of the first sweep, every workload of that sweep, where
-    ONNX Runtime can run it (the point the paper's timelines show too)."""
-    if "host" not in config["targets"] or not config["sweeps"]:
-        return []
-    sweep, sw = next(iter(config["sweeps"].items()))
-    mid = sw["points"][len(sw["points"]) // 2]["name"]
-    return [p for p in external_points() if p.sweep == sweep and p.point == mid]
-
-
-def external_outputs():
-    """What `all` adds: the comparison of the default points and its table."""
-    if not external_default_points():
-        return []
-    return ["results/host/external.csv", "paper/generated/external_table.tex"]
-
-
-def external_point(wc):
-    return hxconfig.find_point(config, "host", wc.sweep, wc.workload, wc.point)
-
-
-def ort_raws(wc):
-    return [f"{EXTERNAL_DIR}/raw/{wc.sweep}/{wc.workload}/{wc.point}/ort{r}.jsonl"
-            for r in range(EXTERNAL_REPLICATES)]
-
-
-def runner_raws(wc):
-    # every replicate of the point's hxrun run (common.smk)
-    return all_reps(external_point(wc), raw_of)
+include: "external_inputs.smk"
 
 
 # One ONNX Runtime invocation: takes the device and every core like `run`, so
@@ -74,6 +35,8 @@ rule ort_run:
     threads: all_cores
     log:
         f"logs/host/external/{{sweep}}/{{workload}}/{{point}}/ort{{rep}}.log",
+    conda:
+        "../../envs/analysis.yaml"
     script:
         "../scripts/ort_run.py"
 
@@ -90,6 +53,8 @@ rule external_point:
         bootstrap=config["analysis"]["bootstrap"],
     log:
         "logs/host/external/{sweep}/{workload}/{point}.log",
+    conda:
+        "../../envs/analysis.yaml"
     script:
         "../scripts/external_point.py"
 
@@ -100,6 +65,10 @@ rule external:
         code=CODE["external_concat"],
     output:
         csv="results/host/external.csv",
+    log:
+        "logs/host/external.log",
+    conda:
+        "../../envs/analysis.yaml"
     script:
         "../scripts/external_concat.py"
 
@@ -110,6 +79,10 @@ rule external_full:
         code=CODE["external_concat"],
     output:
         csv="results/host/external_full.csv",
+    log:
+        "logs/host/external_full.log",
+    conda:
+        "../../envs/analysis.yaml"
     script:
         "../scripts/external_concat.py"
 
@@ -125,5 +98,7 @@ rule external_table:
         "paper/generated/external_table.tex",
     log:
         "logs/external_table.log",
+    conda:
+        "../../envs/analysis.yaml"
     script:
         "../scripts/external_table.py"

@@ -1,0 +1,121 @@
+"""The pinned environment: constraints.txt covers pyproject.toml, every
+install path uses it, and provenance records what a result was made with."""
+import copy
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+
+import numpy as np
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+import hxfuse.config as hc
+from conftest import synthetic_run
+from hxfuse import provenance
+from pipeline_util import REPO, TINY, aggregate_synthetic
+
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def pins() -> dict[str, str]:
+    out = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, sep, version = line.partition("==")
+            assert sep and version, f"constraints.txt: {line!r} is not an exact pin"
+            out[canonicalize_name(name)] = version
+    return out
+
+
+def test_constraints_pin_every_dependency_at_pyprojects_version():
+    got = pins()
+    for spec in PROJECT["dependencies"]:
+        req = Requirement(spec)
+        name = canonicalize_name(req.name)
+        assert name in got, f"{req.name} (pyproject.toml) is not pinned in constraints.txt"
+        # a pin in pyproject.toml and the constraint must be the same version
+        assert req.specifier.contains(got[name]), (req, got[name])
+    assert got["ziglang"] == hc.ZIG_PIN
+    assert "ruff" in got
+    # the analysis stack provenance records is pinned, matplotlib included
+    # (seaborn pulls it in)
+    assert set(provenance.ANALYSIS_STACK) <= set(got)
+
+
+def test_constraints_generator_agrees_with_the_file():
+    """The file is what .ci/constraints.py derives from pyproject.toml and the
+    installed distributions (CI runs the same check after installing)."""
+    r = subprocess.run([sys.executable, str(REPO / ".ci/constraints.py"), "--check"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_every_install_path_uses_the_constraints():
+    readme = (REPO / "README.md").read_text()
+    assert "pip install -c constraints.txt -e . && snakemake" in readme
+    assert "pip install -c constraints.txt -e . && python3 -m pytest" in readme
+    assert re.search(r"pip install -c constraints\.txt -e \.", (REPO / ".ci/run").read_text())
+    env = yaml.safe_load((REPO / "envs/analysis.yaml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert "-c ../constraints.txt" in pip and "-e ../" in pip
+    # conda gives the interpreter only; its version satisfies requires-python
+    py = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
+    version = py.split("=")[-1].strip()
+    assert version == "3.11" and Requirement(f"python{PROJECT['requires-python']}").specifier.contains(version + ".0")
+    assert [d for d in env["dependencies"] if isinstance(d, str)] == [py, "pip"]
+
+
+def test_sidecar_records_installed_analysis_stack(tmp_path):
+    jsonl = tmp_path / "rep0.jsonl"
+    jsonl.write_text(json.dumps({"record": "meta", "compiler": "cc 1", "cpu_model": "x"}) + "\n")
+    runner = tmp_path / "hxrun"
+    runner.write_bytes(b"\x7fELF")
+    rec = provenance.sidecar({"target": "host", "replicate": 0}, jsonl, runner, ["--seed", "1"])
+    pk = rec["packages"]
+    assert list(pk) == list(provenance.ANALYSIS_STACK)
+    assert pk["numpy"] == np.__version__
+    assert pk["snakemake"] == metadata.version("snakemake")
+    assert all(isinstance(v, str) and v for v in pk.values()), pk
+    json.dumps(rec)  # the sidecar is written as JSON
+
+
+def test_missing_package_is_recorded_as_none():
+    assert provenance.package_versions(("numpy", "hxfuse-no-such-package")) == {
+        "numpy": np.__version__, "hxfuse-no-such-package": None}
+
+
+def test_summary_json_records_installed_analysis_stack(tmp_path):
+    cfg = copy.deepcopy(TINY)
+    cfg["run"]["replicates"] = 1
+    cfg = hc.validate(cfg)
+
+    def records(p, rep, i):
+        d = {"M": 100_000, "V": 80_000, "D": 60_000}
+        d = {k: v for k, v in d.items() if k in p["id"].split("/")[1].upper()}
+        return synthetic_run(d, workloads=(p["id"].split("/")[1],), rounds=4, seed=i)
+
+    doc = aggregate_synthetic(tmp_path, cfg, "host", records)
+    assert doc["provenance"]["packages"] == provenance.package_versions()
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved["provenance"]["packages"]["pandas"] == metadata.version("pandas")
+
+
+@pytest.mark.parametrize("name", provenance.ANALYSIS_STACK)
+def test_installed_analysis_stack_is_the_pinned_one(name):
+    """What the tests run with is what constraints.txt says (a drifted
+    environment is named here rather than found in a result's sidecar)."""
+    assert provenance.package_versions((name,))[name] == pins()[canonicalize_name(name)]
+
+
+def test_slow_modules_exist_and_the_marker_is_registered():
+    from conftest import SLOW_MODULES
+
+    missing = sorted(m for m in SLOW_MODULES if not (REPO / "tests" / m).is_file())
+    assert not missing, f"tests/conftest.py marks missing modules slow: {missing}"
+    markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("slow:") for m in markers)

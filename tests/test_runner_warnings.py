@@ -1,0 +1,52 @@
+"""The runner's warnings carry stable codes (meta.warning_codes, parallel to
+meta.warnings), and the analysis keys on the code, never on the wording."""
+import pytest
+
+from hxfuse import aggregate as ag
+from hxfuse.io import read_run
+from runner_util import build_runner, run_runner
+
+CODES = {"engines_exceed_cores", "spin_wait_oversubscribed", "calibration", "host_unpinned",
+         "antagonists_share_cores"}
+
+
+@pytest.fixture(scope="module")
+def hxrun():
+    return build_runner("host")
+
+
+def test_every_warning_has_a_stable_code(hxrun, tmp_path):
+    # 8 V workers + M + D: more engines than cores on any machine with fewer
+    # than 10 cores; calibration and spin waits add their own warnings
+    out = tmp_path / "w.jsonl"
+    proc, recs = run_runner(hxrun, out, "--workloads", "mvd", "--warmup", "0", "--rounds", "1",
+                            "--v-workers", "8", "--wait", "spin", "--calibrate", "M=20,V=20,D=20")
+    assert proc.returncode == 0, proc.stderr
+    meta = recs[0]
+    texts, codes = meta["warnings"], meta["warning_codes"]
+    assert len(codes) == len(texts) and set(codes) <= CODES, (texts, codes)
+    assert texts[codes.index("calibration")].startswith("calibration run")
+    if meta["engines_exceed_cores"]:
+        assert "online cores" in texts[codes.index("engines_exceed_cores")]
+        assert "spin_wait_oversubscribed" in codes
+    else:
+        assert "engines_exceed_cores" not in codes
+    # the analysis carries the codes beside the texts, in the same order ...
+    env = ag.environment(read_run(out))
+    assert env["runner_warning_codes"].split("; ") == codes
+    assert env["runner_warnings"].split("; ") == texts
+    # ... and does not repeat the runner's engines-vs-cores warning
+    env |= {"online_cores": meta["online_cores"], "engines_exceed_cores": meta["engines_exceed_cores"]}
+    found = [c for c, _ in ag.environment_findings(env)]
+    assert "engines_exceed_cores" not in found
+    assert found.count("runner") == len(codes)
+
+
+def test_no_warning_no_code(hxrun, tmp_path):
+    out = tmp_path / "q.jsonl"
+    proc, recs = run_runner(hxrun, out, "--workloads", "mv", "--warmup", "0", "--rounds", "1",
+                            "--m-shape", "16,16,16", "--v-shape", "8,64")
+    assert proc.returncode == 0, proc.stderr
+    meta = recs[0]
+    assert len(meta["warning_codes"]) == len(meta["warnings"])
+    assert "calibration" not in meta["warning_codes"]

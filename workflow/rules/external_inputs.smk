@@ -1,0 +1,44 @@
+# Input functions and settings of the external target's rules
+# (external.smk includes this file; Snakemake's linter wants functions and
+# rules in separate files).
+
+# as many ONNX Runtime invocations per point as the runner has replicates
+EXTERNAL_REPLICATES = hxconfig.replicates(config, "host") if "host" in config["targets"] else 1
+EXTERNAL_DIR = "results/host/external"
+
+
+def external_points():
+    """Host points ONNX Runtime can run: fp32, real kernels (no calibration)."""
+    return [p for p in POINTS if p.target == "host" and p.params["precision"] == "fp32"
+            and not p.params["calibrate"]]
+
+
+def external_default_points():
+    """The middle point of the first sweep, every workload of that sweep, where
+    ONNX Runtime can run it (the point the paper's timelines show too)."""
+    if "host" not in config["targets"] or not config["sweeps"]:
+        return []
+    sweep, sw = next(iter(config["sweeps"].items()))
+    mid = sw["points"][len(sw["points"]) // 2]["name"]
+    return [p for p in external_points() if p.sweep == sweep and p.point == mid]
+
+
+def external_outputs():
+    """What `all` adds: the comparison of the default points and its table."""
+    if not external_default_points():
+        return []
+    return ["results/host/external.csv", "paper/generated/external_table.tex"]
+
+
+def external_point(wc):
+    return hxconfig.find_point(config, "host", wc.sweep, wc.workload, wc.point)
+
+
+def ort_raws(wc):
+    return [f"{EXTERNAL_DIR}/raw/{wc.sweep}/{wc.workload}/{wc.point}/ort{r}.jsonl"
+            for r in range(EXTERNAL_REPLICATES)]
+
+
+def runner_raws(wc):
+    # every replicate of the point's hxrun run (common.smk)
+    return all_reps(external_point(wc), raw_of)
