@@ -32,7 +32,9 @@ def test_async_launch_lets_vector_finish_while_matrix_runs(hxrun, tmp_path):
     for t in trials(recs, group="D"):
         m, v = task(t, "M"), task(t, "V")
         assert v["engine"] == "vec" and m["engine"] == "mx"
-        assert m["begin"] < v["end"] < m["end"], t          # V ended inside M's interval
+        # M was launched before V ran and was still outstanding when V ended
+        # (launch, not begin: on a loaded machine M's thread may wait for a core)
+        assert m["launch"] <= v["begin"] and v["end"] < m["end"], t
         assert v["host_seen"] < m["end"], t                 # early completion reached the host
         assert t["device"]["entry_begin"] <= m["begin"]
 
