@@ -74,7 +74,9 @@ class Point:
         v, lo, hi = (self.rec.get(k) for k in ("parallelism", "parallelism_lo", "parallelism_hi"))
         if not _finite(v):
             return "--"
-        return f"{float(v):.2f} [{float(lo):.2f}, {float(hi):.2f}]" if _finite(lo) and _finite(hi) else f"{float(v):.2f}"
+        if _finite(lo) and _finite(hi):
+            return f"{float(v):.2f} [{float(lo):.2f}, {float(hi):.2f}]"
+        return f"{float(v):.2f}"
 
 
 def _finite(v) -> bool:
@@ -143,7 +145,8 @@ def _verdict_points_sentence(points: Sequence[Point], rel: str) -> str:
 def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host",
             b_note: str = "") -> dict[str, str]:
     """Paragraphs (LaTeX) per question, keyed 'C', 'A', 'B', 'stop', 'inconclusive', 'summary'."""
-    pts = [Point(v) for v in verdicts if v.get("point_ok", True) and v.get("verdict_key") not in ("excluded", "emulated")]
+    pts = [Point(v) for v in verdicts
+           if v.get("point_ok", True) and v.get("verdict_key") not in ("excluded", "emulated")]
     m = float(min_effect)
     rows = [p for p in pts if p.has_row]
     prog = [p for p in rows if p.rec.get("progress_overlap") is True]

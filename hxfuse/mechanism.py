@@ -137,7 +137,8 @@ def check_c_equals_d(runner: Path, tmp: Path) -> dict:
 
 
 def check_rejections(runner: Path, tmp: Path) -> dict:
-    cases = [(["--inject-conflict", "V-out-aliases-M-out", "--rounds", "1"], "range conflict between task M and task V"),
+    cases = [(["--inject-conflict", "V-out-aliases-M-out", "--rounds", "1"],
+              "range conflict between task M and task V"),
              (["--inject-conflict", "D-dst-aliases-V-scratch", "--rounds", "1"],
               "range conflict between task V and task D"),
              (["--scratch-bytes", "1048576", "--rounds", "1"], "scratch overflow")]
