@@ -24,7 +24,7 @@ def test_default_config_is_valid_and_fills_defaults():
     n = sum(len(sw["workloads"]) * len(sw["points"]) for sw in cfg["sweeps"].values())
     assert n == 17 and len(pts) == n and len({p.id for p in pts}) == n
     assert {p.id.split("/")[0] for p in pts} == {"ratio", "pressure", "quota"}
-    assert cfg["run"]["wait"] == "spin-block"          # filled from the schema
+    assert cfg["defaults"]["wait"] == "spin-block"     # filled from the schema
     assert cfg["defaults"]["d_desc_rows"] == 64
     assert cfg["sweeps"]["ratio"]["log_x"] is True
 
