@@ -215,7 +215,7 @@ def study_path(study: str, cwd: Path | str | None = None) -> Path:
     return path if path.is_absolute() else Path(cwd or os.getcwd()) / path
 
 
-STUDY_KEYS = ("description", "sweeps")
+STUDY_KEYS = ("description", "include", "sweeps")
 
 
 def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
@@ -244,18 +244,60 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
         avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
         raise ConfigError(f"invalid configuration:\n  config.study: no study file {path} "
                           f"(studies in {STUDIES_DIR}: {avail})")
+    sweeps, files = _study_sweeps(path, cwd, ())
+    config["study"] = study
+    config["sweeps"] = sweeps
+    # the file named in messages: the study itself, or where each sweep came
+    # from when it includes others
+    config["_study_file"] = (str(path) if len(files) == 1 else
+                             f"{path} (with {', '.join(files[1:])})")
+    return config
+
+
+def _study_sweeps(path: Path, cwd, seen: tuple) -> tuple[dict, list[str]]:
+    """The sweeps of a study file: those of every study it `include`s (in
+    order), then its own.  A sweep name given twice, an include cycle or a
+    missing file is an error naming the file."""
+    if path in seen:
+        raise ConfigError(f"invalid configuration:\n  {path}: includes itself "
+                          f"({' -> '.join(map(str, seen + (path,)))})")
+    if not path.is_file():
+        avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
+        raise ConfigError(f"invalid configuration:\n  {seen[-1] if seen else 'config.study'}: "
+                          f"no study file {path} (studies in {STUDIES_DIR}: {avail})")
     doc = load_yaml(path)
-    if not isinstance(doc, dict) or "sweeps" not in doc:
+    if not isinstance(doc, dict) or not ("sweeps" in doc or "include" in doc):
         raise ConfigError(f"invalid configuration:\n  {path}: a study file is a mapping with "
-                          "`sweeps` (and optionally `description`)")
+                          "`sweeps` and/or `include` (and optionally `description`)")
     extra = sorted(set(doc) - set(STUDY_KEYS))
     if extra:
         raise ConfigError(f"invalid configuration:\n  {path}: unknown key(s) "
                           f"{', '.join(map(repr, extra))} (allowed: {', '.join(STUDY_KEYS)})")
-    config["study"] = study
-    config["sweeps"] = doc["sweeps"]
-    config["_study_file"] = str(path)
-    return config
+    inc = doc.get("include") or []
+    if not isinstance(inc, list) or not all(isinstance(x, str) and x for x in inc):
+        raise ConfigError(f"invalid configuration:\n  {path}: include: a list of study names "
+                          "or paths")
+    sweeps: dict = {}
+    origin: dict[str, Path] = {}
+    files = [str(path)]
+    for name in inc:
+        sub_path = study_path(name, path.parent if not re.fullmatch(r"[A-Za-z0-9_-]+", name) else cwd)
+        sub, sub_files = _study_sweeps(sub_path, cwd, seen + (path,))
+        files += sub_files
+        for k, v in sub.items():
+            if k in sweeps:
+                raise ConfigError(f"invalid configuration:\n  {path}: sweep {k!r} is given by "
+                                  f"both {origin[k]} and {sub_path} (sweep names must differ)")
+            sweeps[k], origin[k] = v, sub_path
+    own = doc.get("sweeps")
+    if own is not None and not isinstance(own, dict):
+        raise ConfigError(f"invalid configuration:\n  {path}: sweeps: a mapping name -> sweep")
+    for k, v in (own or {}).items():
+        if k in sweeps:
+            raise ConfigError(f"invalid configuration:\n  {path}: sweep {k!r} is given by "
+                              f"both {origin[k]} and {path} (sweep names must differ)")
+        sweeps[k], origin[k] = v, path
+    return sweeps, files
 
 
 def _strict_integer(checker, instance) -> bool:
