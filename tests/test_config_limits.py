@@ -14,9 +14,9 @@ import shutil
 import subprocess
 
 import pytest
+from pipeline_util import REPO, TINY
 
 import hxfuse.config as hc
-from pipeline_util import REPO, TINY
 
 
 def validate(cfg):
