@@ -133,30 +133,35 @@ SPEEDUPS = [("D/A", "D", "speedup_over_A"), ("D/B", "D", "speedup_over_B"),
             ("D/C", "D", "speedup_over_C"), ("C/A", "C", "speedup_over_A")]
 
 # the quantity each family is about: (title, [(label, group, column, lo, hi, scale)])
+_SCRATCH = ("scratch peak each variant needs", "scratch peak [MiB]", False, [
+    ("D", "D", "scratch_peak_bytes", None, None, 2.0 ** -20),
+    ("C", "C", "scratch_peak_bytes", None, None, 2.0 ** -20),
+])
+# the quantities each family is about, one panel each below the speedups:
+# (title, y label, log y, [(series, group, column, lo, hi, scale)])
 SECONDARY = {
-    "granularity": ("control overhead / makespan", "share of the makespan", [
+    "granularity": [("control overhead / makespan", "share of the makespan", False, [
         ("A", "A", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
         ("C", "C", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
         ("D", "D", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
-    ]),
-    "ratio": ("D's parallelism (engines making progress at once)", "parallelism", [
+    ])],
+    "ratio": [("parallelism (engines making progress at once)", "parallelism", False, [
         ("D", "D", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
         ("B", "B", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
-    ]),
-    "share": ("scratch peak beside the speedup", "scratch peak [MiB]", [
-        ("D", "D", "scratch_peak_bytes", None, None, 2.0 ** -20),
-        ("C", "C", "scratch_peak_bytes", None, None, 2.0 ** -20),
-    ]),
-    "bandwidth": ("achieved bandwidth per task in D (alone: open marker)", "GB/s", [
+    ])],
+    "share": [("D's parallelism", "parallelism", False, [
+        ("D", "D", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
+    ]), _SCRATCH],
+    "bandwidth": [("achieved bandwidth per task in D (alone: open marker)", "GB/s", False, [
         ("V in D", "D", "V_bandwidth_GBps", None, None, 1.0),
         ("D in D", "D", "D_bandwidth_GBps", None, None, 1.0),
         ("V alone", "alone:V", "V_bandwidth_GBps", None, None, 1.0),
         ("D alone", "alone:D", "D_bandwidth_GBps", None, None, 1.0),
-    ]),
-    "wait": ("host-visible latency of V's completion in D", "latency [µs]", [
+    ])],
+    "wait": [("host-visible latency of V's completion in D", "latency [µs]", True, [
         ("early completion (host_seen - end)", "D", "V_host_seen_latency_ns", None, None, 1e-3),
         ("at the entry's return (wait_end - end)", "D", "V_latency_no_early_ns", None, None, 1e-3),
-    ]),
+    ]), _SCRATCH],
 }
 SPEEDUP_COLORS = {"D/A": "#C44E52", "D/B": "#8172B3", "D/C": "#DD8452", "C/A": "#CCB974"}
 SECONDARY_COLORS = ["#1b4f72", "#7d6608", "#117a65", "#6c3483"]
@@ -202,9 +207,9 @@ def family_long(summary: pd.DataFrame, sweep: str, sweep_cfg: dict) -> pd.DataFr
     for label, group, col in SPEEDUPS:
         add("speedup", label, _rows(summary, sweep, group), col, f"{col}_lo", f"{col}_hi", 1.0)
     fam = sweep_cfg.get("family")
-    if fam in SECONDARY:
-        for label, group, col, lo, hi, scale in SECONDARY[fam][2]:
-            add("secondary", label, _rows(summary, sweep, group), col, lo, hi, scale)
+    for i, (_, _, _, series) in enumerate(SECONDARY.get(fam, [])):
+        for label, group, col, lo, hi, scale in series:
+            add(f"secondary{i}", label, _rows(summary, sweep, group), col, lo, hi, scale)
     return pd.DataFrame(rows, columns=["panel", "series", "workload", "point", "label", "x",
                                        "x_nominal", "value", "lo", "hi"])
 

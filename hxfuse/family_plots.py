@@ -48,11 +48,13 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
         plots.save(fig, out)
         return long
     fam = sweep_cfg.get("family")
-    nrows = 2 if fam in SECONDARY else 1
+    panels = ["speedup"] + [f"secondary{i}" for i in range(len(SECONDARY.get(fam, [])))]
+    nrows = len(panels)
     measured = bool(sweep_cfg.get("x_measured"))
     log_x = bool(sweep_cfg.get("log_x")) or sweep_cfg.get("x_measured") in ("longest",)
     categorical = not measured and not log_x
-    fig, axes = plt.subplots(nrows, len(workloads), figsize=(3.5 * len(workloads) + 0.8, 3.0 * nrows + 0.6),
+    fig, axes = plt.subplots(nrows, len(workloads), figsize=(max(3.5 * len(workloads) + 0.8, 6.5),
+                                                             2.8 * nrows + 0.6),
                              squeeze=False, sharex="col")
     for j, w in enumerate(workloads):
         sub = long[long["workload"] == w]
@@ -65,7 +67,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
             x = df["x"].to_numpy(float)
             return x * (10 ** ((k - (n - 1) / 2) * 0.02)) if log_x else x
 
-        for i, panel in enumerate(["speedup", "secondary"][:nrows]):
+        for i, panel in enumerate(panels):
             ax = axes[i, j]
             p = sub[sub["panel"] == panel]
             series = list(dict.fromkeys(p["series"]))
@@ -93,11 +95,13 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
                 if j == 0:
                     ax.set_ylabel("speedup T_Y / T_X\n(median, 95% CI)")
             else:
-                title, ylabel = SECONDARY[fam][0], SECONDARY[fam][1]
+                title, ylabel, log_y, _ = SECONDARY[fam][i - 1]
                 ax.set_title(title, fontsize=8)
+                if log_y:
+                    ax.set_yscale("log")
                 if j == 0:
                     ax.set_ylabel(ylabel)
-                if fam == "ratio":
+                if fam == "ratio" or (fam == "share" and i == 1):
                     bottom = min(ax.get_ylim()[0], 0.95)
                     ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0,
                                label=f"no progress overlap (<= 1 + {min_effect:g})")

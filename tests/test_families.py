@@ -149,7 +149,7 @@ def test_family_long_uses_the_measured_x_and_drops_failed_speedups():
     # D/A of p1 only (p2's D row failed its check), C/A of both
     assert sorted(sp.loc[sp["series"] == "D/A", "x"]) == [4.0]
     assert sorted(sp.loc[sp["series"] == "C/A", "x"]) == [1.0, 4.0]
-    sec = long[long["panel"] == "secondary"]
+    sec = long[long["panel"] == "secondary0"]
     assert set(sec["series"]) == {"A", "C", "D"}
     a = sec[(sec["series"] == "A")].set_index("point")
     assert a.loc["p1", "value"] == pytest.approx(0.01) and a.loc["p1", "x_nominal"] == 1.0
