@@ -22,8 +22,12 @@ instead.  Giving both is an error; giving neither loads the default study.
 :func:`resolve_study` does this before validation; YAML errors in files the
 project reads itself name the file and line (:func:`load_yaml`).
 
-Runner limits: :data:`RUNNER_LIMITS` is the one table of what ``hxrun``
-accepts for each config key.  The schema's bounds must equal it
+Runner limits: :data:`RUNNER_LIMITS` (integer bounds) and
+:data:`RUNNER_CHOICES` (named values) are the one table of what ``hxrun``
+accepts for each config key; every runner option is a point parameter
+(:data:`POINT_KEYS`), passed only where it differs from the runner's own
+default (:data:`RUNNER_DEFAULTS`) for the options added with the sweep
+families, so existing points keep their arguments and cached results.  The schema's bounds must equal it
 (:func:`schema_limit_problems`, checked on every validation) and a test asks
 the built runner to refuse each bound + 1, so the two cannot drift;
 :func:`check_semantics` adds the runner's cross-field rules.
