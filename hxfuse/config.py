@@ -22,8 +22,12 @@ instead.  Giving both is an error; giving neither loads the default study.
 :func:`resolve_study` does this before validation; YAML errors in files the
 project reads itself name the file and line (:func:`load_yaml`).
 
-Runner limits: :data:`RUNNER_LIMITS` is the one table of what ``hxrun``
-accepts for each config key.  The schema's bounds must equal it
+Runner limits: :data:`RUNNER_LIMITS` (integer bounds) and
+:data:`RUNNER_CHOICES` (named values) are the one table of what ``hxrun``
+accepts for each config key; every runner option is a point parameter
+(:data:`POINT_KEYS`), passed only where it differs from the runner's own
+default (:data:`RUNNER_DEFAULTS`) for the options added with the sweep
+families, so existing points keep their arguments and cached results.  The schema's bounds must equal it
 (:func:`schema_limit_problems`, checked on every validation) and a test asks
 the built runner to refuse each bound + 1, so the two cannot drift;
 :func:`check_semantics` adds the runner's cross-field rules.
@@ -56,13 +60,21 @@ POINT_KEYS = (
     "precision", "m_shape", "v_variant", "v_shape", "v_passes", "v_workers",
     "d_shape", "d_src_stride", "d_desc_rows", "d_repeat", "scratch_bytes", "calibrate",
     "affinity",
+    # every other runner option is a point parameter too, so any sweep can
+    # vary it (docs/runner.md): M's tile, D's buffers, V's scratch release,
+    # the fused entry's concurrency window, bandwidth antagonists and the
+    # host's wait policy
+    "m_tile", "d_buffers", "v_release", "window", "antagonist", "antagonist_bytes",
+    "wait", "spin_ns", "early_completion",
 )
 STUDIES_DIR = REPO_ROOT / "config" / "studies"
 DEFAULT_STUDY = "default"
-# Engines a placement map may name (docs/runner.md): the host thread, the
+# Threads a placement map may name (docs/runner.md): the host thread, the
 # vector engine's control thread and its extra workers, the matrix and copy
-# engines.
-AFFINITY_ENGINES = ("host", "vec", "mx", "dma") + tuple(f"vec{i}" for i in range(1, 8))
+# engines, and the bandwidth antagonists bw0..bw7 (threads like the engines:
+# they take a core's time as well as memory bandwidth).
+AFFINITY_ENGINES = ("host", "vec", "mx", "dma") + tuple(f"vec{i}" for i in range(1, 8)) \
+    + tuple(f"bw{i}" for i in range(8))
 
 # What hxrun accepts, per config key (kernels/src/args.c): the runner option,
 # and the inclusive bounds of each integer (of each element for shapes).  The
@@ -82,6 +94,32 @@ RUNNER_LIMITS = {
     "rounds": ("--rounds", 1, 10_000_000),
     "seed": ("--seed", 0, (1 << 64) - 1),
     "spin_ns": ("--spin-ns", 0, 1_000_000_000),
+    "m_tile": ("--m-tile", 8, 8192),          # and a multiple of 8 (M_TILE_MULTIPLE)
+    "d_buffers": ("--d-buffers", 1, 2),
+    "window": ("--window", 1, 3),             # or "all" (RUNNER_CHOICES)
+    "antagonist": ("--antagonist", 0, 8),
+    "antagonist_bytes": ("--antagonist-bytes", 1 << 20, 1 << 30),
+}
+M_TILE_MULTIPLE = 8
+# Options with named values: what hxrun accepts for each config key (the
+# schema's enums must be the same; tests/test_config_limits.py asks the
+# runner to accept each and refuse anything else).  `window` takes "all"
+# beside its integers; early_completion is a boolean passed as on/off.
+RUNNER_CHOICES = {
+    "v_variant": ("--v-variant", ("compute", "onchip", "ddr", "stream")),
+    "v_release": ("--v-release", ("at-completion", "at-entry-end")),
+    "wait": ("--wait", ("spin", "spin-block")),
+    "window": ("--window", ("all",)),
+    "precision": ("--precision", ("fp32", "u8i8")),
+}
+# The runner's own default of each option the pipeline passes only when a
+# point differs from it: points that do not use an option keep their runner
+# arguments (and so their point hash and cached results), and a backend
+# without a tile parameter never sees --m-tile (null: the backend's own
+# blocking).
+RUNNER_DEFAULTS = {
+    "m_tile": None, "d_buffers": 1, "v_release": "at-completion", "window": "all",
+    "antagonist": 0, "antagonist_bytes": 1 << 26,
 }
 # cores an affinity map may name (the runner also refuses a core the machine
 # does not have; check_semantics does that for the host target)
@@ -92,6 +130,7 @@ V_VARIANT_DEFAULTS = {
     "compute": ((64, 256), 32),
     "onchip": ((512, 1024), 1),
     "ddr": ((4096, 4096), 1),
+    "stream": ((4096, 4096), 1),
 }
 # path of one point's files, relative to results/<target>/<stage>/
 POINT_PATTERN = "{sweep}/{workload}/{point}"
@@ -180,7 +219,7 @@ def study_path(study: str, cwd: Path | str | None = None) -> Path:
     return path if path.is_absolute() else Path(cwd or os.getcwd()) / path
 
 
-STUDY_KEYS = ("description", "sweeps")
+STUDY_KEYS = ("description", "include", "sweeps")
 
 
 def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
@@ -209,18 +248,60 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
         avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
         raise ConfigError(f"invalid configuration:\n  config.study: no study file {path} "
                           f"(studies in {STUDIES_DIR}: {avail})")
+    sweeps, files = _study_sweeps(path, cwd, ())
+    config["study"] = study
+    config["sweeps"] = sweeps
+    # the file named in messages: the study itself, or where each sweep came
+    # from when it includes others
+    config["_study_file"] = (str(path) if len(files) == 1 else
+                             f"{path} (with {', '.join(files[1:])})")
+    return config
+
+
+def _study_sweeps(path: Path, cwd, seen: tuple) -> tuple[dict, list[str]]:
+    """The sweeps of a study file: those of every study it `include`s (in
+    order), then its own.  A sweep name given twice, an include cycle or a
+    missing file is an error naming the file."""
+    if path in seen:
+        raise ConfigError(f"invalid configuration:\n  {path}: includes itself "
+                          f"({' -> '.join(map(str, seen + (path,)))})")
+    if not path.is_file():
+        avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
+        raise ConfigError(f"invalid configuration:\n  {seen[-1] if seen else 'config.study'}: "
+                          f"no study file {path} (studies in {STUDIES_DIR}: {avail})")
     doc = load_yaml(path)
-    if not isinstance(doc, dict) or "sweeps" not in doc:
+    if not isinstance(doc, dict) or not ("sweeps" in doc or "include" in doc):
         raise ConfigError(f"invalid configuration:\n  {path}: a study file is a mapping with "
-                          "`sweeps` (and optionally `description`)")
+                          "`sweeps` and/or `include` (and optionally `description`)")
     extra = sorted(set(doc) - set(STUDY_KEYS))
     if extra:
         raise ConfigError(f"invalid configuration:\n  {path}: unknown key(s) "
                           f"{', '.join(map(repr, extra))} (allowed: {', '.join(STUDY_KEYS)})")
-    config["study"] = study
-    config["sweeps"] = doc["sweeps"]
-    config["_study_file"] = str(path)
-    return config
+    inc = doc.get("include") or []
+    if not isinstance(inc, list) or not all(isinstance(x, str) and x for x in inc):
+        raise ConfigError(f"invalid configuration:\n  {path}: include: a list of study names "
+                          "or paths")
+    sweeps: dict = {}
+    origin: dict[str, Path] = {}
+    files = [str(path)]
+    for name in inc:
+        sub_path = study_path(name, path.parent if not re.fullmatch(r"[A-Za-z0-9_-]+", name) else cwd)
+        sub, sub_files = _study_sweeps(sub_path, cwd, seen + (path,))
+        files += sub_files
+        for k, v in sub.items():
+            if k in sweeps:
+                raise ConfigError(f"invalid configuration:\n  {path}: sweep {k!r} is given by "
+                                  f"both {origin[k]} and {sub_path} (sweep names must differ)")
+            sweeps[k], origin[k] = v, sub_path
+    own = doc.get("sweeps")
+    if own is not None and not isinstance(own, dict):
+        raise ConfigError(f"invalid configuration:\n  {path}: sweeps: a mapping name -> sweep")
+    for k, v in (own or {}).items():
+        if k in sweeps:
+            raise ConfigError(f"invalid configuration:\n  {path}: sweep {k!r} is given by "
+                              f"both {origin[k]} and {path} (sweep names must differ)")
+        sweeps[k], origin[k] = v, path
+    return sweeps, files
 
 
 def _strict_integer(checker, instance) -> bool:
@@ -240,7 +321,9 @@ def schema_limit_problems(schema: dict) -> list[str]:
         "v_workers": props["v_workers"], "d_src_stride": props["d_src_stride"],
         "d_desc_rows": props["d_desc_rows"], "d_repeat": props["d_repeat"],
         "scratch_bytes": props["scratch_bytes"], "warmup": run["warmup"],
-        "rounds": run["rounds"], "seed": run["seed"], "spin_ns": run["spin_ns"],
+        "rounds": run["rounds"], "seed": run["seed"], "spin_ns": props["spin_ns"],
+        "m_tile": props["m_tile"], "d_buffers": props["d_buffers"], "window": props["window"],
+        "antagonist": props["antagonist"], "antagonist_bytes": props["antagonist_bytes"],
     }
     problems = []
     for key, (opt, lo, hi) in RUNNER_LIMITS.items():
@@ -248,6 +331,16 @@ def schema_limit_problems(schema: dict) -> list[str]:
         if (node.get("minimum"), node.get("maximum")) != (lo, hi):
             problems.append(f"schema bounds of {key} [{node.get('minimum')}, {node.get('maximum')}] "
                             f"differ from the runner's {opt} [{lo}, {hi}] (hxfuse.config.RUNNER_LIMITS)")
+    if props["m_tile"].get("multipleOf") != M_TILE_MULTIPLE:
+        problems.append(f"schema of m_tile is not a multiple of {M_TILE_MULTIPLE} as the runner's "
+                        "--m-tile requires (hxfuse.config.M_TILE_MULTIPLE)")
+    for key, (opt, values) in RUNNER_CHOICES.items():
+        node = props[key]
+        have = tuple(node["enum"]) if "enum" in node else (
+            tuple(node.get("pattern", "").strip("^$()").split("|")) if "pattern" in node else ())
+        if sorted(have) != sorted(values):
+            problems.append(f"schema values of {key} {list(have)} differ from the runner's {opt} "
+                            f"{list(values)} (hxfuse.config.RUNNER_CHOICES)")
     target_run = schema["properties"]["target_settings"]["properties"]["host"]["properties"]["run"]
     for key in ("warmup", "rounds"):
         node = target_run["properties"][key]
@@ -262,6 +355,9 @@ MOVED_KEYS = {
     ("run", "affinity"): "placement is now a point parameter: write `affinity: <value>` under "
                          "`defaults` (or a sweep's `base`, or a point); values spread, none, "
                          "or a map like {host: 1, vec: 1, mx: 0, dma: 0}",
+    **{("run", k): f"the wait policy is now a point parameter: write `{k}: <value>` under "
+                   "`defaults` (or a sweep's `base`, or a point), so a sweep can vary it"
+       for k in ("wait", "spin_ns", "early_completion")},
 }
 
 
@@ -420,6 +516,31 @@ def _affinity_problems(value: Any, key: str, target: str) -> list[str]:
     return problems
 
 
+def _thread_problems(p: dict, pkey: str) -> list[str]:
+    """Threads a placement map names must exist in the point: vecN needs
+    v_workers > N and bwN needs antagonist > N (the runner refuses both).
+    Antagonists are threads like the engines: placed, and counted."""
+    value = p["affinity"]
+    if not isinstance(value, dict):
+        return []
+    problems = []
+    for eng in value:
+        m = re.fullmatch(r"(vec|bw)([0-9])", str(eng))
+        if not m:
+            continue
+        n = int(m.group(2))
+        if m.group(1) == "vec" and n >= p["v_workers"]:
+            problems.append(f"{pkey}.affinity.{eng}: no such vector worker: v_workers "
+                            f"{p['v_workers']} has workers vec1..vec{p['v_workers'] - 1}"
+                            if p["v_workers"] > 1 else
+                            f"{pkey}.affinity.{eng}: no such vector worker: v_workers is 1")
+        if m.group(1) == "bw" and n >= p.get("antagonist", 0):
+            k = p.get("antagonist", 0)
+            problems.append(f"{pkey}.affinity.{eng}: no such antagonist: antagonist is {k}"
+                            + (f" (threads bw0..bw{k - 1})" if k else ""))
+    return problems
+
+
 def _host_cores() -> int:
     return os.cpu_count() or 1
 
@@ -431,7 +552,8 @@ def _scratch_need(p: dict) -> int:
     def up(n: int) -> int:
         return (n + 63) & ~63
     rows, row_bytes = p["d_shape"]
-    need = up(rows * row_bytes)
+    # D's window, and its second window when double-buffered
+    need = up(rows * row_bytes) * (2 if p.get("d_buffers", 1) == 2 else 1)
     if p["v_variant"] == "onchip":
         vr, vc = _v_shape(p)
         need += up(2 * up(vr * vc * (4 if p["precision"] == "fp32" else 2)))
@@ -480,14 +602,21 @@ def _point_problems(config: dict, target: str) -> list[str]:
             if need > p["scratch_bytes"]:
                 vr, vc = _v_shape(p)
                 v_part = (f"onchip V ({vr}x{vc}, in+out) and " if p["v_variant"] == "onchip" else "")
+                d_part = ("D's two windows (d_buffers 2" if p.get("d_buffers", 1) == 2
+                          else "D's window (")
                 problems.append(f"{pkey}.scratch_bytes: {p['scratch_bytes']} is less than the "
-                                f"{need} bytes the runner plans for {v_part}D's window "
-                                f"(d_shape {rows}x{row_bytes}), whatever the workload")
+                                f"{need} bytes the runner plans for {v_part}{d_part}"
+                                f"d_shape {rows}x{row_bytes}), whatever the workload")
             vr, vc = _v_shape(p)
             if p["v_workers"] > vr:
                 problems.append(f"{pkey}.v_workers: {p['v_workers']} vector workers for {vr} rows "
                                 "(the runner splits rows between workers: at most one per row)")
             problems += _affinity_problems(p["affinity"], f"{pkey}.affinity", target)
+            problems += _thread_problems(p, pkey)
+            if p.get("m_tile") is not None and target in HEXAGON_TARGETS:
+                problems.append(f"{pkey}.m_tile: target {target}'s GEMM (HVX, HMX or the reference) "
+                                "has a fixed blocking and refuses --m-tile; leave m_tile null there "
+                                f"(e.g. target_settings.{target}.params.m_tile: null)")
             if p["calibrate"]:
                 for task in p["calibrate"]:
                     if task not in uses:
@@ -600,11 +729,19 @@ def runner_args(config: dict, p: Point, replicate: int = 0) -> list[str]:
         "--rounds", str(run["rounds"]),
         "--seed", str(run["seed"] + replicate),
         "--affinity", affinity_arg(pp["affinity"]),
-        "--wait", run["wait"],
-        "--spin-ns", str(run["spin_ns"]),
-        "--early-completion", "on" if run["early_completion"] else "off",
+        "--wait", pp["wait"],
+        "--spin-ns", str(pp["spin_ns"]),
+        "--early-completion", "on" if pp["early_completion"] else "off",
         "--groups", ",".join(run["groups"]),
     ]
+    # options passed only where the point differs from the runner's default
+    # (RUNNER_DEFAULTS): the runner's meta.args records every value anyway
+    for key in RUNNER_DEFAULTS:
+        v = pp.get(key, RUNNER_DEFAULTS[key])
+        if v == RUNNER_DEFAULTS[key] or (key == "antagonist_bytes" and not pp.get("antagonist")):
+            continue
+        opt = (RUNNER_LIMITS.get(key) or RUNNER_CHOICES[key])[0]
+        args += [opt, str(v)]
     if pp["v_shape"] is not None:
         args += ["--v-shape", ",".join(map(str, pp["v_shape"]))]
     if pp["v_passes"] is not None:

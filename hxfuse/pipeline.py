@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from . import aggregate as agg
-from . import integrity, provenance
+from . import families, integrity, provenance
 from .io import IncompleteRunError, read_run
 
 POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
@@ -154,6 +154,8 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
         summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
                                 level=analysis["ci"], seed=analysis["seed"], **extra)
         summary = label_target(summary, target, emulated, group_mapping(prov))
+        # control overhead as a share of the makespan (the granularity family)
+        summary = families.add_control_share(summary)
         verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
     else:
         summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()

@@ -73,6 +73,10 @@ TINY = {
         "tiny": {
             "title": "tiny sweep",
             "variable": "M size",
+            # a family sweep, so the end-to-end tests draw its family figure
+            # (measured x: the longest alone time)
+            "family": "granularity",
+            "x_measured": "longest",
             "workloads": ["mv", "md", "mvd"],
             "points": [
                 {"name": "small", "x": 1},

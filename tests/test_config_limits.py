@@ -9,13 +9,14 @@ mv-only sweep whose scratch is smaller than D's window all passed
 validation and failed in the run job.
 """
 import copy
+import re
 import shutil
 import subprocess
 
 import pytest
+from pipeline_util import REPO, TINY
 
 import hxfuse.config as hc
-from pipeline_util import REPO, TINY
 
 
 def validate(cfg):
@@ -133,6 +134,7 @@ def test_bad_affinity_is_refused(value, message):
 def test_affinity_reaches_the_runner_arguments():
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][0]["affinity"] = {"dma": 0, "host": 1, "vec1": 0, "vec": 1, "mx": 0}
+    cfg["sweeps"]["tiny"]["points"][0]["v_workers"] = 2  # vec1 exists only with 2 workers
     cfg["sweeps"]["tiny"]["points"][1]["affinity"] = "none"
     cfg = validate(cfg)
     a = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mv", "small"))
@@ -173,3 +175,162 @@ def test_min_effect_in_the_schema():
         c["analysis"] = {"min_effect": bad}
         with pytest.raises(hc.ConfigError, match=r"config\.analysis\.min_effect"):
             validate(c)
+
+
+# --------------------------------------------------------------------------
+# every runner option is a point parameter
+
+
+def test_m_tile_must_be_a_multiple_of_8_in_the_runner_too(runner, tmp_path):
+    err, _ = _parse(runner, tmp_path, "--m-tile", "12")
+    assert err.startswith("hxrun: error: --m-tile:"), err
+    err, sentinel = _parse(runner, tmp_path, "--m-tile", "16")
+    assert sentinel in err
+
+
+@pytest.mark.parametrize("key", sorted(hc.RUNNER_CHOICES))
+def test_runner_accepts_exactly_the_schemas_choices(runner, tmp_path, key):
+    opt, values = hc.RUNNER_CHOICES[key]
+    schema_values = validate(copy.deepcopy(TINY)) and hc.load_schema()["$defs"]["point_props"][key]
+    for v in values:
+        err, sentinel = _parse(runner, tmp_path, opt, v)
+        assert sentinel in err, (key, v, err)
+    err, _ = _parse(runner, tmp_path, opt, "bogus")
+    assert err.startswith(f"hxrun: error: {opt}:"), (key, err)
+    assert schema_values  # the schema has the key (schema_limit_problems compares the values)
+
+
+def test_a_schema_whose_choices_drift_is_refused():
+    schema = hc.load_schema()
+    schema["$defs"]["point_props"]["v_release"]["enum"] = ["at-completion", "never"]
+    with pytest.raises(hc.ConfigError, match=r"schema values of v_release .* differ from the "
+                                             r"runner's --v-release"):
+        hc.validate(copy.deepcopy(TINY), schema)
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("m_tile", 12, r"m_tile: 12 is not a multiple of 8"),
+    ("m_tile", 8200, r"m_tile: 8200 is greater than the maximum of 8192"),
+    ("d_buffers", 3, r"d_buffers: 3 is greater than the maximum of 2"),
+    ("window", 4, r"window: 4 is greater than the maximum of 3"),
+    ("window", 0, r"window: 0 is less than the minimum of 1"),
+    ("window", "some", r"window: 'some' does not match"),
+    ("antagonist", 9, r"antagonist: 9 is greater than the maximum of 8"),
+    ("antagonist_bytes", 1000, r"antagonist_bytes: 1000 is less than the minimum of 1048576"),
+    ("v_release", "never", r"v_release: 'never' is not one of"),
+    ("v_variant", "ddr2", r"v_variant: 'ddr2' is not one of"),
+    ("wait", "poll", r"wait: 'poll' is not one of"),
+    ("spin_ns", -1, r"spin_ns: -1 is less than the minimum of 0"),
+    ("early_completion", "yes", r"early_completion: 'yes' is not of type 'boolean'"),
+])
+def test_a_bad_option_value_stops_naming_the_key(key, value, message):
+    cfg = copy.deepcopy(TINY)
+    cfg["sweeps"]["tiny"]["points"][0][key] = value
+    with pytest.raises(hc.ConfigError, match=r"config\.sweeps\.tiny\.points\[0\]\." + message):
+        validate(cfg)
+
+
+@pytest.mark.parametrize("key", ["wait", "spin_ns", "early_completion"])
+def test_the_wait_policy_moved_from_run_to_the_point(key):
+    cfg = copy.deepcopy(TINY)
+    cfg["run"][key] = {"wait": "spin", "spin_ns": 5, "early_completion": False}[key]
+    with pytest.raises(hc.ConfigError, match=rf"config\.run\.{key}: the wait policy is now a point "
+                                             rf"parameter: write `{key}: <value>` under `defaults`"):
+        validate(cfg)
+
+
+def test_default_options_keep_their_runner_arguments():
+    """Options at the runner's default are not passed, so points that do not
+    use them keep their arguments, point hash and cached results."""
+    cfg = validate(copy.deepcopy(TINY))
+    a = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mvd", "small"))
+    for opt in ("--m-tile", "--d-buffers", "--v-release", "--window", "--antagonist",
+                "--antagonist-bytes"):
+        assert opt not in a
+    assert a[a.index("--wait") + 1] == "spin-block" and a[a.index("--early-completion") + 1] == "on"
+
+
+ALL_OPTIONS = {"m_tile": 32, "d_buffers": 2, "v_release": "at-entry-end", "window": 2,
+               "antagonist": 1, "antagonist_bytes": 1 << 20, "wait": "spin", "spin_ns": 5000,
+               "early_completion": False, "v_variant": "stream", "v_shape": [16, 64],
+               "d_desc_rows": 16, "v_workers": 2,
+               "affinity": {"mx": 0, "vec": 0, "dma": 0, "host": 0, "vec1": 0, "bw0": 0}}
+
+
+def test_every_option_of_a_point_reaches_the_runner(runner, tmp_path):
+    """A point setting every option: the built runner runs it and its meta
+    record says each value was taken (the config key -> option mapping)."""
+    import json
+
+    cfg = copy.deepcopy(TINY)
+    cfg["run"].update({"warmup": 0, "rounds": 1, "groups": ["A", "D"]})
+    cfg["sweeps"]["tiny"]["points"][0].update(ALL_OPTIONS)
+    cfg = validate(cfg)
+    args = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mvd", "small"))
+    out = tmp_path / "r.jsonl"
+    r = subprocess.run([str(runner), "--out", str(out), *args], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads(out.read_text().splitlines()[0])
+    got = meta["args"]
+    assert (got["m_tile"], got["d_buffers"], got["v_release"], got["window"]) == (32, 2, "at-entry-end", 2)
+    assert (got["antagonist"], got["antagonist_bytes"]) == (1, 1 << 20)
+    assert (meta["wait"], meta["spin_ns"], meta["early_completion"]) == ("spin", 5000, False)
+    assert meta["tasks"]["V"]["variant"] == "stream" and meta["tasks"]["V"]["workers"] == 2
+    assert meta["tasks"]["M"]["tile_k"] == 32 and meta["tasks"]["D"]["buffers"] == 2
+    assert meta["affinity"]["bw0"] == 0 and meta["affinity"]["vec1"] == 0
+
+
+def _scratch_cfg(d_buffers, scratch):
+    cfg = copy.deepcopy(TINY)
+    cfg["run"].update({"warmup": 0, "rounds": 1, "groups": ["A"]})
+    # onchip V 32x256 fp32: 2 x 32 KiB; D 64 x 512 B = 32 KiB per window
+    cfg["defaults"].update({"d_buffers": d_buffers, "scratch_bytes": scratch})
+    return cfg
+
+
+@pytest.mark.parametrize("d_buffers,need", [(1, 98304), (2, 131072)])
+def test_scratch_check_counts_ds_second_window_like_the_runner(runner, tmp_path, d_buffers, need):
+    """Validation's scratch need is the runner's plan: at `need` bytes the
+    runner plans the point, one byte less it refuses (exit 3) and so does
+    validation, naming the key and D's windows."""
+    ok = validate(_scratch_cfg(d_buffers, need))
+    args = hc.runner_args(ok, hc.find_point(ok, "host", "tiny", "mv", "small"))
+    r = subprocess.run([str(runner), "--out", str(tmp_path / "ok.jsonl"), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    args[args.index("--scratch-bytes") + 1] = str(need - 1)
+    r = subprocess.run([str(runner), "--out", str(tmp_path / "no.jsonl"), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3 and "scratch overflow" in r.stderr, r.stderr
+    windows = "D's two windows (d_buffers 2" if d_buffers == 2 else "D's window ("
+    with pytest.raises(hc.ConfigError, match=rf"scratch_bytes: {need - 1} is less than the {need} "
+                                             rf"bytes the runner plans for .*{re.escape(windows)}"):
+        validate(_scratch_cfg(d_buffers, need - 1))
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"affinity": {"bw0": 0}}, r"affinity\.bw0: no such antagonist: antagonist is 0"),
+    ({"antagonist": 2, "affinity": {"bw2": 0}},
+     r"affinity\.bw2: no such antagonist: antagonist is 2 \(threads bw0\.\.bw1\)"),
+    ({"affinity": {"vec1": 0}}, r"affinity\.vec1: no such vector worker: v_workers is 1"),
+])
+def test_placed_threads_must_exist(params, message):
+    cfg = copy.deepcopy(TINY)
+    cfg["sweeps"]["tiny"]["points"][0].update(params)
+    with pytest.raises(hc.ConfigError, match=r"points\[0\]\." + message):
+        validate(cfg)
+    ok = copy.deepcopy(TINY)
+    ok["sweeps"]["tiny"]["points"][0].update({"antagonist": 3, "v_workers": 2,
+                                              "affinity": {"bw2": 0, "vec1": 0}})
+    validate(ok)
+
+
+def test_m_tile_is_refused_for_a_fixed_blocking_backend():
+    cfg = copy.deepcopy(TINY)
+    cfg["targets"] = ["hexagon-qemu"]
+    cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}}}
+    cfg["sweeps"]["tiny"]["points"][0]["m_tile"] = 64
+    with pytest.raises(hc.ConfigError, match=r"points\[0\]\.m_tile: target hexagon-qemu's GEMM .* "
+                                             r"refuses --m-tile"):
+        validate(cfg)

@@ -20,11 +20,12 @@ def test_default_config_is_valid_and_fills_defaults():
     cfg = validate(load_default())
     pts = hc.points(cfg)
     assert {p.workload for p in pts} == {"mv", "md", "mvd"}
-    # one point per (sweep, workload, point): ratio 3 x 3, pressure 2 x 3, quota 1 x 2
+    # one point per (sweep, workload, point): ratio 3 x 3, pressure 2 x 4, quota 1 x 2,
+    # granularity 1 x 2
     n = sum(len(sw["workloads"]) * len(sw["points"]) for sw in cfg["sweeps"].values())
-    assert n == 17 and len(pts) == n and len({p.id for p in pts}) == n
-    assert {p.id.split("/")[0] for p in pts} == {"ratio", "pressure", "quota"}
-    assert cfg["run"]["wait"] == "spin-block"          # filled from the schema
+    assert n == 21 and len(pts) == n and len({p.id for p in pts}) == n
+    assert {p.id.split("/")[0] for p in pts} == {"ratio", "pressure", "quota", "granularity"}
+    assert cfg["defaults"]["wait"] == "spin-block"     # filled from the schema
     assert cfg["defaults"]["d_desc_rows"] == 64
     assert cfg["sweeps"]["ratio"]["log_x"] is True
 

@@ -25,7 +25,7 @@ def test_hexagon_qemu_config_file_merges_over_the_default():
                  yaml.safe_load((REPO / "config/hexagon-qemu.yaml").read_text()))
     hc.validate(cfg)
     pts = hc.points(cfg)
-    assert cfg["targets"] == ["host", "hexagon-qemu"] and len(pts) == 2 * 17       # every point on both
+    assert cfg["targets"] == ["host", "hexagon-qemu"] and len(pts) == 2 * 21       # every point on both
     host = [p for p in pts if p.target == "host"]
     qemu = [p for p in pts if p.target == "hexagon-qemu"]
     assert {p.params["precision"] for p in host} == {"fp32"}       # host untouched

@@ -73,8 +73,16 @@ def test_summary_table_and_figures(work):
     for ext in ("pdf", "png"):
         for pid in POINTS:
             assert (work / f"results/host/figures/timeline/{pid}.{ext}").stat().st_size > 1000
-        for kind in ("speedup", "slowdown"):
+        for kind in ("speedup", "slowdown", "family"):
             assert (work / f"results/host/figures/{kind}_tiny.{ext}").stat().st_size > 1000
+    # the family figure is in the paper's list, and the control overhead as a
+    # share of the makespan is in the summary (A-D rows)
+    fams = (work / "paper/generated/families.tex").read_text()
+    assert "figures/family_tiny.pdf" in fams and "granularity family" in fams
+    abcd = s[s["group"].isin(["A", "B", "C", "D"])]
+    share = abcd["control_overhead_share"]
+    assert share.notna().all() and (share > 0).all()
+    assert (abs(share - abcd["control_overhead_ns"] / abcd["makespan_ns"]) < 1e-12).all()
     table = (work / "paper/generated/results_table.tex").read_text()
     assert r"\toprule" in table and r"\bottomrule" in table and table.count(r"\hxspd{") == 6 * 5  # 6 points x D/A, D/B, D/C, C/A and parallelism
     macros = (work / "paper/generated/results_macros.tex").read_text()
@@ -173,7 +181,7 @@ def test_bad_config_stops_before_any_job(tmp_path):
 # Which rules run each hxfuse module, read off the scripts' imports (and their
 # modules' imports, function-level ones included) by hand: a known answer, so
 # that the derived dependencies (hxfuse/deps.py) are checked, not restated.
-FIG = {"figure_timeline", "figure_speedup", "figure_slowdown"}
+FIG = {"figure_timeline", "figure_speedup", "figure_slowdown", "figure_family"}
 ANALYSIS = {"aggregate", "perfetto", "report_tables"} | FIG
 # the ONNX Runtime comparison (workflow/rules/external.smk): the harness, the
 # per-point comparison and its concatenation, the LaTeX table
@@ -182,13 +190,16 @@ COMPARE = {"external_point", "external"}
 PAPER = {"paper_sections", "figure_evidence"}
 NOT_IN_ALL = PAPER | {"mechanism"}
 RULES_OF_MODULE = {
-    "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table"} | ANALYSIS | COMPARE | NOT_IN_ALL,
+    "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
+    | ANALYSIS | COMPARE | NOT_IN_ALL,
     "aggregate": {"aggregate"} | COMPARE,
     "answers": PAPER,
     "checks": {"check", "ort_run"},
     "config": FIG | {"table", "external_table"} | PAPER,
     "deps": set(),
     "external": COMPARE,
+    "families": {"aggregate", "figure_family", "families_tex"},
+    "family_plots": {"figure_family"},
     "integrity": {"run", "check", "aggregate", "ort_run"},
     "intervals": ANALYSIS | COMPARE | PAPER,
     "io": ANALYSIS | COMPARE | PAPER,
@@ -213,8 +224,9 @@ CONSUMERS = {
     "deploy": {"run"},
     "run": {"check", "aggregate", "figure_timeline", "perfetto", "external_point"},
     "check": {"aggregate", "figure_timeline", "perfetto"},
-    "aggregate": {"figure_speedup", "figure_slowdown", "report_tables", "table"},
+    "aggregate": {"figure_speedup", "figure_slowdown", "figure_family", "report_tables", "table"},
     "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
+    "figure_family": {"families_tex"},
     "ort_run": {"external_point"}, "external_point": {"external"}, "external": {"external_table"},
 }
 
@@ -239,7 +251,8 @@ def test_derived_code_dependencies_match_the_imports():
                  "figure_slowdown": "figure_slowdown", "ort_run": "ort_run",
                  "external_point": "external_point", "external": "external_concat",
                  "external_table": "external_table", "paper_sections": "paper_sections",
-                 "figure_evidence": "figure_evidence", "mechanism": "mechanism"}
+                 "figure_evidence": "figure_evidence", "mechanism": "mechanism",
+                 "figure_family": "figure_family", "families_tex": "families_tex"}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}

@@ -47,10 +47,10 @@ def write(wd, name, obj):
     return name
 
 
-def test_default_study_plans_its_17_points(checkout):
+def test_default_study_plans_its_21_points(checkout):
     r = sm(checkout, "-n", "all")
     assert r.returncode == 0, r.stderr[-3000:]
-    assert job_counts(r.stdout + r.stderr)["run"] == 17 * 3  # 3 replicates each
+    assert job_counts(r.stdout + r.stderr)["run"] == 21 * 3  # 3 replicates each
 
 
 def test_configfile_sweeps_replace_the_study(checkout):

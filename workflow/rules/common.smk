@@ -134,6 +134,15 @@ def sweep_figures(target, ext):
             for s in config["sweeps"] for kind in ("speedup", "slowdown")]
 
 
+def family_figures(target, ext):
+    """Family figures of a target: one per sweep with a `family` (none for an
+    emulated target, whose timings are not performance)."""
+    if is_emulated(target):
+        return []
+    return [f"results/{target}/figures/family_{s}.{ext}"
+            for s, sw in config["sweeps"].items() if sw.get("family")]
+
+
 def perfetto_of(p):
     return f"results/{p.target}/timeline/{p.id}.perfetto.json"
 
@@ -155,8 +164,9 @@ def all_outputs():
         out += [c for p in pts for c in all_reps(p, check_of)]
         out += [f"results/{t}/summary.csv", f"results/{t}/summary.json", f"results/{t}/trials.csv.gz"]
         for ext in ("pdf", "png"):
-            out += [timeline_of(p, ext) for p in pts] + sweep_figures(t, ext)
+            out += [timeline_of(p, ext) for p in pts] + sweep_figures(t, ext) + family_figures(t, ext)
     out += ["paper/generated/results_table.tex", "paper/generated/evidence_table.tex",
+            "paper/generated/families.tex",
             "paper/generated/results_macros.tex",
             "paper/generated/figures.tex"]
     return out

@@ -58,3 +58,27 @@ rule figure_slowdown:
         "../../envs/analysis.yaml"
     script:
         "../scripts/figure_slowdown.py"
+
+
+# one figure per family sweep (a sweep with `family`: granularity, ratio,
+# share, bandwidth, wait): speedups with the minimum-effect band over the
+# measured x (alone medians) where the sweep says `x_measured`, and below
+# them the quantity the family is about (hxfuse.families)
+rule figure_family:
+    input:
+        summary="results/{target}/summary.csv",
+        code=CODE["figure_family"],
+    output:
+        pdf=report("results/{target}/figures/family_{sweep}.pdf",
+                   caption="../report/family.rst", category="Families",
+                   subcategory="{target}"),
+        png="results/{target}/figures/family_{sweep}.png",
+    params:
+        sweep=lambda wc: config["sweeps"][wc.sweep],
+        min_effect=config["analysis"]["min_effect"],
+    log:
+        "logs/{target}/figures/family_{sweep}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/figure_family.py"

@@ -22,3 +22,24 @@ rule table:
         "../../envs/analysis.yaml"
     script:
         "../scripts/table.py"
+
+
+# the family figures for the paper (paper/generated/families.tex): one
+# captioned figure per family sweep and target, saying what the family varies
+# and how to read it
+rule families_tex:
+    input:
+        figures=lambda wc: [f for t in config["targets"] for f in family_figures(t, "pdf")],
+        code=CODE["families_tex"],
+    output:
+        tex="paper/generated/families.tex",
+    params:
+        targets=[t for t in config["targets"] if not is_emulated(t)],
+        sweeps=config["sweeps"],
+        min_effect=config["analysis"]["min_effect"],
+    log:
+        "logs/families_tex.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/families_tex.py"
