@@ -43,8 +43,16 @@ import pandas as pd
 from .aggregate import BUSY_PER_CORE, LOADED_PER_CORE
 from .io import Run, read_run
 from .metrics import trial_metrics
-from .stats import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, hierarchical_bootstrap_median
-from .verdicts import DEFAULT_MIN_EFFECT, relation
+from .stats import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Estimate,
+    cluster_medians,
+    hierarchical_bootstrap_median,
+    ratio_noise,
+)
+from .verdicts import DEFAULT_MIN_EFFECT, classify, relation
 
 WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
 ORT_GROUPS = ("A_ort", "B_ort", "B_ort_graph")
@@ -253,9 +261,35 @@ def compare(ort: Iterable[Run | str | PathLike[str]], runner: Iterable[Run | str
             row[f"{t}_alone_ort_ms"] = float(np.median(ko)) / 1e6 if len(ko) else math.nan
             row[f"{t}_alone_runner_ms"] = float(np.median(kr)) / 1e6 if len(kr) else math.nan
             _put(row, f"kernel_ratio_{t}", unpaired_ratio(ko, co, kr, cr, **kw), min_effect)
+        row |= verdict_vs_b_ort(tr, w, row, min_effect, **kw)
         row["reading"] = reading(row, WORKLOAD_TASKS[w])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def verdict_vs_b_ort(tr: pd.DataFrame, workload: str, row: Mapping[str, Any], min_effect: float,
+                     **kw: Any) -> dict[str, Any]:
+    """The reading table with B := B_ort: the runner's own paired D/A, D/C, C/A
+    and D's progress and wall overlap, with D/B replaced by the unpaired
+    D/B_ort.  Inconclusive when the machine was loaded on either side, the
+    runner's relations carry verdict noise, or its replicates disagree."""
+    rel: dict[str, Estimate | None] = {"D/B": Estimate(row["speedup_D_over_B_ort"], row["speedup_D_over_B_ort_lo"],
+                                                       row["speedup_D_over_B_ort_hi"], int(row["rounds_runner"]))}
+    ratios, reps = {}, {}
+    for x, y in (("D", "A"), ("D", "C"), ("C", "A")):
+        r, c = _paired(tr, x, y, workload)
+        if len(r):
+            rel[f"{x}/{y}"] = hierarchical_bootstrap_median(r, c, **kw)
+            ratios[f"{x}/{y}"], reps[f"{x}/{y}"] = r, list(cluster_medians(r, c))
+    p, c = _samples(tr, "D", workload, "parallelism")
+    par = hierarchical_bootstrap_median(p, c, **kw) if len(p) else None
+    d = tr[(tr["group"] == "D") & (tr["workload"] == workload)]
+    wall = float(d["overlap_max"].median()) if "overlap_max" in d and len(d) else None
+    disturb = ["the machine was loaded during the ONNX Runtime or the runner's runs"] if row.get("loaded") else []
+    v = classify(rel, par, wall, noise=ratio_noise(ratios, min_effect), min_effect=min_effect,
+                 replicate_speedups=reps, disturbances=disturb)
+    return {"verdict_vs_B_ort": v.result, "verdict_vs_B_ort_key": v.key,
+            "verdict_vs_B_ort_reason": "; ".join(v.reasons)}
 
 
 def _fmt(row: Mapping[str, Any], name: str) -> str:

@@ -347,7 +347,9 @@ def external_rows(df: pd.DataFrame) -> list[dict]:
                      "reps": f"{int(r.get('replicates_runner', 0))}/{int(r.get('replicates_ort', 0))}",
                      "DB": cell("speedup_D_over_B_ort"), "DA": cell("speedup_D_over_A_ort"),
                      "BA": cell("speedup_B_ort_over_A_ort"), "GA": cell("speedup_B_ort_graph_over_A_ort"),
-                     "kernel": kernel or "--"})
+                     "kernel": kernel or "--",
+                     "verdict": (verdict_tex(r.get("verdict_vs_B_ort_key", ""))
+                                 + (r", D$\sim$B" if str(r.get("verdict_vs_B_ort", "")).endswith("; D ~ B") else ""))})
     return rows
 
 

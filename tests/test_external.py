@@ -179,3 +179,22 @@ def test_cli_writes_csv(tmp_path):
     assert df.loc[0, "sweep"] == "ratio" and df.loc[0, "speedup_D_over_B_ort_rel"] == "<"
     assert df.loc[0, "speedup_D_over_B_ort"] == pytest.approx(1.5, rel=0.005)
     assert ext.main(["--ort", str(r), "--runner", str(r), "--out", str(out)]) == 2
+
+
+def test_reading_table_against_b_ort():
+    # D 3x faster than A and C (paired), 1.5x faster than B_ort: D < B_ort and D < C
+    row = ext.compare([_ort(b=15e6)], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_vs_B_ort_key"] == "D<B,D<C", row["verdict_vs_B_ort_reason"]
+    # the same D against an ORT B just as fast: D ~ B_ort.  These synthetic
+    # tasks cover a third of the makespan each (parallelism ~1), so there is
+    # no progress overlap and the row is "D < A and D ~ B", not "D < C with overlap"
+    row = ext.compare([_ort(b=10e6)], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_vs_B_ort_key"] == "D<A,D~B"
+    assert row["verdict_vs_B_ort"] == "D < A and D ~ B"
+    # a loaded machine withholds it, naming why
+    ort = _run({"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6}, ALONE,
+               backend="onnxruntime 1.32.0 CPUExecutionProvider")
+    ort.meta["other_busy_cores_before"] = 2.0
+    ort.meta["online_cores"] = 2
+    row = ext.compare([ort], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_vs_B_ort_key"] == "inconclusive" and "loaded" in row["verdict_vs_B_ort_reason"]
