@@ -279,4 +279,5 @@ def external_sentence(rows: Sequence[Mapping]) -> str:
             f"three threads, B\\textsubscript{{ort}}), over {len(rows)} points: " + "; ".join(parts) + ". "
             f"The machine was loaded during {loaded} of these {len(rows)} comparisons, and ONNX Runtime's "
             f"kernels run at their own speed, so D against B\\textsubscript{{ort}} mixes kernel speed with "
-            f"scheduling and is reported, not read as a verdict.")
+            f"scheduling: the ratio alone is not read as a verdict; the table's reading against "
+            f"B\\textsubscript{{ort}} is read with the kernel ratios beside it.")

@@ -552,7 +552,8 @@ def limitations_tex(tabs: Mapping[str, pd.DataFrame], docs: Mapping[str, dict]) 
         rep = sum("replicates disagree" in r for r in why)
         items.append(
             rf"\item \textbf{{Noise on a shared machine.}} {len(why)} of {len(verd)} points on {tt} are "
-            rf"inconclusive: {noise} for noise (a group's rounds spread or were repeatedly far off), {envw} for "
+            rf"inconclusive: {noise} for noise (interference in enough of a relation's rounds to move its median by "
+            rf"more than half the minimum effect), {envw} for "
             rf"other work on the machine, {rep} for replicates that disagree in direction (a point can have "
             rf"several reasons); they carry no verdict. The machine was shared with other work while measuring "
             rf"(recorded load and busy cores are in the summary), which the replicates "

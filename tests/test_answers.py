@@ -89,5 +89,5 @@ def test_external_comparison_is_reported_not_judged():
     assert "onnxruntime 9.9" in text and "over 2 points" in text
     assert "D faster than B\\textsubscript{ort} on 1 (\\texttt{ratio/md/similar} (1.74 [1.27, 2.81]))" in text
     assert "undetermined on 1" in text and "loaded during 1 of these 2" in text
-    assert "not read as a verdict" in text
+    assert "the ratio alone is not read as a verdict" in text and "kernel ratios beside it" in text
     assert "measured no point" in answers.external_sentence([])
