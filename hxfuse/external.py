@@ -50,6 +50,7 @@ from .stats import (
     Estimate,
     cluster_medians,
     hierarchical_bootstrap_median,
+    hierarchical_resample_medians,
     ratio_noise,
 )
 from .verdicts import DEFAULT_MIN_EFFECT, classify, relation
@@ -70,34 +71,8 @@ class ExternalInputError(ValueError):
 # statistics
 
 
-def hierarchical_medians(x: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray,
-                         n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
-    """The resampled medians of :func:`hxfuse.stats.hierarchical_bootstrap_median`
-    (the same draws for the same seed: clusters with replacement, then each drawn
-    cluster's own number of samples from it), one per resample.  With one
-    cluster this is the ordinary bootstrap of the samples."""
-    a = np.asarray(x, dtype=float).ravel()
-    c = np.asarray(clusters).ravel()
-    if c.shape != a.shape:
-        raise ValueError(f"samples and cluster labels differ in length: {a.shape} vs {c.shape}")
-    fin = np.isfinite(a)
-    a, c = a[fin], c[fin]
-    if len(a) == 0:
-        return np.full(n_resamples, np.nan)
-    labels = list(dict.fromkeys(c.tolist()))
-    groups = [a[c == lab] for lab in labels]
-    sizes = np.array([len(g) for g in groups])
-    r, nmax = len(groups), int(sizes.max())
-    table = np.full((r, nmax), np.nan)
-    for i, g in enumerate(groups):
-        table[i, : len(g)] = g
-    rng = np.random.default_rng(seed)
-    pick = rng.integers(0, r, size=(n_resamples, r))
-    n_pick = sizes[pick]
-    within = (rng.random((n_resamples, r, nmax)) * n_pick[..., None]).astype(np.int64)
-    draws = table[pick[..., None], within]
-    draws[np.arange(nmax)[None, None, :] >= n_pick[..., None]] = np.nan
-    return np.nanmedian(draws.reshape(n_resamples, -1), axis=1)
+# the resampled medians of stats.hierarchical_bootstrap_median, one per resample
+hierarchical_medians = hierarchical_resample_medians
 
 
 def unpaired_ratio(num: Sequence[float], num_clusters: Sequence[Any], den: Sequence[float],

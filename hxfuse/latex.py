@@ -172,8 +172,8 @@ def emulated_caption(targets: Sequence[str]) -> str:
             r"timing, speedup, efficiency or verdict is shown.")
 
 
-def render_table(rows: list[dict], template: str | Path, caption_extra: str = "",
-                 failed: Sequence[dict] = (), min_effect: float = 0.03) -> str:
+def _template(template: str | Path):
+    """A Jinja2 template with LaTeX-safe delimiters (<< var >>, <% block %>, <# comment #>)."""
     import jinja2
 
     env = jinja2.Environment(
@@ -184,7 +184,12 @@ def render_table(rows: list[dict], template: str | Path, caption_extra: str = ""
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined, autoescape=False,
     )
-    tpl = env.get_template(Path(template).name)
+    return env.get_template(Path(template).name)
+
+
+def render_table(rows: list[dict], template: str | Path, caption_extra: str = "",
+                 failed: Sequence[dict] = (), min_effect: float = 0.03) -> str:
+    tpl = _template(template)
     targets = list(dict.fromkeys(r["target"] for r in rows))
     return tpl.render(rows=rows, caption_extra=caption_extra, targets=targets,
                       min_effect_pct=f"{100 * float(min_effect):g}",
@@ -355,23 +360,13 @@ def external_rows(df: pd.DataFrame) -> list[dict]:
 
 def write_external_table(csv: str | Path, template: str | Path, out: str | Path) -> None:
     """paper/generated/external_table.tex from results/host/external.csv."""
-    import jinja2
-
     try:
         df = pd.read_csv(csv)
     except pd.errors.EmptyDataError:
         df = pd.DataFrame()
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(template).parent)),
-        block_start_string="<%", block_end_string="%>",
-        variable_start_string="<<", variable_end_string=">>",
-        comment_start_string="<#", comment_end_string="#>",
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined, autoescape=False,
-    )
     effects = set(pd.to_numeric(df.get("min_effect", pd.Series([0.03])), errors="coerce").dropna()) or {0.03}
     backend = str(df["backend"].dropna().iloc[0]) if "backend" in df and df["backend"].notna().any() else "ONNX Runtime"
-    text = env.get_template(Path(template).name).render(
+    text = _template(template).render(
         rows=external_rows(df), backend=tex_escape(backend),
         min_effect_pct=f"{100 * float(max(effects)):g}",
         loaded=bool(df.get("loaded", pd.Series([], dtype=bool)).astype(str).str.lower().eq("true").any()))

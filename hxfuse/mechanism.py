@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .intervals import union_length
+
 # Thresholds are the known answers, not tolerances tuned to pass: a serial
 # pair of 3 ms tasks on one core cannot exceed ~1 (1.15 allows the clock and
 # the entry's own wake-ups); two 3 ms tasks truly at once reach ~2 (1.7
@@ -154,14 +156,8 @@ def check_rejections(runner: Path, tmp: Path) -> dict:
 
 
 def _busy_union_us(trial) -> float:
-    total, cur = 0, None
-    for b, e in sorted((x["begin"], x["end"]) for x in trial["tasks"]):
-        if cur is None or b > cur[1]:
-            total += (cur[1] - cur[0]) if cur else 0
-            cur = [b, e]
-        else:
-            cur[1] = max(cur[1], e)
-    return (total + cur[1] - cur[0]) / 1e3
+    """Length of the union of the trial's task intervals, in us."""
+    return union_length([(x["begin"], x["end"]) for x in trial["tasks"]]) / 1e3
 
 
 def check_calibration(runner: Path, tmp: Path, cores: int | None = None) -> dict:

@@ -97,10 +97,34 @@ def hierarchical_bootstrap_median(
         raise ValueError(f"samples and cluster labels differ in length: {a.shape} vs {c.shape}")
     fin = np.isfinite(a)
     a, c = a[fin], c[fin]
-    labels = list(dict.fromkeys(c.tolist()))
-    if len(labels) <= 1:
+    if len(set(c.tolist())) <= 1:
         return bootstrap_median(a, n_resamples, level, seed)
-    groups = [a[c == lab] for lab in labels]
+    meds = hierarchical_resample_medians(a, c, n_resamples, seed)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(meds, [alpha, 1.0 - alpha])
+    return Estimate(float(np.median(a)), float(lo), float(hi), int(len(a)))
+
+
+def hierarchical_resample_medians(
+    x: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> np.ndarray:
+    """The resampled medians behind :func:`hierarchical_bootstrap_median`, one
+    per resample: clusters drawn with replacement, then each drawn cluster's
+    own number of samples from it.  NaNs are ignored; with no finite sample
+    every median is NaN.  Used directly where two sides are resampled
+    independently (hxfuse.external's unpaired ratios)."""
+    a = np.asarray(x, dtype=float).ravel()
+    c = np.asarray(clusters).ravel()
+    if c.shape != a.shape:
+        raise ValueError(f"samples and cluster labels differ in length: {a.shape} vs {c.shape}")
+    fin = np.isfinite(a)
+    a, c = a[fin], c[fin]
+    if len(a) == 0:
+        return np.full(n_resamples, np.nan)
+    groups = [a[c == lab] for lab in dict.fromkeys(c.tolist())]
     sizes = np.array([len(g) for g in groups])
     r, nmax = len(groups), int(sizes.max())
     # Pad the clusters into one (r, nmax) matrix; draws past a cluster's own
@@ -115,10 +139,7 @@ def hierarchical_bootstrap_median(
     within = (rng.random((n_resamples, r, nmax)) * n_pick[..., None]).astype(np.int64)
     draws = table[pick[..., None], within]  # (B, r, nmax)
     draws[np.arange(nmax)[None, None, :] >= n_pick[..., None]] = np.nan
-    meds = np.nanmedian(draws.reshape(n_resamples, -1), axis=1)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(meds, [alpha, 1.0 - alpha])
-    return Estimate(float(np.median(a)), float(lo), float(hi), int(len(a)))
+    return np.nanmedian(draws.reshape(n_resamples, -1), axis=1)
 
 
 def cluster_medians(x: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray) -> np.ndarray:

@@ -201,7 +201,7 @@ RULES_OF_MODULE = {
     "families": {"aggregate", "figure_family", "families_tex"},
     "family_plots": {"figure_family"},
     "integrity": {"run", "check", "aggregate", "ort_run"},
-    "intervals": ANALYSIS | COMPARE | PAPER,
+    "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "io": ANALYSIS | COMPARE | PAPER,
     "latex": {"table", "external_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
