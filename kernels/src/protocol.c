@@ -125,7 +125,7 @@ static void write_machine(hx_json *j, const hx_exec *x, int cores) {
 #else
     hx_json_bool(j, "emulated", 0);
 #endif
-    hx_json_str(j, "kernels", x->k->name);
+    hx_json_str(j, "kernels", x->kern->name);
     hx_json_str(j, "compiler", HX_COMPILER);
     hx_json_str(j, "compiler_version", __VERSION__);
     hx_json_str(j, "cflags", HX_CFLAGS);
@@ -246,7 +246,7 @@ static void write_tasks(hx_json *j, const hx_exec *x) {
     hx_json_str(j, "activation", c->precision != HX_FP32 ? "hardswish_q13"
                                  : c->v_variant == HX_V_STREAM ? "hardswish" : "silu");
     if (c->precision == HX_FP32 && c->v_variant == HX_V_STREAM)
-        hx_json_str(j, "kernel", x->v.stream_is_ref ? "reference (the backend has no stream kernel)" : x->k->name);
+        hx_json_str(j, "kernel", x->v.stream_is_ref ? "reference (the backend has no stream kernel)" : x->kern->name);
     hx_json_str(j, "variant", hx_v_variant_names[c->v_variant]);
     hx_json_i64(j, "rows", c->v_rows), hx_json_i64(j, "cols", c->v_cols);
     hx_json_i64(j, "passes", c->v_passes), hx_json_i64(j, "workers", c->v_workers);
