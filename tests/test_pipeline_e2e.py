@@ -95,6 +95,21 @@ def test_second_run_has_nothing_to_do(work):
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
+def test_html_report_builds_with_every_category(work):
+    """`snakemake --report` is how a reader browses a run: every captioned
+    output must be found and its caption must render (a missing caption file
+    or a figure declared `report()` but never made fails here, not for the
+    user)."""
+    res = snakemake(work, "--report", "report.html")
+    assert res.returncode == 0, res.stderr[-3000:]
+    html = (work / "report.html").read_text(errors="replace")
+    assert len(html) > 100_000
+    for category in ("Verdicts", "Environment", "Timelines", "Speedup", "Slowdown", "Families", "Perfetto traces"):
+        assert category in html, category
+    # the run itself is untouched by building the report
+    assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(work, "-n", "all"))
+
+
 def test_forcing_one_replicate_reruns_it_and_downstream_only(work):
     target = "results/host/raw/tiny/md/big/rep1.jsonl"
     before = {r: (work / "results/host/raw" / f"{r}.jsonl").stat().st_mtime_ns for r in REPS}
