@@ -1010,8 +1010,6 @@ class Harness:
             intervals[key] = runs
         known = {e.native_id: e.name for e in [*self.engines.values(), self.graph_engine]}
         self._thread_lanes = thread_lanes(intervals, known)
-        self._graph_lanes = {k: sorted({tid for r in v for t in r["tasks"].values() for tid in t["tids"]})
-                             for k, v in intervals.items() if k.startswith("graph:")}
         mismatches = 0
         lines = [json.dumps(self._meta(epoch, load_before, busy_before, problems, labels or {}))]
         for rec in trials:
@@ -1053,13 +1051,10 @@ class Harness:
             if iv is None:
                 raise RuntimeError(f"session {key} run {idx}: no profiled node of task {t['task']}")
             ok &= t["checksum"] == verified[key][t["task"]]
-            engine = t["engine"]
-            lanes = self._graph_lanes.get(key)
-            if lanes and len(lanes) > 1:
-                # ORT ran the graph's nodes on several threads: one lane per thread
-                engine = f"graph{lanes.index(iv['tids'][0])}"
+            # engine: the thread that called run() (for B_ort_graph the graph
+            # thread, whichever pool threads ran the nodes: tasks[].nodes says)
             nodes = task_nodes(intervals[key][idx], t["task"], self._thread_lanes)
-            tasks_out.append({"task": t["task"], "engine": engine, "launch": rel(t["launch"]),
+            tasks_out.append({"task": t["task"], "engine": t["engine"], "launch": rel(t["launch"]),
                               "begin": iv["begin"], "end": iv["end"], "host_seen": rel(t["host_seen"]),
                               "checksum": t["checksum"], "cpu_ns": t["cpu_ns"],
                               "cpu_begin": t["cpu_begin"], "cpu_end": t["cpu_end"],
