@@ -45,4 +45,5 @@ rule all:
         all_outputs(),
         analysis_outputs(),
         external_outputs(),
+        external_timeline_outputs(),
     default_target: True

@@ -55,6 +55,10 @@ TASK_COLUMNS = TRIAL_KEYS + [
 ]
 WORKER_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "cpu_ns", "cpu_begin", "cpu_end"]
 WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
+# A task's profiled nodes, where the file has them (the ONNX Runtime harness,
+# docs/ort.md: ``tasks[].nodes`` = [name, lane, begin, end]); ``lane`` is the
+# thread that ran the node.
+NODE_COLUMNS = TRIAL_KEYS + ["task", "name", "lane", "begin", "end"]
 
 
 class IncompleteRunError(ValueError):
@@ -70,6 +74,7 @@ class Run:
     tasks: pd.DataFrame
     waits: pd.DataFrame
     workers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=WORKER_COLUMNS))
+    nodes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NODE_COLUMNS))
     verify: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
@@ -156,6 +161,7 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     task_rows: list[dict[str, Any]] = []
     wait_rows: list[dict[str, Any]] = []
     worker_rows: list[dict[str, Any]] = []
+    node_rows: list[dict[str, Any]] = []
     verify: list[dict[str, Any]] = []
     end: dict[str, Any] | None = None
 
@@ -216,6 +222,8 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
                         }
                     )
                     worker_rows.extend(_worker_rows(keys, t))
+                    node_rows.extend(keys | {"task": str(t["task"]), "name": str(n[0]), "lane": str(n[1]),
+                                             "begin": n[2], "end": n[3]} for n in t.get("nodes") or ())
                 for w in rec.get("waits") or []:
                     wait_rows.append(
                         keys
@@ -250,10 +258,11 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     tasks = pd.DataFrame(task_rows, columns=TASK_COLUMNS)
     waits = pd.DataFrame(wait_rows, columns=WAIT_COLUMNS)
     workers = pd.DataFrame(worker_rows, columns=WORKER_COLUMNS)
-    for df in (trials, tasks, waits, workers):
+    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
+    for df in (trials, tasks, waits, workers, nodes):
         _fix_dtypes(df)
     return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, workers=workers, verify=verify, end=end,
-               source=source)
+               source=source, nodes=nodes)
 
 
 def _fix_dtypes(df: pd.DataFrame) -> None:
@@ -261,7 +270,7 @@ def _fix_dtypes(df: pd.DataFrame) -> None:
     # in the metrics (e.g. a run with no wait records).
     ints = {"trial_id", "round", "seq"}
     bools = {"warmup", "empty", "checksums_ok"}
-    strs = {"workload", "group", "task", "engine", "who", "on", "checksum"}
+    strs = {"workload", "group", "task", "engine", "who", "on", "checksum", "name", "lane"}
     for col in df.columns:
         if col in ints:
             df[col] = df[col].astype("int64")

@@ -196,8 +196,10 @@ def test_bad_config_stops_before_any_job(tmp_path):
 # Which rules run each hxfuse module, read off the scripts' imports (and their
 # modules' imports, function-level ones included) by hand: a known answer, so
 # that the derived dependencies (hxfuse/deps.py) are checked, not restated.
-FIG = {"figure_timeline", "figure_speedup", "figure_slowdown", "figure_family"}
-ANALYSIS = {"aggregate", "perfetto", "report_tables"} | FIG
+# (ort_figure_timeline and ort_perfetto: ONNX Runtime's timelines, the same
+# scripts as figure_timeline and perfetto)
+FIG = {"figure_timeline", "ort_figure_timeline", "figure_speedup", "figure_slowdown", "figure_family"}
+ANALYSIS = {"aggregate", "perfetto", "ort_perfetto", "report_tables"} | FIG
 # the ONNX Runtime comparison (workflow/rules/external.smk): the harness, the
 # per-point comparison and its concatenation, the LaTeX table
 COMPARE = {"external_point", "external"}
@@ -229,7 +231,7 @@ RULES_OF_MODULE = {
     "report": {"report_tables"},
     "runpoint": {"run"},
     "stats": {"aggregate"} | COMPARE,
-    "timeline": FIG | {"perfetto"} | PAPER,
+    "timeline": FIG | {"perfetto", "ort_perfetto"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE,
 }
 
@@ -242,7 +244,7 @@ CONSUMERS = {
     "aggregate": {"figure_speedup", "figure_slowdown", "figure_family", "report_tables", "table"},
     "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
     "figure_family": {"families_tex"},
-    "ort_run": {"external_point"}, "external_point": {"external"}, "external": {"external_table"},
+    "ort_run": {"external_point", "ort_figure_timeline", "ort_perfetto"}, "external_point": {"external"}, "external": {"external_table"},
 }
 
 
@@ -263,6 +265,7 @@ def test_derived_code_dependencies_match_the_imports():
     script_of = {"run": "run_point", "check": "check", "deploy": "deploy", "table": "table",
                  "aggregate": "aggregate", "perfetto": "perfetto", "report_tables": "report_tables",
                  "figure_timeline": "figure_timeline", "figure_speedup": "figure_speedup",
+                 "ort_figure_timeline": "figure_timeline", "ort_perfetto": "perfetto",
                  "figure_slowdown": "figure_slowdown", "ort_run": "ort_run",
                  "external_point": "external_point", "external": "external_concat",
                  "external_table": "external_table", "paper_sections": "paper_sections",
