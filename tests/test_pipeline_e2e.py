@@ -205,6 +205,9 @@ RULES_OF_MODULE = {
     "integrity": {"run", "check", "aggregate", "ort_run"},
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "io": ANALYSIS | COMPARE | PAPER,
+    # the one reader of runner output: the run wrapper reads the meta with it
+    # (through provenance), so like integrity it is measurement code
+    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism"} | ANALYSIS | COMPARE | PAPER,
     "latex": {"table", "external_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
     "metrics": ANALYSIS | COMPARE | PAPER,
