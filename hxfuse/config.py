@@ -844,7 +844,7 @@ def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str,
         if serial:
             env["HX_DEVICE_SERIAL"] = serial
         env["HX_DEVICE_DIR"] = target_settings(config, target).get("device_dir",
-                                                                   "/data/local/tmp/hxfuse")
+                                                                   _targets.get(target).defaults["device_dir"])
     return env
 
 

@@ -94,6 +94,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         toolchain="hexagon-clang", sources=_HEXAGON_SOURCES,
         defaults={**_SDK_DEFAULTS, "device_dir": "/data/local/tmp/hxfuse"},
     ),
+    # Its runner is built with HX_EMULATED=1 (kernels/targets/hexagon-sim.mk),
+    # so its records say emulated and emulated_results() treats what it
+    # produced as emulated; by name it is not (the paper lists it, not run,
+    # as an untested device path).
     Target(
         "hexagon-sim", emulated=False, simulated=True,
         status="Hexagon SDK simulator: written against the documented API, not yet run; "

@@ -56,6 +56,23 @@ def test_the_config_module_and_the_schema_agree_with_it():
     assert tuple(schema["properties"]["targets"]["items"]["enum"]) == tg.NAMES
 
 
+def test_defaults_agree_with_the_schema_and_the_make_files():
+    """A per-target default is said in three places (the schema fills it when
+    target_settings.<target> is given, hxfuse.targets when it is not, the
+    target's .mk for a bare make): they must agree."""
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    ts = schema["properties"]["target_settings"]["properties"]
+    mk_var = {"arch": "HEXAGON_ARCH", "device_dir": "HX_DEVICE_DIR", "qemu": "QEMU_HEXAGON"}
+    for name, t in tg.TARGETS.items():
+        mk = (REPO / "kernels" / "targets" / f"{t.make_target}.mk").read_text()
+        for inc in re.findall(r"^include (targets/\S+\.mk)$", mk, re.M):
+            mk += (REPO / "kernels" / inc).read_text()
+        for key, value in t.defaults.items():
+            if key != "qemu":  # the schema's null means "the .mk's"
+                assert ts[name]["properties"][key]["default"] == value, (name, key)
+            assert re.search(rf"^{mk_var[key]} \?= {re.escape(value)}$", mk, re.M), (name, key)
+
+
 def test_unknown_targets():
     assert tg.is_emulated("external") is False and tg.is_emulated(None) is False
     with pytest.raises(KeyError, match="unknown target 'nope' \\(targets: host, hexagon-qemu"):
