@@ -241,7 +241,8 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
         own = (used if math.isfinite(used) else 0.0) * (
             1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
         if after - own > limit:
-            out.append(("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
+            out.append(("loaded_after",
+                        f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
         if runner_says_exceed:
             pass  # the runner says so itself (listed below)
