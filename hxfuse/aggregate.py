@@ -18,6 +18,7 @@ from . import metrics as mx
 from . import stats as st
 from . import verdicts as vd
 from .io import Run
+from .targets import emulated_flag
 
 DEFAULT_CHECK_COL = "check_ok"
 
@@ -131,7 +132,7 @@ def environment(run: Run) -> dict[str, Any]:
     codes = meta.get("warning_codes")
     codes = [str(c) for c in codes] if isinstance(codes, list) and len(codes) == len(warns) else []
     return {
-        "emulated": bool(meta.get("emulated", False)),
+        "emulated": emulated_flag(meta.get("emulated", False)),
         "cpu_model": meta.get("cpu_model"),
         "cpu_governor": meta.get("cpu_governor"),
         "compiler": meta.get("compiler"),
@@ -193,7 +194,7 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
       ``runner_warning_codes``) replaces ours rather than repeating it.
     """
     out: list[tuple[str, str]] = []
-    if bool(env.get("emulated")):
+    if emulated_flag(env.get("emulated")):
         out.append(("emulated", "emulated (timings are not performance)"))
     fb = _float(env.get("device_fallbacks"))
     if math.isfinite(fb) and fb > 0:
@@ -240,7 +241,8 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
         own = (used if math.isfinite(used) else 0.0) * (
             1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
         if after - own > limit:
-            out.append(("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
+            out.append(("loaded_after",
+                        f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
         if runner_says_exceed:
             pass  # the runner says so itself (listed below)
@@ -382,7 +384,7 @@ def summarize(
         reason = _point_failed(pdf, check_col)
         point_ok = not reason
         env = _point_environment(pdf)
-        emulated = bool(env.get("emulated"))
+        emulated = emulated_flag(env.get("emulated"))
         n_reps = int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1
         alone = mx.alone_durations(pdf)
         overhead = pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)]

@@ -53,6 +53,8 @@ from typing import Any, Iterable
 
 import yaml
 
+from . import targets as _targets
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -135,48 +137,13 @@ V_VARIANT_DEFAULTS = {
 # path of one point's files, relative to results/<target>/<stage>/
 POINT_PATTERN = "{sweep}/{workload}/{point}"
 
-# What each target is (README, "Targets"; kernels/hexagon/README.md).
-# `group_b` is what group B (existing best concurrency) maps to on the
-# target's backend, or its limitation, as the plan requires it be recorded
-# with B's results (the runner's own meta.group_mapping says what B is in
-# the runner on that target).
-_B_HEXAGON = (
-    "separate requests on independent queues (one dspqueue / FastRPC session per task kind, "
-    "each served by its own DSP thread). Limitations: each task pays its own message and "
-    "completion signal and the host waits on each; VTCM and the HMX lock are acquired per "
-    "request (HAP_compute_res), so requests needing them serialise unless given disjoint "
-    "pre-reserved shares; FastRPC calls on one handle serialise; QNN/HTP graphs run one after "
-    "another. In the runner (run_main_on_hexagon, one process) B is the executor's request-queue "
-    "path with one queue per engine thread; the FastRPC transport cost is not included.")
-TARGETS = {
-    "host": {
-        "emulated": False, "status": "native: real timings",
-        "group_b": "one request per task, pushed at once to each task's own engine queue "
-                   "(threads mx, vec, dma); the host waits for all",
-    },
-    "hexagon-qemu": {
-        "emulated": True,
-        "status": "EMULATED under qemu-hexagon: correctness only, timings are not performance",
-        "group_b": "the runner's request-queue path (one queue per engine thread) under emulation: "
-                   "correctness only. On the device: " + _B_HEXAGON,
-    },
-    "hexagon": {
-        "emulated": False,
-        "status": "Hexagon cDSP over adb (Hexagon SDK): written against the documented API, "
-                  "not yet run on hardware",
-        "group_b": _B_HEXAGON,
-    },
-    "hexagon-sim": {
-        "emulated": False, "simulated": True,
-        "status": "Hexagon SDK simulator: written against the documented API, not yet run; "
-                  "timings are a cycle model, not a phone",
-        "group_b": _B_HEXAGON,
-    },
-}
-EMULATED_TARGETS = frozenset(t for t, info in TARGETS.items() if info["emulated"])
-SDK_TARGETS = ("hexagon", "hexagon-sim")
-HEXAGON_TARGETS = ("hexagon-qemu", "hexagon", "hexagon-sim")
-ZIG_PIN = "0.17.1"
+# What each target is, and its toolchain: hxfuse.targets (re-exported here
+# for the code that reads them from the config module).
+TARGETS = _targets.TARGETS
+EMULATED_TARGETS = _targets.EMULATED_TARGETS
+SDK_TARGETS = _targets.SDK_TARGETS
+HEXAGON_TARGETS = _targets.HEXAGON_TARGETS
+ZIG_PIN = _targets.ZIG_PIN
 
 
 class ConfigError(ValueError):
@@ -503,7 +470,7 @@ def _affinity_problems(value: Any, key: str, target: str) -> list[str]:
         return [f"{key}: {value!r} must be spread, none or a map engine -> core, "
                 "e.g. {host: 1, vec: 1, mx: 0, dma: 0}"]
     problems = []
-    cores = _host_cores() if target == "host" else None
+    cores = _host_cores() if _targets.get(target).native else None
     for eng, core in value.items():
         if eng not in AFFINITY_ENGINES:
             problems.append(f"{key}.{eng}: unknown engine (engines: {', '.join(AFFINITY_ENGINES)})")
@@ -623,8 +590,7 @@ def _point_problems(config: dict, target: str) -> list[str]:
                         problems.append(f"{pkey}.calibrate.{task}: task {task} is in none of "
                                         f"the workloads {sweep['workloads']} of {skey}")
             if target in HEXAGON_TARGETS and p["precision"] != "u8i8":
-                why = ("QEMU has no HVX floating point" if target == "hexagon-qemu" else
-                       "its fp32 path is scalar reference code, not HVX/HMX")
+                why = _targets.get(target).integer_only
                 problems.append(f"{pkey}.precision: target {target} runs integer kernels only "
                                 f"({why}); use precision u8i8, e.g. "
                                 f"target_settings.{target}.params.precision: u8i8")
@@ -689,8 +655,7 @@ def aggregate_points(config: dict, target: str) -> list[dict]:
 
 def target_info(target: str) -> dict:
     """What a target is (emulated, status, group B), as a job parameter."""
-    info = TARGETS[target]
-    return {"emulated": bool(info["emulated"]), "status": info["status"], "group_b": info["group_b"]}
+    return _targets.info(target)
 
 
 def find_point(config: dict, target: str, sweep: str, workload: str, point: str) -> Point:
@@ -785,7 +750,7 @@ def sdk_paths(config: dict, target: str, environ: dict | None = None) -> dict:
         "clang": str(Path(tools, "Tools", "bin", "hexagon-clang")) if tools else None,
         "sim": str(Path(tools, "Tools", "bin", "hexagon-sim")) if tools else None,
         "hexkl_root": _setting_or_env(config, target, "hexkl_root", "HEXKL_ROOT", environ),
-        "arch": ts.get("arch", "v73"),
+        "arch": ts.get("arch", _targets.get(target).defaults["arch"]),
     }
 
 
@@ -808,12 +773,12 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
     problems: list[str] = []
     for target in config.get("targets", []):
         pre = f"target {target}: "
-        if target == "hexagon-qemu":
+        if _targets.get(target).toolchain == "zig":
             if not zig_ok(environ):
                 problems.append(pre + f"zig is not installed: pip install ziglang=={ZIG_PIN} "
                                 "(or set ZIG to a zig command)")
             qemu = target_settings(config, target).get("qemu") or environ.get("QEMU_HEXAGON") \
-                or "qemu-hexagon"
+                or _targets.get(target).defaults["qemu"]
             if not which(qemu):
                 problems.append(pre + f"{qemu} is not installed: apt-get install qemu-user "
                                 "(Debian/Ubuntu; provides qemu-hexagon)")
@@ -833,7 +798,7 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
                 problems.append(pre + f"hexagon-clang not found{where}: it comes with the Hexagon "
                                 "SDK under tools/HEXAGON_Tools/<version>/Tools/bin; set "
                                 f"HEXAGON_TOOLS_ROOT or {key}.tools_root")
-            if target == "hexagon-sim" and sp["sim"] and not Path(sp["sim"]).is_file():
+            if _targets.get(target).simulated and sp["sim"] and not Path(sp["sim"]).is_file():
                 problems.append(pre + f"hexagon-sim not found at {sp['sim']}: set "
                                 f"HEXAGON_TOOLS_ROOT or {key}.tools_root")
             if target == "hexagon":
@@ -851,7 +816,7 @@ def make_vars(config: dict, target: str, environ: dict | None = None) -> list[st
     out = []
     if config["build"].get("cflags"):
         out.append(f"CFLAGS={config['build']['cflags']}")
-    if target == "hexagon-qemu" and target_settings(config, target).get("qemu"):
+    if "qemu" in _targets.get(target).defaults and target_settings(config, target).get("qemu"):
         out.append(f"QEMU_HEXAGON={target_settings(config, target)['qemu']}")
     if target in SDK_TARGETS:
         sp = sdk_paths(config, target, environ)
@@ -879,7 +844,7 @@ def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str,
         if serial:
             env["HX_DEVICE_SERIAL"] = serial
         env["HX_DEVICE_DIR"] = target_settings(config, target).get("device_dir",
-                                                                   "/data/local/tmp/hxfuse")
+                                                                   _targets.get(target).defaults["device_dir"])
     return env
 
 

@@ -36,6 +36,7 @@ import pandas as pd
 from . import aggregate as agg
 from . import families, integrity, provenance
 from .io import IncompleteRunError, read_run
+from .targets import emulated_flag, emulated_results
 
 POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
 
@@ -136,8 +137,8 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
             f"hxfuse: aggregation of {target} refused: raw files differ from their provenance "
             "sidecars (changed after the run; rerun those replicates with snakemake -f):\n  "
             + "\n  ".join(bad))
-    emulated = bool(target_info.get("emulated")) or any(
-        bool((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
+    emulated = emulated_results(target, doc=target_info) or any(
+        emulated_flag((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
     trials = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)}
               for pid, why in reasons.items()]

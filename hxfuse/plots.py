@@ -41,6 +41,8 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
+from .targets import emulated_flag, emulated_results  # noqa: E402
+
 GROUPS = ("A", "B", "C", "D")
 GROUP_TITLES = {"A": "A  existing serial", "B": "B  existing concurrency",
                 "C": "C  fused, internally serial", "D": "D  fused, internally concurrent",
@@ -109,11 +111,8 @@ def _emulated_notice(out: Sequence[str | Path], what: str) -> None:
 
 
 def _is_emulated_table(df: pd.DataFrame) -> bool:
-    from .config import EMULATED_TARGETS
-
-    if "emulated" in df and len(df) and df["emulated"].astype(str).str.lower().isin(["true", "1"]).any():
-        return True
-    return "target" in df and bool(df["target"].isin(EMULATED_TARGETS).any())
+    """A summary or trial table of an emulated target (hxfuse.targets decides)."""
+    return emulated_results(table=df)
 
 
 def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
@@ -124,7 +123,7 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
     from .timeline import gantt_intervals
 
     run = read_run(jsonl)
-    emulated = bool(run.meta.get("emulated"))
+    emulated = emulated_flag(run.meta.get("emulated"))
     if emulated:
         title = f"{EMULATED_MARK}   {title}"
     gi = gantt_intervals(run)

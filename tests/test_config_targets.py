@@ -79,14 +79,19 @@ def test_target_params_are_checked_like_points():
 
 
 BAD = {
-    "relative device dir": (("hexagon", "device_dir"), "tmp/hx", r"target_settings\.hexagon\.device_dir: 'tmp/hx' does not match"),
-    "serial with a space": (("hexagon", "device_serial"), "ab cd", r"target_settings\.hexagon\.device_serial: 'ab cd' does not match"),
+    "relative device dir": (("hexagon", "device_dir"), "tmp/hx",
+                            r"target_settings\.hexagon\.device_dir: 'tmp/hx' does not match"),
+    "serial with a space": (("hexagon", "device_serial"), "ab cd",
+                            r"target_settings\.hexagon\.device_serial: 'ab cd' does not match"),
     "bad arch": (("hexagon", "arch"), "73", r"target_settings\.hexagon\.arch: '73' does not match"),
     "misspelt key": (("hexagon", "serial"), "x", r"target_settings\.hexagon: unknown key\(s\) 'serial'"),
-    "device key on the simulator": (("hexagon-sim", "device_serial"), "x", r"target_settings\.hexagon-sim: unknown key\(s\) 'device_serial'"),
+    "device key on the simulator": (("hexagon-sim", "device_serial"), "x",
+                                    r"target_settings\.hexagon-sim: unknown key\(s\) 'device_serial'"),
     "unknown target": (("phone",), {}, r"target_settings: unknown key\(s\) 'phone'"),
-    "zero rounds": (("hexagon-qemu", "run"), {"rounds": 0}, r"target_settings\.hexagon-qemu\.run\.rounds: 0 is less than"),
-    "bad forced param": (("hexagon-qemu", "params"), {"m_shape": [0, 1, 1]}, r"target_settings\.hexagon-qemu\.params\.m_shape\[0\]"),
+    "zero rounds": (("hexagon-qemu", "run"), {"rounds": 0},
+                    r"target_settings\.hexagon-qemu\.run\.rounds: 0 is less than"),
+    "bad forced param": (("hexagon-qemu", "params"), {"m_shape": [0, 1, 1]},
+                         r"target_settings\.hexagon-qemu\.params\.m_shape\[0\]"),
 }
 
 
@@ -141,7 +146,8 @@ def test_preflight_of_the_emulator():
                                zig_ok=lambda _: False)
     assert lines == [
         "target hexagon-qemu: zig is not installed: pip install ziglang==0.17.1 (or set ZIG to a zig command)",
-        "target hexagon-qemu: qemu-hexagon is not installed: apt-get install qemu-user (Debian/Ubuntu; provides qemu-hexagon)",
+        "target hexagon-qemu: qemu-hexagon is not installed: apt-get install qemu-user "
+        "(Debian/Ubuntu; provides qemu-hexagon)",
     ]
 
 

@@ -13,6 +13,7 @@ sys.path.insert(0, str(REPO))
 
 import hxfuse.config as hxconfig
 import hxfuse.deps as hxdeps
+import hxfuse.targets as hxtargets
 
 # 1. friendly schema check naming every bad key + semantic checks
 #    (hxfuse/config.py), 2. snakemake's own validation, which fills defaults.
@@ -57,7 +58,7 @@ except hxconfig.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
 
 wildcard_constraints:
-    target="|".join(sorted(hxconfig.TARGETS, key=len, reverse=True)),
+    target="|".join(sorted(hxtargets.NAMES, key=len, reverse=True)),
     sweep="[A-Za-z][A-Za-z0-9_-]*",
     workload="mv|md|mvd",
     point="[A-Za-z][A-Za-z0-9_-]*",
@@ -65,13 +66,14 @@ wildcard_constraints:
 
 
 def is_emulated(target):
-    return target in hxconfig.EMULATED_TARGETS
+    """Timings not performance (hxfuse.targets decides)."""
+    return hxtargets.is_emulated(target)
 
 
 def kernel_sources(wc):
     """What the runner of one target is built from (host: no Hexagon code)."""
     kdir = REPO / "kernels"
-    dirs = ["src"] if wc.target == "host" else ["src", "hexagon"]
+    dirs = hxtargets.get(wc.target).sources
     srcs = sorted(str(p) for d in dirs for p in (kdir / d).rglob("*") if p.suffix in (".c", ".h"))
     return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
 
