@@ -30,7 +30,7 @@ ENV_COLUMNS = (
     "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
     "load_average_before", "load_average_after", "other_busy_cores_before", "other_busy_cores_after",
     "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "runner_warning_codes", "device_fallbacks",
+    "runner_warning_codes", "device_fallbacks", "device_serial",
 )
 # Summary columns of the environment, in order (online_cores and
 # engines_exceed_cores come from META_COLUMNS).
@@ -39,7 +39,7 @@ ENV_SUMMARY_COLUMNS = (
     "engines_exceed_cores", "load_average_before", "load_average_after", "other_busy_cores_before",
     "other_busy_cores_after", "runner_wall_s",
     "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "runner_warning_codes", "device_fallbacks", "env_warning",
+    "runner_warning_codes", "device_fallbacks", "device_serial", "env_warning",
 )
 # A machine counts as loaded when its 1-minute load average exceeds this many
 # runnable processes per online core (docs/metrics.md, "Environment").
@@ -131,6 +131,7 @@ def environment(run: Run) -> dict[str, Any]:
     # (docs/runner.md); a file without a matching list has uncoded warnings.
     codes = meta.get("warning_codes")
     codes = [str(c) for c in codes] if isinstance(codes, list) and len(codes) == len(warns) else []
+    labels = meta.get("labels")
     return {
         "emulated": emulated_flag(meta.get("emulated", False)),
         "cpu_model": meta.get("cpu_model"),
@@ -148,6 +149,9 @@ def environment(run: Run) -> dict[str, Any]:
         "runner_warnings": "; ".join(str(w) for w in warns),
         "runner_warning_codes": "; ".join(codes),
         "device_fallbacks": fallbacks,
+        # the phone of a device farm the run leased (kernels/hexagon/device.sh
+        # labels every run); None elsewhere
+        "device_serial": labels.get("device_serial") if isinstance(labels, Mapping) else None,
     }
 
 
@@ -545,6 +549,11 @@ def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:
     env: dict[str, Any] = {}
     for c in ENV_SUMMARY_COLUMNS:
         if c == "env_warning":
+            continue
+        if c == "device_serial":
+            # every phone the point's replicates ran on
+            got = sorted({str(x) for x in pdf[c] if isinstance(x, str) and x}) if c in pdf else []
+            env[c] = ", ".join(got) or None
             continue
         v = pdf[c].iloc[0] if c in pdf and len(pdf) else None
         if isinstance(v, (np.generic,)):

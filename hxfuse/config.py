@@ -144,6 +144,13 @@ EMULATED_TARGETS = _targets.EMULATED_TARGETS
 SDK_TARGETS = _targets.SDK_TARGETS
 HEXAGON_TARGETS = _targets.HEXAGON_TARGETS
 ZIG_PIN = _targets.ZIG_PIN
+# VTCM of the SDK targets (target_settings.<target>.vtcm_bytes, 8 MiB on v73
+# phones) and the HMX tile region a HexKL build keeps beside the scratch arena
+# (HX_HMX_REGION_BYTES, kernels/hexagon/vtcm_qurt.h); the arena is rounded up
+# to VTCM_ALIGN (kernels/hexagon/vtcm_qurt.c).
+VTCM_BYTES_DEFAULT = 8 << 20
+HMX_REGION_BYTES = 1 << 20
+VTCM_ALIGN = 4096
 
 
 class ConfigError(ValueError):
@@ -421,6 +428,11 @@ def point_params(config: dict, sweep: str, point: dict, target: str | None = Non
     """The effective parameters of one point:
     defaults < sweep.base < point < target_settings.<target>.params."""
     params = {k: copy.deepcopy(config["defaults"][k]) for k in POINT_KEYS}
+    if target in SDK_TARGETS:
+        # the global default is sized for the host; on the cDSP the scratch
+        # arena is VTCM, and by default it leaves room for HexKL's HMX region
+        # (a sweep, point or target value above the VTCM is refused instead)
+        params["scratch_bytes"] = min(params["scratch_bytes"], default_scratch_bytes(config, target))
     params.update(copy.deepcopy(config["sweeps"][sweep].get("base", {})))
     params.update({k: copy.deepcopy(v) for k, v in point.items() if k in POINT_KEYS})
     if target is not None:
@@ -440,6 +452,60 @@ def replicates(config: dict, target: str) -> int:
     return int(run_settings(config, target)["replicates"])
 
 
+def vtcm_bytes(config: dict, target: str) -> int:
+    """VTCM of an SDK target's cDSP (target_settings.<target>.vtcm_bytes)."""
+    return int(target_settings(config, target).get("vtcm_bytes") or VTCM_BYTES_DEFAULT)
+
+
+def default_scratch_bytes(config: dict, target: str) -> int:
+    """scratch_bytes of an SDK target's points unless a sweep, point or the
+    target's params say otherwise: the VTCM minus HexKL's HMX tile region
+    (7 MiB of 8 MiB), whether or not this build uses HexKL, so that a point's
+    parameters (and hash) do not depend on the environment."""
+    return vtcm_bytes(config, target) - HMX_REGION_BYTES
+
+
+def scratch_limit(config: dict, target: str, environ: dict | None = None) -> tuple[int, bool]:
+    """(largest scratch_bytes the target's VTCM holds, whether HexKL is used):
+    the VTCM minus the HMX tile region with HexKL, the whole VTCM without."""
+    hexkl = bool(sdk_paths(config, target, environ)["hexkl_root"])
+    return vtcm_bytes(config, target) - (HMX_REGION_BYTES if hexkl else 0), hexkl
+
+
+def device_serials(config: dict, environ: dict | None = None) -> list[str]:
+    """The phones of the `hexagon` target's device farm:
+    target_settings.hexagon.device_serials, else the environment's
+    HX_DEVICE_SERIALS (whitespace-separated, as kernels/hexagon/device.sh reads
+    it); empty for one phone."""
+    environ = os.environ if environ is None else environ
+    listed = target_settings(config, "hexagon").get("device_serials") or []
+    if listed:
+        return [str(s) for s in listed]
+    return (environ.get("HX_DEVICE_SERIALS") or "").split()
+
+
+def device_limit(config: dict, environ: dict | None = None) -> int:
+    """How many run jobs may hold the `device` resource at once: the number
+    of phones of the farm when the `hexagon` target has one, else 1 (one
+    device, the host's measurement exclusive)."""
+    if "hexagon" not in (config.get("targets") or []):
+        return 1
+    return max(1, len(device_serials(config, environ)))
+
+
+def _serial_problems(serials: list, key: str) -> list[str]:
+    problems, seen = [], set()
+    for s in serials:
+        if not isinstance(s, str) or not re.fullmatch(r"[A-Za-z0-9._:-]+", s):
+            problems.append(f"{key}: {s!r} is not an adb serial (letters, digits, . _ : -; "
+                            "see `adb devices`)")
+        elif s in seen:
+            problems.append(f"{key}: {s!r} is listed twice (each phone once: two runs on one "
+                            "phone would disturb each other)")
+        seen.add(s)
+    return problems
+
+
 def check_semantics(config: dict) -> list[str]:
     """Problems a JSON schema cannot express.  Returns messages naming keys."""
     problems: list[str] = []
@@ -451,6 +517,12 @@ def check_semantics(config: dict) -> list[str]:
             msg += tag
             if msg not in problems:
                 problems.append(msg)
+    hx = target_settings(config, "hexagon")
+    key = "config.target_settings.hexagon"
+    problems += _serial_problems(hx.get("device_serials") or [], f"{key}.device_serials")
+    if hx.get("device_serials") and hx.get("device_serial"):
+        problems.append(f"{key}: device_serial and device_serials are both set: give one "
+                        "(device_serials: [a] for a one-phone farm)")
     groups = config["run"]["groups"]
     if "A" not in groups:
         problems.append("config.run.groups: must include A (every speedup is relative to A)")
@@ -580,6 +652,17 @@ def _point_problems(config: dict, target: str) -> list[str]:
                                 "(the runner splits rows between workers: at most one per row)")
             problems += _affinity_problems(p["affinity"], f"{pkey}.affinity", target)
             problems += _thread_problems(p, pkey)
+            if target in SDK_TARGETS:
+                limit, hexkl = scratch_limit(config, target)
+                arena = -(-p["scratch_bytes"] // VTCM_ALIGN) * VTCM_ALIGN
+                if arena > limit:
+                    why = (f"minus HexKL's {HMX_REGION_BYTES}-byte HMX tile region " if hexkl else "")
+                    problems.append(f"{pkey}.scratch_bytes: {p['scratch_bytes']} bytes of scratch "
+                                    f"(the arena is VTCM, in {VTCM_ALIGN}-byte pages) do not fit target "
+                                    f"{target}'s VTCM: {vtcm_bytes(config, target)} bytes "
+                                    f"(target_settings.{target}.vtcm_bytes) {why}leave {limit}; use "
+                                    f"scratch_bytes <= {limit}, e.g. "
+                                    f"target_settings.{target}.params.scratch_bytes: {limit}")
             if p.get("m_tile") is not None and target in HEXAGON_TARGETS:
                 problems.append(f"{pkey}.m_tile: target {target}'s GEMM (HVX, HMX or the reference) "
                                 "has a fixed blocking and refuses --m-tile; leave m_tile null there "
@@ -805,9 +888,17 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
                 if not which("adb"):
                     problems.append(pre + "adb is not installed: apt-get install adb (or Android "
                                     "platform-tools) and connect the phone with USB debugging on")
-                if not _setting_or_env(config, target, "device_serial", "HX_DEVICE_SERIAL", environ):
+                farm = device_serials(config, environ)
+                if not target_settings(config, target).get("device_serials"):
+                    problems += [pre + m for m in _serial_problems(farm, "HX_DEVICE_SERIALS")]
+                if not farm and not _setting_or_env(config, target, "device_serial",
+                                                    "HX_DEVICE_SERIAL", environ):
                     problems.append(pre + "no device serial: set HX_DEVICE_SERIAL or "
-                                    f"{key}.device_serial to the phone's serial from `adb devices`")
+                                    f"{key}.device_serial to the phone's serial from `adb devices` "
+                                    f"(or {key}.device_serials to a list of phones: a device farm)")
+                if farm and not which("flock"):
+                    problems.append(pre + "flock is not installed (util-linux): a device farm leases "
+                                    "its phones through lock files")
     return problems
 
 
@@ -840,12 +931,25 @@ def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str,
         if sp[key]:
             env[var] = sp[key]
     if target == "hexagon":
+        # one phone; a farm's serials are not a job parameter (which phone a
+        # run gets must not rerun anything): see device_env
         serial = _setting_or_env(config, target, "device_serial", "HX_DEVICE_SERIAL", environ)
-        if serial:
+        if serial and not device_serials(config, environ):
             env["HX_DEVICE_SERIAL"] = serial
         env["HX_DEVICE_DIR"] = target_settings(config, target).get("device_dir",
                                                                    _targets.get(target).defaults["device_dir"])
     return env
+
+
+def device_env(config: dict, environ: dict | None = None) -> dict[str, str]:
+    """The device farm's environment, exported by the Snakefile to every job
+    (kernels/hexagon/device.sh reads it): HX_DEVICE_SERIALS, the farm's
+    serials (empty for one phone, so that a list left in the caller's
+    environment cannot replace the phone the config names).  Not a job
+    parameter: adding a phone to the farm reruns nothing."""
+    if "hexagon" not in (config.get("targets") or []):
+        return {}
+    return {"HX_DEVICE_SERIALS": " ".join(device_serials(config, environ))}
 
 
 def run_prefix(config: dict, target: str, kernels: Path | str = REPO_ROOT / "kernels") -> str:

@@ -13,7 +13,8 @@ refuses raw files whose SHA-256 differs from their sidecar
 - ``summary.json``: provenance (config hash, git commit and dirty flag,
   compilers; ``points``: the sidecar of each point's replicate 0, keyed by
   point id; ``replicate_sidecars``: every replicate's, keyed
-  ``<point id>/rep<r>``), ``replicates`` per point, the failed points with
+  ``<point id>/rep<r>``; ``device_serials``: the phone each replicate of a
+  device farm ran on), ``replicates`` per point, the failed points with
   their reasons, and the verdict table.
 
 Point columns (identify a point in both tables): ``target``, ``sweep``,
@@ -66,6 +67,17 @@ def group_mapping(prov: dict) -> dict:
     if len(maps) == 1:
         return json.loads(next(iter(maps)))
     return {pid: json.loads(m) for m, pid in maps.items()}
+
+
+def device_serials(prov: dict) -> dict:
+    """{replicate id: serial of the phone it ran on} from the sidecars'
+    runner labels (kernels/hexagon/device.sh labels every device run)."""
+    out = {}
+    for rid, v in prov.items():
+        labels = (v.get("runner_env") or {}).get("labels")
+        if isinstance(labels, dict) and labels.get("device_serial"):
+            out[rid] = labels["device_serial"]
+    return out
 
 
 def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: dict) -> pd.DataFrame:
@@ -182,6 +194,9 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
             "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points)
                        if f"{pid}/rep0" in prov},
             "replicate_sidecars": prov,
+            # the phone of a device farm each replicate ran on (its records'
+            # labels.device_serial), keyed <point id>/rep<r>; empty elsewhere
+            "device_serials": device_serials(prov),
         },
         "n_points": len(points),
         # independent runner invocations per point (run.replicates)

@@ -57,6 +57,27 @@ try:
 except hxconfig.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
 
+# The `device` resource (every run job takes device=1): how many run jobs may
+# measure at once.  1, or the number of phones of the hexagon target's device
+# farm (target_settings.hexagon.device_serials), set here so that nobody has
+# to type --resources; a smaller --resources device=N is honoured, a larger
+# one is lowered to the number of phones (more runs than phones would only
+# wait for a phone with their timeout running).
+_device_limit = hxconfig.device_limit(config)
+_device_given = workflow.global_resources.get("device").value
+if _device_given is None or _device_given > _device_limit:
+    if _device_given is not None:
+        print(f"hxfuse: --resources device={_device_given} lowered to {_device_limit}: "
+              f"the device farm has {_device_limit} phone(s)", file=sys.stderr)
+    workflow.global_resources["device"] = _device_limit
+DEVICE_LIMIT = workflow.global_resources.get("device").value
+# ... and the farm's serials, which device.sh leases from (HX_DEVICE_SERIALS),
+# exported to every job rather than passed as a parameter: which phones there
+# are must not rerun a measurement.  (A remote job's Snakemake reads this file
+# again and exports the same.)
+os.environ.update(hxconfig.device_env(config))
+
+
 wildcard_constraints:
     target="|".join(sorted(hxtargets.NAMES, key=len, reverse=True)),
     sweep="[A-Za-z][A-Za-z0-9_-]*",
@@ -80,7 +101,11 @@ def kernel_sources(wc):
 
 def all_cores(wc):
     """Threads of a run job: every core Snakemake may use (so nothing runs
-    beside a measurement); 1 where no core count is set (--report, --lint)."""
+    beside a measurement); 1 where no core count is set (--report, --lint).
+    The phone target measures on the phone, and its job only drives adb: one
+    thread, so that the runs of a device farm can go on at once."""
+    if getattr(wc, "target", None) == "hexagon":
+        return 1
     try:
         return workflow.cores
     except Exception:
