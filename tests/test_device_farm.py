@@ -71,7 +71,8 @@ map() { printf '%s' "$1" | sed "s#DEVDIR#$root/DEVDIR#g"; }
 now() { date +%s.%N; }
 case "$1" in
     get-state) echo device ;;
-    push) dst=$(map "$3"); case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst" ;;
+    push) dst=$(map "$3")
+          case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst" ;;
     pull) src=$(map "$2"); [ -e "$src" ] || { echo "adb: error: remote object '$2' does not exist" >&2; exit 1; }
           if [ -d "$src" ]; then mkdir -p "$3"; cp -r "$src"/. "$3"; else cp "$src" "$3"; fi ;;
     logcat) [ "${2:-}" = -d ] && echo "fake DSP log of $serial"; exit 0 ;;
