@@ -476,11 +476,14 @@ def device_serials(config: dict, environ: dict | None = None) -> list[str]:
     """The phones of the `hexagon` target's device farm:
     target_settings.hexagon.device_serials, else the environment's
     HX_DEVICE_SERIALS (whitespace-separated, as kernels/hexagon/device.sh reads
-    it); empty for one phone."""
+    it) unless the config names one phone (device_serial); empty for one
+    phone."""
     environ = os.environ if environ is None else environ
-    listed = target_settings(config, "hexagon").get("device_serials") or []
-    if listed:
-        return [str(s) for s in listed]
+    ts = target_settings(config, "hexagon")
+    if ts.get("device_serials"):
+        return [str(s) for s in ts["device_serials"]]
+    if ts.get("device_serial"):
+        return []
     return (environ.get("HX_DEVICE_SERIALS") or "").split()
 
 
