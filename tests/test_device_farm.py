@@ -339,3 +339,22 @@ def test_a_bad_serial_list_fails_before_any_job(tmp_path, serials, message):
     res = snakemake(tmp_path, "-n", "all")
     assert res.returncode != 0 and message in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
     assert not (tmp_path / "results").exists()
+
+
+def test_the_several_hosts_example_profile_names_existing_rules():
+    """The Slurm example is untested here (no cluster); at least it parses,
+    says so, and asks a phone for rules that exist."""
+    import re
+
+    import yaml
+
+    path = ROOT / "profiles/device-hosts-slurm/profile.yaml"
+    text = path.read_text()
+    assert "UNTESTED HERE" in text.splitlines()[0]
+    prof = yaml.safe_load(text)
+    assert prof["executor"] == "slurm"
+    rules = set(re.findall(r"^rule (\w+):", "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk")),
+                           re.M))
+    assert set(prof["set-resources"]) <= rules and {"run", "deploy"} <= set(prof["set-resources"])
+    for rule in ("run", "deploy"):
+        assert prof["set-resources"][rule]["slurm_extra"] == "'--gres=phone:1'"
