@@ -19,7 +19,9 @@ shell that runs the runner sleeps first so that runs overlap if they can.
    during a run (adb starts one when none is running) does not keep the
    phone locked after the run.
 3. A bad serial list fails before any job with a message naming the key;
-   a listed phone that is not attached fails in deploy, before any run.
+   a listed phone that is not attached fails in deploy, before any run,
+   unless the farm spans several hosts (farm_spans_hosts): then this host's
+   jobs use its own phones.
 
 The fake is not a phone: whether adbd ends a runner whose adb client was
 killed, and the real run_main_on_hexagon, are untested here.
@@ -313,7 +315,7 @@ def _shell_cmds(tmp: Path) -> str:
     return log.read_text() if log.exists() else ""
 
 
-def test_a_phone_that_is_not_attached_stops_deploy_before_any_run(tmp_path, host_runner):
+def test_a_phone_that_is_not_attached_stops_deploy_unless_the_farm_spans_hosts(tmp_path, host_runner):
     env = fake_farm(tmp_path, host_runner, FAKE_ATTACHED="s1")
     wd = copy_repo(tmp_path / "wd")
     write_config(wd, farm_config(tmp_path, ["s1", "s9"]))
@@ -326,6 +328,20 @@ def test_a_phone_that_is_not_attached_stops_deploy_before_any_run(tmp_path, host
     assert "none of the device farm's phones (s9) is attached" in log, log
     assert "deploy of results/hexagon/stage/hxrun to s9" in res.stderr
     assert not (wd / "results/hexagon/raw").exists()
+    # a farm over several hosts: this host has s1 only; deploy and the runs
+    # use it, and s9 is recorded as elsewhere
+    cfg = farm_config(tmp_path, ["s1", "s9"])
+    cfg["target_settings"]["hexagon"]["farm_spans_hosts"] = True
+    write_config(wd, cfg)
+    raw = wd / f"results/hexagon/raw/{POINTS[0]}/rep0.jsonl"
+    try:
+        res = snakemake(wd, str(raw.relative_to(wd)), cores=4, snakefile=wd / "Snakefile", env=env)
+    finally:
+        stop_fake_server(tmp_path)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    manifest = json.loads((wd / "results/hexagon/stage/deploy.json").read_text())
+    assert manifest["device_serials"] == ["s1"] and manifest["device_serials_elsewhere"] == ["s9"]
+    assert json.loads(raw.read_text().splitlines()[0])["labels"]["device_serial"] == "s1"
 
 
 @pytest.mark.parametrize("serials, message", [
