@@ -24,7 +24,8 @@ import numpy as np
 
 from .checks import checksum_hex, task_checksum
 from .integrity import IntegrityError, fnv1a64
-from .serve import ServeError, read_records, read_trace
+from .serve import read_records
+from .serve_trace import ServeError, read_trace
 
 
 def _gemm_tol(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> np.ndarray:

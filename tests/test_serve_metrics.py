@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from hxfuse import serve
+from hxfuse import serve_trace as st
 
 
 def request(i, kind, arrival_ms, latency_ms, deadline_ms, wait_ms=0.0, paired=None, policy="D", rep=0):
@@ -92,9 +93,9 @@ def test_summary_medians_and_paired_ratios_known_answer():
 
 
 def test_poisson_arrivals_are_seeded_and_have_mean_gap_one_over_rate():
-    a = serve.poisson_arrivals(1000.0, 20000, seed=3)
-    assert np.array_equal(a, serve.poisson_arrivals(1000.0, 20000, seed=3))
-    assert not np.array_equal(a, serve.poisson_arrivals(1000.0, 20000, seed=4))
+    a = st.poisson_arrivals(1000.0, 20000, seed=3)
+    assert np.array_equal(a, st.poisson_arrivals(1000.0, 20000, seed=3))
+    assert not np.array_equal(a, st.poisson_arrivals(1000.0, 20000, seed=4))
     assert a.dtype == np.int64 and np.all(np.diff(a) >= 0) and a[0] >= 0
     gaps = np.diff(np.concatenate([[0], a]))
     # mean gap 1/rate = 1 ms; the mean of 20000 exponential gaps has a relative
@@ -105,8 +106,8 @@ def test_poisson_arrivals_are_seeded_and_have_mean_gap_one_over_rate():
 
 
 def test_make_trace_mix_sizes_and_deadlines():
-    t = serve.make_trace(500.0, 4000, 7, 0.25, [64, 128], [256], {"compute": 10, "bandwidth": 2.5})
-    assert tuple(t.columns) == serve.TRACE_COLUMNS
+    t = st.make_trace(500.0, 4000, 7, 0.25, [64, 128], [256], {"compute": 10, "bandwidth": 2.5})
+    assert tuple(t.columns) == st.TRACE_COLUMNS
     share = (t["kind"] == "compute").mean()
     assert share == pytest.approx(0.25, abs=0.03)  # binomial sd 0.007
     assert set(t.loc[t["kind"] == "compute", "size"]) == {64, 128}
@@ -114,7 +115,7 @@ def test_make_trace_mix_sizes_and_deadlines():
     assert set(t.loc[t["kind"] == "compute", "deadline_ns"]) == {10_000_000}
     assert set(t.loc[t["kind"] == "bandwidth", "deadline_ns"]) == {2_500_000}
     # the arrivals of a seed do not depend on the mix
-    same = serve.make_trace(500.0, 4000, 7, 0.9, [64], [256], {"compute": 1, "bandwidth": 1})
+    same = st.make_trace(500.0, 4000, 7, 0.9, [64], [256], {"compute": 1, "bandwidth": 1})
     assert np.array_equal(t["arrival_ns"], same["arrival_ns"])
 
 
@@ -128,9 +129,9 @@ def test_make_trace_mix_sizes_and_deadlines():
 def test_bad_traces_are_refused_with_the_row(tmp_path, edit, message):
     good = pd.DataFrame({"arrival_ns": [1, 2, 3], "kind": ["compute", "bandwidth", "compute"],
                          "size": [1, 2, 3], "deadline_ns": [1, 1, 1]})
-    serve.validate_trace(good)
-    with pytest.raises(serve.ServeError, match=None) as exc:
-        serve.validate_trace(edit(good))
+    st.validate_trace(good)
+    with pytest.raises(st.ServeError, match=None) as exc:
+        st.validate_trace(edit(good))
     assert message in str(exc.value)
-    with pytest.raises(serve.ServeError):
-        serve.poisson_arrivals(0.0, 10, 1)
+    with pytest.raises(st.ServeError):
+        st.poisson_arrivals(0.0, 10, 1)

@@ -14,7 +14,7 @@ rule serve_all:
 rule serve_build:
     input:
         makefile=str(REPO / "kernels" / "Makefile"),
-        sources=lambda wc: kernel_sources(type("wc", (), {"target": "host"})()),
+        sources=serve_sources,
     output:
         "results/host/build/hxserve",
     params:

@@ -17,6 +17,13 @@ wildcard_constraints:
     spoint="|".join(sorted(SERVE_POINTS, key=len, reverse=True)),
 
 
+def serve_sources(wc):
+    """What hxserve is built from: the host target's sources, its own included."""
+    kdir = REPO / "kernels"
+    return sorted(str(p) for p in (kdir / "src").glob("*") if p.suffix in (".c", ".h")) + [
+        str(kdir / "targets" / "host.mk")]
+
+
 def serve_reps(path_of):
     return [path_of(p, r) for p in SERVE_POINTS for r in range(SERVE["replicates"])]
 

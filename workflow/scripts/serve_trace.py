@@ -1,7 +1,7 @@
 """serve_trace: the seeded arrival trace of one serve point and replicate."""
 import sys
 
-from hxfuse.serve import make_trace, write_trace
+from hxfuse.serve_trace import make_trace, write_trace
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
