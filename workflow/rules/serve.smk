@@ -21,7 +21,7 @@ rule serve_build:
         kernels=lambda wc, input: os.path.dirname(input.makefile),
         make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxconfig.make_vars(config, "host")),
     log:
-        "logs/host/serve/build.log",
+        f"{SERVE_LOG}/build.log",
     conda:
         "../../envs/build.yaml"
     shell:
@@ -37,7 +37,7 @@ rule serve_trace:
     params:
         trace=lambda wc: hxserve_cfg.trace_params(SERVE, SERVE_POINTS[wc.spoint], int(wc.rep)),
     log:
-        f"logs/host/serve/trace/{SERVE_REP}.log",
+        f"{SERVE_LOG}/trace/{SERVE_REP}.log",
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -62,7 +62,7 @@ rule serve_run:
         timeout_s=lambda wc: str(float(SERVE["timeout_s"])),
     threads: all_cores
     log:
-        f"logs/host/serve/run/{SERVE_REP}.log",
+        f"{SERVE_LOG}/run/{SERVE_REP}.log",
     conda:
         "../../envs/build.yaml"
     shell:
@@ -86,7 +86,7 @@ rule serve_check:
         rtol=config["check"]["f32_rtol"],
         atol=config["check"]["f32_atol"],
     log:
-        f"logs/host/serve/check/{SERVE_REP}.log",
+        f"{SERVE_LOG}/check/{SERVE_REP}.log",
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -109,7 +109,7 @@ rule serve_summary:
         bootstrap=config["analysis"]["bootstrap"],
         ci=config["analysis"]["ci"],
     log:
-        "logs/host/serve/summary.log",
+        f"{SERVE_LOG}/summary.log",
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -124,7 +124,7 @@ rule serve_figures:
     output:
         SERVE_FIGURES,
     log:
-        "logs/host/serve/figures.log",
+        f"{SERVE_LOG}/figures.log",
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -139,7 +139,7 @@ rule serve_table:
     output:
         f"{SERVE_DIR}/serve_table.tex",
     log:
-        "logs/host/serve/table.log",
+        f"{SERVE_LOG}/table.log",
     conda:
         "../../envs/analysis.yaml"
     script:

@@ -10,7 +10,11 @@ try:
 except hxserve_cfg.ServeConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
 SERVE_POINTS = {p.name: p for p in hxserve_cfg.points(SERVE)}
-SERVE_DIR = "results/host/serve"
+# A serve study writes beside the default point, not over it (its point
+# names may repeat the config's).
+_serve_study = config.get("serve_study")
+SERVE_DIR = "results/host/serve" + (f"-{Path(_serve_study).stem}" if _serve_study else "")
+SERVE_LOG = SERVE_DIR.replace("results/", "logs/", 1)
 SERVE_REP = "{spoint}/rep{rep}"
 
 wildcard_constraints:
