@@ -59,16 +59,21 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
     s = summary[summary["policy"].isin(POLICY_STYLE)]
     styles = ["-", "--", ":", "-."]
+    # policies drawn side by side (a small x offset each) so their intervals
+    # do not hide one another
+    xs = s[x].astype(float)
+    span = float(xs.max() - xs.min()) or float(abs(xs.max())) or 1.0
     for ax, (m, label) in zip(axes, metrics):
         d = s[s["metric"] == m]
         for j, ov in enumerate(sorted(d[other].unique())):
-            for pol, (color, plabel) in POLICY_STYLE.items():
+            for k, (pol, (color, plabel)) in enumerate(POLICY_STYLE.items()):
                 g = d[(d[other] == ov) & (d["policy"] == pol)].sort_values(x)
                 if g.empty:
                     continue
                 err = np.vstack([g["median"] - g["lo"], g["hi"] - g["median"]])
-                ax.errorbar(g[x], g["median"], yerr=err, color=color, ls=styles[j % 4], marker="o", ms=3,
-                            capsize=2, label=f"{plabel}, {other} {ov:g}")
+                ax.errorbar(g[x] + (k - 1) * 0.012 * span, g["median"], yerr=err, color=color,
+                            ls=styles[j % 4], marker="o", ms=3, capsize=2,
+                            label=f"{plabel}, {other} {ov:g}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
