@@ -33,7 +33,11 @@ from .stats import hierarchical_bootstrap_median
 
 # Metrics of one replay (one policy replaying one trace once).
 METRICS = ("p50_ms", "p95_ms", "p99_ms", "miss_rate", "throughput_rps", "pairing_wait_mean_ms",
-           "pairing_wait_max_ms", "paired_share", "short_p99_ms", "compute_p99_ms")
+           "pairing_wait_max_ms", "paired_share", "short_p99_ms", "compute_p99_ms", "admit_lag_max_ms")
+# A run is on a loaded machine when the runner's own sample of other work
+# (cores kept busy by other processes in 200 ms, before and after the run)
+# exceeds this share of the cores: hxfuse.aggregate's rule for hxrun.
+BUSY_PER_CORE = 0.25
 # Ratios paired within a repetition (the same trace, the same minute).
 RATIOS = (("p99_ms", "D", "B"), ("p99_ms", "D", "A"), ("short_p99_ms", "D", "B"),
           ("throughput_rps", "D", "B"))
@@ -71,6 +75,27 @@ def request_table(records: Iterable[dict], replicate: int = 0) -> pd.DataFrame:
     return df
 
 
+def run_environment(records: Iterable[dict]) -> dict:
+    """The machine around one runner invocation: cores, and other work sampled
+    before and after (meta and end records)."""
+    recs = list(records)
+    meta = next((r for r in recs if r.get("record") == "meta"), {})
+    end = next((r for r in recs if r.get("record") == "end"), {})
+    return {"online_cores": meta.get("online_cores"),
+            "other_busy_cores_before": meta.get("other_busy_cores_before"),
+            "other_busy_cores_after": end.get("other_busy_cores_after"),
+            "load_average_before": meta.get("load_average_before"),
+            "load_average_after": end.get("load_average_after")}
+
+
+def is_loaded(env: dict) -> bool:
+    """Other work kept more than BUSY_PER_CORE of the cores busy before or after."""
+    cores = env.get("online_cores") or 0
+    busy = [b for b in (env.get("other_busy_cores_before"), env.get("other_busy_cores_after"))
+            if b is not None and b >= 0]
+    return bool(cores) and any(b > BUSY_PER_CORE * cores for b in busy)
+
+
 def nearest_rank(x: Sequence[float] | np.ndarray, q: float) -> float:
     """Percentile q (0 < q <= 100) by nearest rank; NaN for no data."""
     a = np.sort(np.asarray(x, dtype=float))
@@ -97,7 +122,9 @@ def replay_metrics(requests: pd.DataFrame) -> pd.DataFrame:
                     "pairing_wait_max_ms": float(g["pairing_wait_ns"].max()) / 1e6,
                     "paired_share": float((g["paired_with"] >= 0).mean()),
                     "short_p99_ms": nearest_rank(short, 99) / 1e6,
-                    "compute_p99_ms": nearest_rank(comp, 99) / 1e6})
+                    "compute_p99_ms": nearest_rank(comp, 99) / 1e6,
+                    # how late the dispatcher saw an arrival: its own scheduling delay
+                    "admit_lag_max_ms": float((g["admit_ns"] - g["arrival_ns"]).max()) / 1e6})
     return pd.DataFrame(out)
 
 

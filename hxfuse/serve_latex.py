@@ -31,7 +31,9 @@ def table_rows(summary: pd.DataFrame) -> list[dict]:
             if sp.empty:
                 continue
             get = {m: (sp.loc[m] if m in sp.index else None) for m in COLUMNS}
-            rows.append({"point": tex_escape(p["point"]), "rate": f"{p['rate']:g}", "w": str(p["window_us"]),
+            # a point measured while other work kept the cores busy is marked
+            mark = r"$^\dagger$" if "loaded" in sp.columns and bool(sp["loaded"].any()) else ""
+            rows.append({"point": tex_escape(p["point"]) + mark, "rate": f"{p['rate']:g}", "w": str(p["window_us"]),
                          "policy": pol, "p50": _cell(get["p50_ms"]), "p95": _cell(get["p95_ms"]),
                          "p99": _cell(get["p99_ms"]), "short": _cell(get["short_p99_ms"]),
                          "miss": _cell(get["miss_rate"], 100.0, 1), "tput": _cell(get["throughput_rps"], 1.0, 0),

@@ -56,6 +56,33 @@ def test_replay_metrics_known_answer():
     assert row["short_p99_ms"] == 10.0 and row["compute_p99_ms"] == 9.0
 
 
+def test_admission_lag_is_the_largest_admit_minus_arrival():
+    recs = ten_requests()
+    recs[4]["admit_ns"] += 250_000  # the dispatcher saw request 4 0.25 ms late
+    recs[4]["launch_ns"] += 250_000
+    m = serve.replay_metrics(serve.request_table(recs)).iloc[0]
+    assert m["admit_lag_max_ms"] == pytest.approx(0.25)
+    # latency still counts from the trace's arrival
+    assert m["p50_ms"] == 5.0
+
+
+@pytest.mark.parametrize("env, loaded", [
+    ({"online_cores": 2, "other_busy_cores_before": 0.5, "other_busy_cores_after": 0.0}, False),  # = 0.25 x 2
+    ({"online_cores": 2, "other_busy_cores_before": 0.51, "other_busy_cores_after": 0.0}, True),
+    ({"online_cores": 2, "other_busy_cores_before": 0.0, "other_busy_cores_after": 1.2}, True),
+    ({"online_cores": 2, "other_busy_cores_before": -1.0, "other_busy_cores_after": None}, False),  # unreadable
+    ({"online_cores": None, "other_busy_cores_before": 2.0, "other_busy_cores_after": 2.0}, False),
+])
+def test_loaded_machine_known_answers(env, loaded):
+    assert serve.is_loaded(env) is loaded
+
+
+def test_loaded_rule_is_the_sweeps_rule():
+    from hxfuse import aggregate
+
+    assert serve.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
+
+
 def test_nearest_rank_known_answers():
     x = np.arange(1, 201)  # 1..200, shuffled: order must not matter
     np.random.default_rng(0).shuffle(x)

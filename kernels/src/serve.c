@@ -312,6 +312,7 @@ static int run(const sv_args *a, sv_run *s, const sv_trace *t, FILE *out, char *
     hx_json_str(&j, "status", "ok");
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
     hx_json_f64(&j, "load_average_after", hx_load_average_1min());
+    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
     hx_json_end(&j);
     return 0;
 }
