@@ -6,7 +6,8 @@
 
 rule serve_all:
     input:
-        serve_outputs(),
+        serve_reps(serve_check_of) + SERVE_FIGURES
+        + [f"{SERVE_DIR}/summary.csv", f"{SERVE_DIR}/summary.json", f"{SERVE_DIR}/serve_table.tex"],
 
 
 # Its own build directory: `build` may run make for hxrun at the same time,
