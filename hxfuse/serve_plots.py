@@ -51,31 +51,40 @@ def latency_cdf(requests: pd.DataFrame, out: Sequence[str | Path]) -> None:
 
 def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]) -> None:
     """p99 latency, short-task p99 and deadline miss rate per policy against x
-    (rate or window_us), one line per value of the other variable; medians
-    with their bootstrap intervals as error bars."""
+    (rate or window_us): one line per policy (colour) and per value of the
+    other variable (line style) that has at least two x values (all of them
+    when none has: a study of one point); medians with their bootstrap
+    intervals as error bars, latencies on a log scale."""
+    from matplotlib.lines import Line2D
+
     other = "window_us" if x == "rate" else "rate"
     metrics = (("p99_ms", "p99 latency (ms)"), ("short_p99_ms", "bandwidth-request p99 (ms)"),
                ("miss_rate", "deadline miss rate"))
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     s = summary[summary["policy"].isin(POLICY_STYLE)]
-    styles = ["-", "--", ":", "-."]
+    counts = s.groupby(other)[x].nunique()
+    series = sorted(counts[counts >= 2].index) or sorted(counts.index)
+    styles = dict(zip(series, ["-", "--", ":", "-."] * 8))
     # policies drawn side by side (a small x offset each) so their intervals
     # do not hide one another
     xs = s[x].astype(float)
     span = float(xs.max() - xs.min()) or float(abs(xs.max())) or 1.0
     for ax, (m, label) in zip(axes, metrics):
         d = s[s["metric"] == m]
-        for j, ov in enumerate(sorted(d[other].unique())):
-            for k, (pol, (color, plabel)) in enumerate(POLICY_STYLE.items()):
+        for ov in series:
+            for k, (pol, (color, _)) in enumerate(POLICY_STYLE.items()):
                 g = d[(d[other] == ov) & (d["policy"] == pol)].sort_values(x)
                 if g.empty:
                     continue
                 err = np.vstack([g["median"] - g["lo"], g["hi"] - g["median"]])
                 ax.errorbar(g[x] + (k - 1) * 0.012 * span, g["median"], yerr=err, color=color,
-                            ls=styles[j % 4], marker="o", ms=3, capsize=2,
-                            label=f"{plabel}, {other} {ov:g}")
+                            ls=styles[ov], marker="o", ms=3, capsize=2)
+        if m.endswith("_ms"):
+            ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=6)
+    handles = [Line2D([], [], color=c, label=lab) for c, lab in POLICY_STYLE.values()]
+    handles += [Line2D([], [], color="k", ls=styles[ov], label=f"{other} {ov:g}") for ov in series]
+    axes[0].legend(handles=handles, fontsize=7)
     _save(fig, out)
