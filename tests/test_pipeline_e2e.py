@@ -226,7 +226,7 @@ RULES_OF_MODULE = {
     "io": ANALYSIS | COMPARE | PAPER,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism"} | ANALYSIS | COMPARE | PAPER,
+    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check"} | ANALYSIS | COMPARE | PAPER,
     "latex": {"table", "external_table", "serve_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
     "metrics": ANALYSIS | COMPARE | PAPER,
@@ -244,7 +244,7 @@ RULES_OF_MODULE = {
     "serve_plots": {"serve_figures"},
     "serve_trace": {"serve_trace", "serve_check"},
     "stats": {"aggregate", "serve_check", "serve_summary"} | COMPARE,
-    "targets": {"aggregate", "report_tables", "table", "external_table"} | FIG | COMPARE | PAPER,
+    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table"} | FIG | COMPARE | PAPER,
     "timeline": FIG | {"perfetto", "ort_perfetto"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE,
 }
