@@ -38,6 +38,8 @@ include: "workflow/rules/external.smk"
 include: "workflow/rules/mechanism.smk"
 include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/serve_common.smk"
+include: "workflow/rules/serve.smk"
 
 
 rule all:
@@ -46,4 +48,5 @@ rule all:
         analysis_outputs(),
         external_outputs(),
         external_timeline_outputs(),
+        serve_outputs(),
     default_target: True

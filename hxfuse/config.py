@@ -983,9 +983,14 @@ def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
+# The service mode's keys (hxfuse/serve_config.py) have their own rules and
+# outputs: a change there must not rerun the summary of the A-D sweeps.
+SERVE_KEYS = ("serve", "serve_study")
+
+
 def config_hash(config: dict) -> str:
-    """sha256 (12 hex digits) of the whole validated config."""
-    return hashlib.sha256(_canonical(config)).hexdigest()[:12]
+    """sha256 (12 hex digits) of the whole validated config (service-mode keys aside)."""
+    return hashlib.sha256(_canonical({k: v for k, v in config.items() if k not in SERVE_KEYS})).hexdigest()[:12]
 
 
 def point_hash(config: dict, p: Point, replicate: int = 0) -> str:

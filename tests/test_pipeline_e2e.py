@@ -206,12 +206,14 @@ COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
 NOT_IN_ALL = PAPER | {"mechanism"}
+# the service mode (workflow/rules/serve.smk)
+SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
-    | ANALYSIS | COMPARE | NOT_IN_ALL,
+    | ANALYSIS | COMPARE | NOT_IN_ALL | SERVE,
     "aggregate": {"aggregate"} | COMPARE,
     "answers": PAPER,
-    "checks": {"check", "ort_run"},
+    "checks": {"check", "ort_run", "serve_check"},
     # the Snakefile's; no job script imports it (the rules pass what they
     # need as params)
     "config": set(),
@@ -219,13 +221,13 @@ RULES_OF_MODULE = {
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run"},
+    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary"},
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "io": ANALYSIS | COMPARE | PAPER,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism"} | ANALYSIS | COMPARE | PAPER,
-    "latex": {"table", "external_table"} | PAPER,
+    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check"} | ANALYSIS | COMPARE | PAPER,
+    "latex": {"table", "external_table", "serve_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
     "metrics": ANALYSIS | COMPARE | PAPER,
     "ort": {"ort_run"},
@@ -235,8 +237,14 @@ RULES_OF_MODULE = {
     "provenance": {"run", "deploy", "aggregate"},
     "report": {"report_tables"},
     "runpoint": {"run"},
-    "stats": {"aggregate"} | COMPARE,
-    "targets": {"aggregate", "report_tables", "table", "external_table"} | FIG | COMPARE | PAPER,
+    "serve": {"serve_check", "serve_summary"},
+    "serve_check": {"serve_check"},
+    "serve_config": set(),  # read by the workflow itself (serve_common.smk), by no script
+    "serve_latex": {"serve_table"},
+    "serve_plots": {"serve_figures"},
+    "serve_trace": {"serve_trace", "serve_check"},
+    "stats": {"aggregate", "serve_check", "serve_summary"} | COMPARE,
+    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table"} | FIG | COMPARE | PAPER,
     "timeline": FIG | {"perfetto", "ort_perfetto"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE,
 }
@@ -251,6 +259,9 @@ CONSUMERS = {
     "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
     "figure_family": {"families_tex"},
     "ort_run": {"external_point", "ort_figure_timeline", "ort_perfetto"}, "external_point": {"external"}, "external": {"external_table"},
+    "serve_build": {"serve_run"}, "serve_trace": {"serve_run", "serve_check"},
+    "serve_run": {"serve_check", "serve_summary"}, "serve_check": {"serve_summary"},
+    "serve_summary": {"serve_figures", "serve_table"},
 }
 
 
@@ -276,7 +287,8 @@ def test_derived_code_dependencies_match_the_imports():
                  "external_point": "external_point", "external": "external_concat",
                  "external_table": "external_table", "paper_sections": "paper_sections",
                  "figure_evidence": "figure_evidence", "mechanism": "mechanism",
-                 "figure_family": "figure_family", "families_tex": "families_tex"}
+                 "figure_family": "figure_family", "families_tex": "families_tex",
+                 **{r: r for r in SERVE}}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}
