@@ -219,7 +219,7 @@ def study_path(study: str, cwd: Path | str | None = None) -> Path:
     return path if path.is_absolute() else Path(cwd or os.getcwd()) / path
 
 
-STUDY_KEYS = ("description", "include", "sweeps")
+STUDY_KEYS = ("description", "include", "sweeps", "searches")
 
 
 def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
@@ -251,6 +251,18 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
     sweeps, files = _study_sweeps(path, cwd, ())
     config["study"] = study
     config["sweeps"] = sweeps
+    # a study file's own `searches` (fixed vs searched, hxfuse.searchspace)
+    # join those given directly; a name given by both is an error
+    own = (load_yaml(path) or {}).get("searches") or {}
+    given = config.get("searches") or {}
+    if not isinstance(own, dict):
+        raise ConfigError(f"invalid configuration:\n  {path}: searches: a mapping name -> search")
+    both = sorted(set(own) & set(given)) if isinstance(given, dict) else []
+    if both:
+        raise ConfigError(f"invalid configuration:\n  {path}: search(es) {', '.join(map(repr, both))} "
+                          "given by both the study and the config (search names must differ)")
+    if own:
+        config["searches"] = {**given, **own}
     # the file named in messages: the study itself, or where each sweep came
     # from when it includes others
     config["_study_file"] = (str(path) if len(files) == 1 else
@@ -484,6 +496,9 @@ def check_semantics(config: dict) -> list[str]:
             msg += tag
             if msg not in problems:
                 problems.append(msg)
+    # fixed vs searched: every candidate of every search space (hxfuse.searchspace)
+    from .searchspace import search_problems
+    problems += search_problems(config)
     groups = config["run"]["groups"]
     if "A" not in groups:
         problems.append("config.run.groups: must include A (every speedup is relative to A)")
