@@ -189,33 +189,44 @@ COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
 NOT_IN_ALL = PAPER | {"mechanism"}
+# fixed vs searched (workflow/rules/search.smk, not part of `all`): the
+# candidates and the confirmation run the runner like `run`; the analysis
+# rules check, choose, compute regret, draw and tabulate
+SEARCH_RUN = {"search_run", "search_confirm"}
+SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_table"}
+CONFIG_RULES = FIG | {"table", "external_table", "figure_search", "search_table"} | PAPER
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
-    | ANALYSIS | COMPARE | NOT_IN_ALL,
-    "aggregate": {"aggregate"} | COMPARE,
+    | ANALYSIS | COMPARE | NOT_IN_ALL | SEARCH_RUN | SEARCH_ANALYSIS,
+    "aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "answers": PAPER,
-    "checks": {"check", "ort_run"},
-    "config": FIG | {"table", "external_table"} | PAPER,
+    "checks": {"check", "ort_run"} | SEARCH_ANALYSIS,
+    # config imports searchspace (the searches' checks) and searchspace config
+    "config": CONFIG_RULES,
     "deps": set(),
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run"},
-    "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
-    "io": ANALYSIS | COMPARE | PAPER,
-    "latex": {"table", "external_table"} | PAPER,
+    "integrity": {"run", "check", "aggregate", "ort_run"} | SEARCH_RUN | SEARCH_ANALYSIS,
+    "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
+    "io": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "latex": {"table", "external_table", "search_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
-    "metrics": ANALYSIS | COMPARE | PAPER,
+    "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     "ort": {"ort_run"},
     "paper": PAPER,
     "pipeline": {"aggregate"},
-    "plots": FIG | PAPER,
-    "provenance": {"run", "deploy", "aggregate"},
+    "plots": FIG | PAPER | {"figure_search"},
+    "provenance": {"run", "deploy", "aggregate"} | SEARCH_RUN,
     "report": {"report_tables"},
-    "runpoint": {"run"},
-    "stats": {"aggregate"} | COMPARE,
-    "timeline": FIG | {"perfetto"} | PAPER,
-    "verdicts": {"aggregate"} | COMPARE,
+    "runpoint": {"run"} | SEARCH_RUN,
+    "search": SEARCH_ANALYSIS,
+    "search_plots": {"figure_search"},
+    "searchrun": {"search_confirm"},
+    "searchspace": CONFIG_RULES,
+    "stats": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
+    "timeline": FIG | {"perfetto"} | PAPER | {"figure_search"},
+    "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
 }
 
 
@@ -252,7 +263,10 @@ def test_derived_code_dependencies_match_the_imports():
                  "external_point": "external_point", "external": "external_concat",
                  "external_table": "external_table", "paper_sections": "paper_sections",
                  "figure_evidence": "figure_evidence", "mechanism": "mechanism",
-                 "figure_family": "figure_family", "families_tex": "families_tex"}
+                 "figure_family": "figure_family", "families_tex": "families_tex",
+                 "search_run": "run_point", "search_select": "search_select",
+                 "search_confirm": "search_confirm", "search_result": "search_result",
+                 "figure_search": "figure_search", "search_table": "search_table"}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}
