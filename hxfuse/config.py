@@ -263,6 +263,8 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
                           "given by both the study and the config (search names must differ)")
     if own:
         config["searches"] = {**given, **own}
+        if not given:
+            config["_searches_file"] = str(path)
     # the file named in messages: the study itself, or where each sweep came
     # from when it includes others
     config["_study_file"] = (str(path) if len(files) == 1 else
@@ -433,9 +435,12 @@ def validate(config: dict, schema: dict | None = None) -> dict:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(moved))
     resolve_study(config)
     study_file = config.pop("_study_file", None)
+    searches_file = config.pop("_searches_file", None)
 
     def name_study(lines: list[str]) -> list[str]:
         # problems inside a study file name that file, not config.sweeps
+        if searches_file:
+            lines = [re.sub(r"^config\.searches\b", f"{searches_file}: searches", ln) for ln in lines]
         if not study_file:
             return lines
         return [re.sub(r"^config\.sweeps\b", f"{study_file}: sweeps", ln) for ln in lines]
@@ -968,6 +973,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(replicates(cfg, p.target) for p in pts)} runner jobs")
     for p in pts:
         print(f"  {p.target}/{p.id}")
+    from .searchspace import search_summary
+    for line in search_summary(cfg):
+        print(line)
     return 0
 
 

@@ -232,3 +232,16 @@ def search_problems(config: dict) -> list[str]:
                                           "problem(s) of this search"]
         out += mine
     return out
+
+
+def search_summary(config: dict) -> list[str]:
+    """Lines describing each search of a validated config (python -m hxfuse.config)."""
+    out = []
+    for name, s in searches(config).items():
+        size, n = space_size(s["space"]), min(space_size(s["space"]), s["budget"]["candidates"])
+        how = "the whole space" if size <= s["budget"]["candidates"] else f"drawn with seed {s['seed']}"
+        out.append(f"search {name} ({s['workload']}, targets {', '.join(search_targets(config))}): "
+                   f"{n} of {size} configurations ({how}), {s['budget']['rounds']} rounds of group D "
+                   f"each, then {s['confirm']['pairs']} interleaved pairs of the best and the fixed "
+                   f"default ({s['confirm']['rounds']} rounds of A, C, D each)")
+    return out

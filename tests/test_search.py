@@ -110,6 +110,15 @@ def test_study_file_gives_searches(tmp_path):
     cfg["searches"] = {"u": {"space": {"v_workers": [1]}, "budget": {"candidates": 1}}}
     with pytest.raises(hxconfig.ConfigError, match="'u' given by both the study and the config"):
         hxconfig.validate(cfg)
+    # a problem inside the study file names the file
+    study.write_text(yaml.safe_dump({"sweeps": BASE["sweeps"], "searches": {
+        "u": {"space": {"v_workers": [1, 0]}, "budget": {"candidates": 2}}}}))
+    cfg = copy.deepcopy(BASE)
+    del cfg["sweeps"]
+    cfg["study"] = str(study)
+    with pytest.raises(hxconfig.ConfigError) as exc:
+        hxconfig.validate(cfg)
+    assert f"{study}: searches.u.space.v_workers[1]: 0 is less than the minimum of 1" in str(exc.value)
 
 
 # --------------------------------------------------------------------------
