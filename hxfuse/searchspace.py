@@ -32,6 +32,7 @@ arguments from here at planning time.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import random
 import re
@@ -137,6 +138,12 @@ def _runner_args(config: dict, name: str, target: str, cid: str, params: dict, *
     return hxconfig.runner_args(cfg, p, 0)
 
 
+def args_hash(target: str, args: list[str]) -> str:
+    """What one search run depends on, hashed as hxfuse.config.point_hash
+    hashes a replicate's (its provenance sidecar records it)."""
+    return hashlib.sha256(hxconfig._canonical({"target": target, "args": args})).hexdigest()[:12]
+
+
 def plan(config: dict, name: str, target: str) -> dict:
     """Everything a search's jobs need, fixed before any job runs: the
     candidates (id, index, values, label, params, the search's runner
@@ -157,14 +164,16 @@ def plan(config: dict, name: str, target: str) -> dict:
         values = combo_at(space, idx)
         cid = f"c{j}"
         params = params_of(config, name, values, target)
+        args = _runner_args(config, name, target, cid, params, rounds=budget["rounds"],
+                            warmup=budget["warmup"], seed=seed, groups=["D"])
         cands.append({
             "id": cid, "index": idx, "values": values, "label": describe(values), "params": params,
-            "args": _runner_args(config, name, target, cid, params, rounds=budget["rounds"],
-                                 warmup=budget["warmup"], seed=seed, groups=["D"]),
-            "confirm_args": confirm_args(cid, params),
+            "args": args, "hash": args_hash(target, args), "confirm_args": confirm_args(cid, params),
         })
     fixed_values = copy.deepcopy(s.get("fixed") or {})
     fparams = params_of(config, name, fixed_values, target)
+    fargs = _runner_args(config, name, target, "fixed", fparams, rounds=budget["rounds"],
+                         warmup=budget["warmup"], seed=seed, groups=["D"])
     # the fixed default's own coordinates in the space, where it lies in it
     in_space = {k: fparams[k] for k in space_keys(space)}
     member = all(canonical(in_space[k]) in {canonical(v) for v in space[k]} for k in in_space)
@@ -179,9 +188,7 @@ def plan(config: dict, name: str, target: str) -> dict:
         "fixed": {"id": "fixed", "index": -1, "values": fixed_values, "params": fparams,
                   "label": "fixed: " + describe(in_space), "in_space": member,
                   "space_values": in_space,
-                  "args": _runner_args(config, name, target, "fixed", fparams,
-                                       rounds=budget["rounds"], warmup=budget["warmup"], seed=seed,
-                                       groups=["D"]),
+                  "args": fargs, "hash": args_hash(target, fargs),
                   "confirm_args": confirm_args("fixed", fparams)},
     }
 

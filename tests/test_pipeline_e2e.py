@@ -188,12 +188,12 @@ ANALYSIS = {"aggregate", "perfetto", "report_tables"} | FIG
 COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
-NOT_IN_ALL = PAPER | {"mechanism"}
 # fixed vs searched (workflow/rules/search.smk, not part of `all`): the
 # candidates and the confirmation run the runner like `run`; the analysis
 # rules check, choose, compute regret, draw and tabulate
 SEARCH_RUN = {"search_run", "search_confirm"}
 SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_table"}
+NOT_IN_ALL = PAPER | {"mechanism"} | SEARCH_RUN | SEARCH_ANALYSIS
 CONFIG_RULES = FIG | {"table", "external_table", "figure_search", "search_table"} | PAPER
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}

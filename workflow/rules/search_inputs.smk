@@ -43,7 +43,7 @@ def search_run_info(wc):
     c = search_candidate(wc)
     return {"target": wc.target, "sweep": hxsearchspace.SWEEP_PREFIX + wc.search,
             "workload": search_plan(wc)["workload"], "point": c["id"], "replicate": 0,
-            "params": c["params"], "point_hash": None, "search_values": c["values"]}
+            "params": c["params"], "point_hash": c["hash"], "search_values": c["values"]}
 
 
 def search_plan_light(wc):
