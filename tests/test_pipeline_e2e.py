@@ -211,7 +211,7 @@ RULES_OF_MODULE = {
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
     "io": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     "latex": {"table", "external_table", "search_table"} | PAPER,
-    "mechanism": NOT_IN_ALL,
+    "mechanism": PAPER | {"mechanism"},
     "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     "ort": {"ort_run"},
     "paper": PAPER,
