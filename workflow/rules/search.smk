@@ -117,7 +117,9 @@ rule figure_search:
         result=f"{SEARCH_DIR}/result.json",
         code=CODE["figure_search"],
     output:
-        pdf="results/{target}/figures/search_{search}.pdf",
+        pdf=report("results/{target}/figures/search_{search}.pdf",
+                   caption="../report/search.rst", category="Fixed vs searched",
+                   subcategory="{target}"),
         png="results/{target}/figures/search_{search}.png",
     params:
         min_effect=config["analysis"]["min_effect"],
