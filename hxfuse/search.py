@@ -94,8 +94,8 @@ def candidate_row(cand: Mapping[str, Any], d_makespans: Sequence[float], check: 
             "status": "ok" if ok else "failed", "reasons": "; ".join(check.get("reasons") or []),
             "n": est.n, "d_median_ns": est.value, "d_lo_ns": est.lo, "d_hi_ns": est.hi,
             "runner_wall_s": float(runner_wall_s),
-            "env_warning": "; ".join(environment_warnings(env)),
-            "disturbed": bool(disturbance_warnings(env))}
+            "env_warning": "; ".join(environment_warnings(env) if env else []),
+            "disturbed": bool(env) and bool(disturbance_warnings(env))}
 
 
 def select(table: pd.DataFrame) -> str | None:
@@ -137,9 +137,9 @@ def search_doc(plan: Mapping[str, Any], table: pd.DataFrame) -> dict[str, Any]:
                                                  "space_values")} | {"candidate": fid},
         "cost": {"candidates": int(len(cands)),
                  "d_rounds": int(len(cands)) * int(plan["budget"]["rounds"]),
-                 "runner_seconds": float(cands["runner_wall_s"].sum()),
+                 "runner_seconds": float(np.nansum(cands["runner_wall_s"].astype(float))),
                  "reference_runs": int(len(ref)),
-                 "reference_seconds": float(ref["runner_wall_s"].sum())},
+                 "reference_seconds": float(np.nansum(ref["runner_wall_s"].astype(float)))},
         "failed": [{"id": r.id, "label": r.label, "reasons": r.reasons}
                    for r in table[table["status"] != "ok"].itertuples()],
         "disturbed": [str(i) for i in table[table["disturbed"]]["id"]],
@@ -372,11 +372,17 @@ def write_search(plan: Mapping[str, Any], raws: Sequence[str], npys: Sequence[st
 
     rows = []
     for cand, raw, npy, prov in zip([*plan["candidates"], plan["fixed"]], raws, npys, provenances):
+        side = json.loads(Path(prov).read_text())
+        if side.get("failed"):
+            # the run itself failed (hxfuse.searchrun.mark_failed): no number
+            rows.append(candidate_row(cand, [], {"status": "failed", "reasons": [side["failed"]]},
+                                      {}, math.nan))
+            continue
         check = check_point(raw, npy, rtol=rtol, atol=atol)
         run = read_run(raw)
-        wall = json.loads(Path(prov).read_text()).get("runner_wall_s", math.nan)
         d = measured(run, ["D"])
-        rows.append(candidate_row(cand, d["makespan_ns"].to_numpy(), check, run_environment(run), wall,
+        rows.append(candidate_row(cand, d["makespan_ns"].to_numpy(), check, run_environment(run),
+                                  side.get("runner_wall_s", math.nan),
                                   analysis["bootstrap"], analysis["ci"], analysis["seed"]))
     table = pd.DataFrame(rows, columns=[c for c in CANDIDATE_COLUMNS if c not in ("is_best", "is_fixed")])
     doc = search_doc(plan, table)

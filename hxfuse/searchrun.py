@@ -95,3 +95,30 @@ def run_confirmation(runner: str, prefix: str, env: dict, timeout_s: float,
             "best": best["id"], "best_values": best.get("values"), "pairs": pairs,
             "order": runs, "job_wall_s": round(time.monotonic() - t_job, 3)}, indent=1) + "\n")
     return 0
+
+
+FAILED_RECORD = "failed"
+
+
+def mark_failed(point: dict, args: list[str], out_jsonl: str, out_provenance: str, out_npy: str,
+                log: str) -> int:
+    """Keep a search candidate whose run failed as a failed candidate: a
+    one-record file ``{"record": "failed", "reason": ...}`` (no meta, no end:
+    no reader takes it for a result, and its check fails), a sidecar with the
+    reason and an empty .npy directory.  The reason is the run's own FAILED
+    line from its log.  Returns 0."""
+    reason = "the runner failed"
+    try:
+        for line in Path(log).read_text().splitlines():
+            if " FAILED: " in line:
+                reason = line.split(" FAILED: ", 1)[1]
+    except OSError:
+        pass
+    Path(out_npy).mkdir(parents=True, exist_ok=True)
+    Path(out_provenance).write_text(json.dumps({
+        **{k: point.get(k) for k in ("target", "sweep", "workload", "point", "point_hash")},
+        "runner_args": list(args), "failed": reason, "runner_wall_s": None}, indent=1) + "\n")
+    Path(out_jsonl).write_text(json.dumps({"record": FAILED_RECORD, "reason": reason}) + "\n")
+    with open(log, "a") as lf:
+        lf.write(f"hxfuse: search candidate kept as failed: {reason}\n")
+    return 0

@@ -222,7 +222,7 @@ RULES_OF_MODULE = {
     "runpoint": {"run"} | SEARCH_RUN,
     "search": SEARCH_ANALYSIS,
     "search_plots": {"figure_search"},
-    "searchrun": {"search_confirm"},
+    "searchrun": SEARCH_RUN,
     "searchspace": CONFIG_RULES,
     "stats": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "timeline": FIG | {"perfetto"} | PAPER | {"figure_search"},
@@ -264,7 +264,7 @@ def test_derived_code_dependencies_match_the_imports():
                  "external_table": "external_table", "paper_sections": "paper_sections",
                  "figure_evidence": "figure_evidence", "mechanism": "mechanism",
                  "figure_family": "figure_family", "families_tex": "families_tex",
-                 "search_run": "run_point", "search_select": "search_select",
+                 "search_run": "search_run", "search_select": "search_select",
                  "search_confirm": "search_confirm", "search_result": "search_result",
                  "figure_search": "figure_search", "search_table": "search_table"}
     for rule, script in script_of.items():

@@ -265,3 +265,28 @@ def test_verdict_edges_and_inconclusive_first():
     res = search.confirmation(long_table(np.ones((2, 3)), np.ones((2, 3))), ["best pair 0"], [],
                               min_effect=0.03, n_resamples=100)
     assert res["verdict"] == "inconclusive" and "correctness check failed: best pair 0" in res["verdict_text"]
+
+
+def test_a_candidate_whose_run_failed_is_kept_failed_with_its_reason(tmp_path):
+    """hxfuse.searchrun.mark_failed keeps the run's FAILED line; the selection
+    lists the candidate as failed and chooses nothing from it."""
+    from hxfuse import searchrun
+
+    cfg = cfg_with({"space": {"v_workers": [1]}, "budget": {"candidates": 1}})
+    hxconfig.validate(cfg)
+    plan = searchspace.plan(cfg, "t", "host")
+    files = []
+    for cid in ("c0", "fixed"):
+        log = tmp_path / f"{cid}.log"
+        log.write_text(f"hxfuse: point host/search-t/mvd/{cid}/rep0 FAILED: runner timed out after "
+                       "0.5 s (config run.timeout_s) and was killed; no result kept\n")
+        out = [str(tmp_path / f"{cid}.jsonl"), str(tmp_path / f"{cid}.prov.json"), str(tmp_path / cid)]
+        assert searchrun.mark_failed({"point": cid}, ["--x"], *out, str(log)) == 0
+        files.append(out)
+    doc = search.write_search(plan, [f[0] for f in files], [f[2] for f in files], [f[1] for f in files],
+                              str(tmp_path / "s.json"), str(tmp_path / "c.csv"), 1e-4, 1e-5,
+                              {"bootstrap": 100, "ci": 0.95, "seed": 0})
+    assert doc["best"] is None
+    assert [f["id"] for f in doc["failed"]] == ["c0", "fixed"]
+    assert doc["failed"][0]["reasons"].startswith("runner timed out after 0.5 s")
+    assert all(c["d_median_ns"] is None for c in doc["candidates"])

@@ -16,13 +16,15 @@
 include: "search_inputs.smk"
 
 
-# One candidate: exactly the `run` job (hxfuse.runpoint), with the search's
-# own rounds and group D only.  Takes the device and every core.
+# One candidate: the `run` job's runner call (hxfuse.runpoint), with the
+# search's own rounds and group D only; a candidate whose runner fails is kept
+# as a failed candidate (no number) instead of stopping the search.  Takes
+# the device and every core.
 rule search_run:
     input:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
-        code=CODE["run_point"],
+        code=CODE["search_run"],
     output:
         jsonl=f"{SEARCH_DIR}/raw/{{cand}}.jsonl",
         provenance=f"{SEARCH_DIR}/raw/{{cand}}.provenance.json",
@@ -42,7 +44,7 @@ rule search_run:
     conda:
         "../../envs/analysis.yaml"
     script:
-        "../scripts/run_point.py"
+        "../scripts/search_run.py"
 
 
 checkpoint search_select:
