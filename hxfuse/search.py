@@ -131,7 +131,7 @@ def search_doc(plan: Mapping[str, Any], table: pd.DataFrame) -> dict[str, Any]:
     cands = table[table["id"] != "fixed"]
     ref = table[table["id"] == "fixed"]
     doc = {k: plan[k] for k in ("name", "target", "title", "workload", "space", "space_size",
-                                "exhaustive", "budget", "confirm", "seed")}
+                                "exhaustive", "budget", "seed")}
     doc.update({
         "fixed": {k: plan["fixed"][k] for k in ("values", "params", "label", "in_space",
                                                  "space_values")} | {"candidate": fid},
@@ -427,6 +427,7 @@ def write_result(search_json: str, confirm_dir: str, out_json: str, rtol: float,
     conf = confirmation(long, failed, disturbed, analysis["min_effect"], analysis["bootstrap"],
                         analysis["ci"], analysis["seed"])
     conf["runs"] = runs
+    conf["pairs"] = runs_doc.get("pairs")
     conf["job_wall_s"] = runs_doc.get("job_wall_s")
     doc = {"search": sdoc, "confirmation": conf}
     Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True) + "\n")

@@ -68,7 +68,7 @@ def search_figure(result_json: str, min_effect: float, out: Sequence[str]) -> No
     bx.set_yticklabels(labels, fontsize=8)
     bx.set_xlabel("ratio (median, 95% interval; grey: 1 ± minimum effect)")
     c = doc.get("confirmation") or {}
-    pairs = s["confirm"]["pairs"]
+    pairs = c.get("pairs")
     if c.get("verdict") == "inconclusive":
         what = (f"inconclusive: {len(c.get('reasons') or [])} finding(s) of other load or failed "
                 "checks (listed in result.json)")

@@ -49,7 +49,7 @@ def search_run_info(wc):
 def search_plan_light(wc):
     """The plan without the confirmation's arguments (the selection's params:
     changing the confirmation must not rerun the selection)."""
-    p = dict(search_plan(wc))
+    p = {k: v for k, v in search_plan(wc).items() if k != "confirm"}
     p["candidates"] = [{k: v for k, v in c.items() if k != "confirm_args"} for c in p["candidates"]]
     p["fixed"] = {k: v for k, v in p["fixed"].items() if k != "confirm_args"}
     return p
