@@ -42,7 +42,7 @@ CFG = {
             "fixed": {"affinity": ONE_CORE, "v_workers": 1},
             "space": {"affinity": ["spread", ONE_CORE], "v_workers": [1, 2]},
             "budget": {"candidates": 4, "rounds": 8, "warmup": 1},
-            "confirm": {"pairs": 2, "rounds": 10, "warmup": 1},
+            "confirm": {"pairs": 3, "rounds": 10, "warmup": 1},
             "seed": 2,
         },
     },
@@ -92,12 +92,12 @@ def test_every_candidate_and_the_confirmation_are_cached_targets(work):
     # the fixed default lies in the space: its candidate and its reference run are both marked
     assert s["fixed"]["candidate"] is not None and s["fixed"]["in_space"]
     assert [r["id"] for r in s["candidates"] if r["is_fixed"]] == [s["fixed"]["candidate"], "fixed"]
-    # the confirmation: 2 pairs, alternating (fixed first in pair 0, best first in pair 1)
+    # the confirmation: 3 pairs, alternating (fixed first in even pairs, best first in odd ones)
     assert [(r["pair"], r["side"]) for r in c["runs"]] == [(0, "fixed"), (0, "best"), (1, "best"),
-                                                             (1, "fixed")]
-    assert all(r["status"] == "ok" for r in c["runs"])
+                                                             (1, "fixed"), (2, "fixed"), (2, "best")]
+    assert all(r["status"] == "ok" for r in c["runs"]) and c["pairs"] == 3
     for side in ("fixed", "best"):
-        assert c[side]["d_makespan_ns"]["n"] == 20
+        assert c[side]["d_makespan_ns"]["n"] == 30
         assert c[side]["D/A"]["value"] > 0 and c[side]["D/C"]["value"] > 0
     for ext in ("pdf", "png"):
         assert (work / f"results/host/figures/search_place.{ext}").stat().st_size > 0
