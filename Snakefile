@@ -40,6 +40,7 @@ include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/serve_common.smk"
 include: "workflow/rules/serve.smk"
+include: "workflow/rules/search.smk"
 
 
 rule all:

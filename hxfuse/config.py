@@ -193,7 +193,7 @@ def study_path(study: str, cwd: Path | str | None = None) -> Path:
     return path if path.is_absolute() else Path(cwd or os.getcwd()) / path
 
 
-STUDY_KEYS = ("description", "include", "sweeps")
+STUDY_KEYS = ("description", "include", "sweeps", "searches")
 
 
 def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
@@ -225,6 +225,20 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
     sweeps, files = _study_sweeps(path, cwd, ())
     config["study"] = study
     config["sweeps"] = sweeps
+    # a study file's own `searches` (fixed vs searched, hxfuse.searchspace)
+    # join those given directly; a name given by both is an error
+    own = (load_yaml(path) or {}).get("searches") or {}
+    given = config.get("searches") or {}
+    if not isinstance(own, dict):
+        raise ConfigError(f"invalid configuration:\n  {path}: searches: a mapping name -> search")
+    both = sorted(set(own) & set(given)) if isinstance(given, dict) else []
+    if both:
+        raise ConfigError(f"invalid configuration:\n  {path}: search(es) {', '.join(map(repr, both))} "
+                          "given by both the study and the config (search names must differ)")
+    if own:
+        config["searches"] = {**given, **own}
+        if not given:
+            config["_searches_file"] = str(path)
     # the file named in messages: the study itself, or where each sweep came
     # from when it includes others
     config["_study_file"] = (str(path) if len(files) == 1 else
@@ -395,9 +409,12 @@ def validate(config: dict, schema: dict | None = None) -> dict:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(moved))
     resolve_study(config)
     study_file = config.pop("_study_file", None)
+    searches_file = config.pop("_searches_file", None)
 
     def name_study(lines: list[str]) -> list[str]:
         # problems inside a study file name that file, not config.sweeps
+        if searches_file:
+            lines = [re.sub(r"^config\.searches\b", f"{searches_file}: searches", ln) for ln in lines]
         if not study_file:
             return lines
         return [re.sub(r"^config\.sweeps\b", f"{study_file}: sweeps", ln) for ln in lines]
@@ -526,6 +543,9 @@ def check_semantics(config: dict) -> list[str]:
     if hx.get("device_serials") and hx.get("device_serial"):
         problems.append(f"{key}: device_serial and device_serials are both set: give one "
                         "(device_serials: [a] for a one-phone farm)")
+    # fixed vs searched: every candidate of every search space (hxfuse.searchspace)
+    from .searchspace import search_problems
+    problems += search_problems(config)
     groups = config["run"]["groups"]
     if "A" not in groups:
         problems.append("config.run.groups: must include A (every speedup is relative to A)")
@@ -1030,6 +1050,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(replicates(cfg, p.target) for p in pts)} runner jobs")
     for p in pts:
         print(f"  {p.target}/{p.id}")
+    from .searchspace import search_summary
+    for line in search_summary(cfg):
+        print(line)
     return 0
 
 

@@ -205,15 +205,20 @@ ANALYSIS = {"aggregate", "perfetto", "ort_perfetto", "report_tables"} | FIG
 COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
-NOT_IN_ALL = PAPER | {"mechanism"}
 # the service mode (workflow/rules/serve.smk)
 SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
+# fixed vs searched (workflow/rules/search.smk, not part of `all`): the
+# candidates and the confirmation run the runner like `run`; the analysis
+# rules check, choose, compute regret, draw and tabulate
+SEARCH_RUN = {"search_run", "search_confirm"}
+SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_table"}
+NOT_IN_ALL = PAPER | {"mechanism"} | SEARCH_RUN | SEARCH_ANALYSIS
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
     | ANALYSIS | COMPARE | NOT_IN_ALL | SERVE,
-    "aggregate": {"aggregate"} | COMPARE,
+    "aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "answers": PAPER,
-    "checks": {"check", "ort_run", "serve_check"},
+    "checks": {"check", "ort_run", "serve_check"} | SEARCH_ANALYSIS,
     # the Snakefile's; no job script imports it (the rules pass what they
     # need as params)
     "config": set(),
@@ -221,32 +226,38 @@ RULES_OF_MODULE = {
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary"},
-    "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
-    "io": ANALYSIS | COMPARE | PAPER,
+    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary"} | SEARCH_RUN | SEARCH_ANALYSIS,
+    "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
+    "io": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check"} | ANALYSIS | COMPARE | PAPER,
-    "latex": {"table", "external_table", "serve_table"} | PAPER,
-    "mechanism": NOT_IN_ALL,
-    "metrics": ANALYSIS | COMPARE | PAPER,
+    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check"} | ANALYSIS | COMPARE | PAPER
+    | SEARCH_RUN | SEARCH_ANALYSIS,
+    "latex": {"table", "external_table", "serve_table", "search_table"} | PAPER,
+    "mechanism": PAPER | {"mechanism"},
+    "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     "ort": {"ort_run"},
     "paper": PAPER,
     "pipeline": {"aggregate"},
-    "plots": FIG | PAPER,
-    "provenance": {"run", "deploy", "aggregate"},
+    "plots": FIG | PAPER | {"figure_search"},
+    "provenance": {"run", "deploy", "aggregate"} | SEARCH_RUN,
     "report": {"report_tables"},
-    "runpoint": {"run"},
+    "runpoint": {"run"} | SEARCH_RUN,
+    "search": SEARCH_ANALYSIS,
+    "search_plots": {"figure_search"},
+    "searchrun": SEARCH_RUN,
+    "searchspace": set(),
     "serve": {"serve_check", "serve_summary"},
     "serve_check": {"serve_check"},
     "serve_config": set(),  # read by the workflow itself (serve_common.smk), by no script
     "serve_latex": {"serve_table"},
     "serve_plots": {"serve_figures"},
     "serve_trace": {"serve_trace", "serve_check"},
-    "stats": {"aggregate", "serve_check", "serve_summary"} | COMPARE,
-    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table"} | FIG | COMPARE | PAPER,
-    "timeline": FIG | {"perfetto", "ort_perfetto"} | PAPER,
-    "verdicts": {"aggregate"} | COMPARE,
+    "stats": {"aggregate", "serve_check", "serve_summary"} | COMPARE | SEARCH_ANALYSIS,
+    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table"} | FIG | COMPARE | PAPER
+    | SEARCH_ANALYSIS,
+    "timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
+    "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
 }
 
 
@@ -288,6 +299,9 @@ def test_derived_code_dependencies_match_the_imports():
                  "external_table": "external_table", "paper_sections": "paper_sections",
                  "figure_evidence": "figure_evidence", "mechanism": "mechanism",
                  "figure_family": "figure_family", "families_tex": "families_tex",
+                 "search_run": "search_run", "search_select": "search_select",
+                 "search_confirm": "search_confirm", "search_result": "search_result",
+                 "figure_search": "figure_search", "search_table": "search_table",
                  **{r: r for r in SERVE}}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
