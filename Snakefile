@@ -38,6 +38,7 @@ include: "workflow/rules/external.smk"
 include: "workflow/rules/mechanism.smk"
 include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/graph.smk"
 
 
 rule all:
@@ -45,4 +46,5 @@ rule all:
         all_outputs(),
         analysis_outputs(),
         external_outputs(),
+        graph_outputs(),
     default_target: True

@@ -36,12 +36,14 @@ typedef struct {
     uint64_t seed;
     uint32_t groups;
     hx_wait_policy wait;
+    int nlabels;
+    const char *label[16]; /* --label KEY=VALUE, recorded in the meta record */
 } opts;
 
 static void usage(FILE *f) {
     fprintf(f, "usage: hxgraph --graph FILE.json --out FILE.jsonl [--npy-dir DIR] [--warmup N] [--rounds N]\n"
                "               [--seed S] [--groups A,B,C,D] [--wait spin|spin-block] [--spin-ns N]\n"
-               "               [--affinity spread|none]\n");
+               "               [--affinity spread|none] [--label KEY=VALUE ...]\n");
 }
 
 static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out, char *err, size_t n) {
@@ -72,6 +74,18 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
         if (!strcmp(a, "--graph")) o->graph = v;
         else if (!strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--npy-dir")) o->npy_dir = v;
+        else if (!strcmp(a, "--label")) {
+            if (!strchr(v, '=') || v[0] == '=' || o->nlabels == 16) {
+                snprintf(err, n, "--label: expected KEY=VALUE, at most 16 (got '%s')", v);
+                return -1;
+            }
+            for (const char *q = v; *q != '='; q++)
+                if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_')) {
+                    snprintf(err, n, "--label: the key may hold letters, digits and _ only (got '%s')", v);
+                    return -1;
+                }
+            o->label[o->nlabels++] = v;
+        }
         else if (!strcmp(a, "--warmup")) {
             if (parse_int(a, v, 0, 1000000, &x, err, n)) return -1;
             o->warmup = (int)x;
@@ -283,6 +297,14 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     for (int gr = 0; gr < HXG_NGROUPS; gr++)
         if (o->groups >> gr & 1) hx_json_str(&j, NULL, hxg_group_names[gr]);
     hx_json_close(&j, ']');
+    hx_json_close(&j, '}');
+    hx_json_obj(&j, "labels");
+    for (int i = 0; i < o->nlabels; i++) {
+        char key[64];
+        const char *eq = strchr(o->label[i], '=');
+        snprintf(key, sizeof key, "%.*s", (int)(eq - o->label[i]) < 63 ? (int)(eq - o->label[i]) : 63, o->label[i]);
+        hx_json_str(&j, key, eq + 1);
+    }
     hx_json_close(&j, '}');
     hx_json_obj(&j, "graph");
     hx_json_str(&j, "name", g->name);

@@ -1,0 +1,203 @@
+# Workload 4: task graphs from model blocks (docs/graphs.md).  The graph
+# study (config.graph_study, checked by hxfuse/graphstudy.py here, before any
+# job) lists graph points; each is built into a graph file, run by hxgraph
+# in groups A-D (run.replicates-like replicates of its own, each its own
+# target file), checked against numpy, summarised, drawn and tabulated.
+# Host target only: the graph runner is the POSIX one.
+import hxfuse.graphstudy as hxgraphstudy
+
+try:
+    GRAPH_STUDY = hxgraphstudy.load_study(config.get("graph_study"))
+except hxconfig.ConfigError as err:
+    raise ValueError(f"hxfuse: {err}") from None
+GRAPH_POINTS = {p["name"]: p for p in GRAPH_STUDY["points"]}
+GRAPH_RUN = GRAPH_STUDY["run"]
+GRAPH_TARGETS = [t for t in config["targets"] if t == "host"]
+
+
+wildcard_constraints:
+    gpoint="[A-Za-z][A-Za-z0-9_-]*",
+
+
+def graph_reps(target, what):
+    return [f"results/{target}/graph/{what}/{g}/rep{r}" for g in GRAPH_POINTS
+            for r in range(GRAPH_RUN["replicates"])]
+
+
+def graph_outputs():
+    """What `all` asks of the graph study: checks, summary, figures, table."""
+    out = []
+    for t in GRAPH_TARGETS:
+        out += [f + ".json" for f in graph_reps(t, "check")]
+        out += [f"results/{t}/graph/summary.csv", f"results/{t}/graph/trials.csv.gz"]
+        for ext in ("pdf", "png"):
+            out += [f"results/{t}/graph/figures/profile_{g}.{ext}" for g in GRAPH_POINTS]
+            out.append(f"results/{t}/graph/figures/speedup.{ext}")
+    if GRAPH_TARGETS and GRAPH_POINTS:
+        out.append("paper/generated/graph_table.tex")
+    return out
+
+
+# hxgraph is built by the same Makefile after hxrun (never beside it: the
+# two share object files)
+rule graph_runner:
+    input:
+        makefile=str(REPO / "kernels" / "Makefile"),
+        sources=kernel_sources,
+        after="results/{target}/build/hxrun",
+    output:
+        "results/{target}/build/hxgraph",
+    params:
+        kernels=lambda wc, input: os.path.dirname(input.makefile),
+        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxconfig.make_vars(config, wc.target)),
+    log:
+        "logs/{target}/build_hxgraph.log",
+    conda:
+        "../../envs/build.yaml"
+    shell:
+        "(make -C {params.kernels} TARGET={wildcards.target} {params.make_vars} build/{wildcards.target}/hxgraph"
+        " && cp {params.kernels}/build/{wildcards.target}/hxgraph {output}) > {log} 2>&1"
+
+
+rule graph_build:
+    input:
+        code=CODE["graph_build"],
+    output:
+        "results/{target}/graph/json/{gpoint}.json",
+    params:
+        point=lambda wc: GRAPH_POINTS[wc.gpoint],
+    log:
+        "logs/{target}/graph/build/{gpoint}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_build.py"
+
+
+rule graph_run:
+    input:
+        runner="results/{target}/build/hxgraph",
+        graph="results/{target}/graph/json/{gpoint}.json",
+        code=CODE["run_point"],
+    output:
+        jsonl="results/{target}/graph/raw/{gpoint}/rep{rep}.jsonl",
+        provenance="results/{target}/graph/raw/{gpoint}/rep{rep}.provenance.json",
+        npy=directory("results/{target}/graph/npy/{gpoint}/rep{rep}"),
+    params:
+        args=lambda wc, input: ["--graph", input.graph,
+                                *hxgraphstudy.runner_args(GRAPH_RUN, int(wc.rep), config["run"]["seed"])],
+        prefix=lambda wc: TARGET_PREFIX[wc.target],
+        env=lambda wc: hxconfig.run_env(config, wc.target),
+        emulated=False,
+        point=lambda wc: {"target": wc.target, "sweep": "graph", "workload": GRAPH_POINTS[wc.gpoint]["model"],
+                          "point": wc.gpoint, "replicate": int(wc.rep), "params": GRAPH_POINTS[wc.gpoint]},
+    resources:
+        device=1,
+        timeout_s=lambda wc: str(float(GRAPH_RUN["timeout_s"])),
+    threads: all_cores
+    log:
+        "logs/{target}/graph/run/{gpoint}/rep{rep}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/run_point.py"
+
+
+rule graph_check:
+    input:
+        graph="results/{target}/graph/json/{gpoint}.json",
+        jsonl="results/{target}/graph/raw/{gpoint}/rep{rep}.jsonl",
+        npy="results/{target}/graph/npy/{gpoint}/rep{rep}",
+        code=CODE["graph_check"],
+    output:
+        "results/{target}/graph/check/{gpoint}/rep{rep}.json",
+    params:
+        rtol=config["check"]["f32_rtol"],
+        atol=config["check"]["f32_atol"],
+    log:
+        "logs/{target}/graph/check/{gpoint}/rep{rep}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_check.py"
+
+
+rule graph_summary:
+    input:
+        graphs=lambda wc: [f"results/{wc.target}/graph/json/{g}.json" for g in GRAPH_POINTS],
+        raw=lambda wc: [f + ".jsonl" for f in graph_reps(wc.target, "raw")],
+        checks=lambda wc: [f + ".json" for f in graph_reps(wc.target, "check")],
+        code=CODE["graph_summary"],
+    output:
+        summary="results/{target}/graph/summary.csv",
+        summary_json="results/{target}/graph/summary.json",
+        trials="results/{target}/graph/trials.csv.gz",
+        profile="results/{target}/graph/profile.csv",
+    params:
+        points=list(GRAPH_POINTS.values()),
+        analysis=config["analysis"],
+        config_hash=CONFIG_HASH,
+    log:
+        "logs/{target}/graph/summary.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_summary.py"
+
+
+rule graph_figure_profile:
+    input:
+        graph="results/{target}/graph/json/{gpoint}.json",
+        code=CODE["graph_figure_profile"],
+    output:
+        pdf="results/{target}/graph/figures/profile_{gpoint}.pdf",
+        png="results/{target}/graph/figures/profile_{gpoint}.png",
+    params:
+        label=lambda wc: GRAPH_POINTS[wc.gpoint]["label"],
+    log:
+        "logs/{target}/graph/figures/profile_{gpoint}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_figure_profile.py"
+
+
+rule graph_figure_speedup:
+    input:
+        summary="results/{target}/graph/summary.csv",
+        code=CODE["graph_figure_speedup"],
+    output:
+        pdf="results/{target}/graph/figures/speedup.pdf",
+        png="results/{target}/graph/figures/speedup.png",
+    params:
+        min_effect=config["analysis"]["min_effect"],
+    log:
+        "logs/{target}/graph/figures/speedup.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_figure_speedup.py"
+
+
+rule graph_table:
+    input:
+        summaries=expand("results/{target}/graph/summary.csv", target=GRAPH_TARGETS),
+        template=str(REPO / "workflow" / "templates" / "graph_table.tex.j2"),
+        code=CODE["graph_table"],
+    output:
+        "paper/generated/graph_table.tex",
+    params:
+        targets=GRAPH_TARGETS,
+        min_effect=config["analysis"]["min_effect"],
+    log:
+        "logs/graph_table.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_table.py"
+
+
+# the graph study alone: `snakemake --cores 4 graphs --config graph_study=graphs`
+rule graphs:
+    input:
+        graph_outputs(),
