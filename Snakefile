@@ -38,6 +38,7 @@ include: "workflow/rules/external.smk"
 include: "workflow/rules/mechanism.smk"
 include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/graph_inputs.smk"
 include: "workflow/rules/graph.smk"
 
 

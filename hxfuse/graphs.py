@@ -17,6 +17,9 @@ after read/write edges that sharing implies are added by the same replay, so
 the runner's conflict check accepts the graph and the measurement shows what
 that ordering costs.
 
+The ready profile of a graph is computed in hxfuse.graphprofile, so that
+editing the analysis never rebuilds a graph (nor reruns its measurement).
+
 Pure functions; no I/O except :func:`write_graph`.
 """
 from __future__ import annotations
@@ -25,8 +28,6 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
 
 # engine class of every op (the runner's table, kernels/src/graph.c)
 OP_CLASS = {"gemm": "M", "silu": "V", "relu6": "V", "add": "V", "swiglu": "V", "softmax": "V",
@@ -109,6 +110,7 @@ class Builder:
         writers: dict[str, list[str]] = {}
         partial: dict[str, bool] = {}
         readers: dict[str, list[str]] = {}
+        base: dict[str, list[str]] = {}  # what a group of partial writers follows
         nodes = []
         for n in self.nodes:
             deps: list[str] = list(n.after)
@@ -118,9 +120,13 @@ class Builder:
             for b in n.outputs.values():
                 s = storage[b]
                 if n.partial and partial.get(s):
-                    deps += readers.get(s, [])
+                    # another region of the same destination: ordered after
+                    # what the group's first writer was ordered after, and
+                    # after readers since, not after its sibling writers
+                    deps += base.get(s, []) + readers.get(s, [])
                 else:
                     deps += writers.get(s, []) + readers.get(s, [])
+                    base[s] = writers.get(s, []) + readers.get(s, [])
             for b in n.inputs.values():
                 readers.setdefault(storage[b], []).append(n.name)
             for b in n.outputs.values():
@@ -288,53 +294,3 @@ def build(model: str, params: dict | None = None, reuse: bool = False) -> dict:
 
 def write_graph(graph: dict, path: str | Path) -> None:
     Path(path).write_text(json.dumps(graph, indent=1) + "\n")
-
-
-# -- analysis of the structure -------------------------------------------------
-
-def levels(graph: dict) -> dict[str, int]:
-    """ASAP step of every node: 0 without predecessors, else one more than its
-    latest predecessor (a node is ready at its step when every engine keeps
-    up).  Raises ValueError on a cycle or an unknown node."""
-    preds = {n["name"]: list(n.get("after", [])) for n in graph["nodes"]}
-    for n, ps in preds.items():
-        for p in ps:
-            if p not in preds:
-                raise ValueError(f"node {n!r}: 'after' names unknown node {p!r}")
-    level: dict[str, int] = {}
-    pending = dict(preds)
-    while pending:
-        ready = [n for n, ps in pending.items() if all(p in level for p in ps)]
-        if not ready:
-            raise ValueError(f"the dependencies form a cycle through {sorted(pending)}")
-        for n in ready:
-            level[n] = 1 + max((level[p] for p in preds[n]), default=-1)
-            del pending[n]
-    return level
-
-
-def ready_profile(graph: dict) -> pd.DataFrame:
-    """Ready tasks per topological step and engine class: one row per (step,
-    class) with ``ready`` (how many nodes of that class have that ASAP step),
-    every class present at every step (zeros included)."""
-    lv = levels(graph)
-    cls = {n["name"]: OP_CLASS[n["op"]] for n in graph["nodes"]}
-    steps = range(max(lv.values()) + 1)
-    rows = [{"step": s, "class": c, "ready": sum(1 for n in lv if lv[n] == s and cls[n] == c)}
-            for s in steps for c in CLASSES]
-    return pd.DataFrame(rows, columns=["step", "class", "ready"])
-
-
-def profile_summary(graph: dict) -> dict:
-    """Headline numbers of the ready profile: nodes per class, steps (the
-    critical path in nodes), the widest step, the mean width, and the number
-    of steps where two or more engine classes have ready work (where fusion
-    across engines can overlap anything)."""
-    prof = ready_profile(graph)
-    width = prof.groupby("step")["ready"].sum()
-    mixed = prof[prof["ready"] > 0].groupby("step")["class"].nunique()
-    counts = {c: int(prof.loc[prof["class"] == c, "ready"].sum()) for c in CLASSES}
-    return {"nodes": int(width.sum()), **{f"n_{c}": v for c, v in counts.items()},
-            "steps": int(len(width)), "max_ready": int(width.max()),
-            "mean_ready": float(width.mean()), "mixed_steps": int((mixed >= 2).sum()),
-            "edges": sum(len(n.get("after", [])) for n in graph["nodes"])}

@@ -24,7 +24,8 @@ import re
 from pathlib import Path
 
 from .config import ConfigError, load_yaml, study_path
-from .graphs import BUILDERS, build, levels
+from .graphprofile import levels
+from .graphs import BUILDERS, build
 
 DEFAULT_GRAPH_STUDY = "graphs-default"
 RUN_DEFAULTS = {"warmup": 3, "rounds": 20, "replicates": 3, "timeout_s": 120.0}

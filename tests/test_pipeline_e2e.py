@@ -189,31 +189,41 @@ COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
 NOT_IN_ALL = PAPER | {"mechanism"}
+# workload 4, the task graphs (workflow/rules/graph.smk)
+GRAPH = {"graph_build", "graph_run", "graph_check", "graph_summary", "graph_figure_profile",
+         "graph_figure_speedup", "graph_table"}
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
-    | ANALYSIS | COMPARE | NOT_IN_ALL,
+    | ANALYSIS | COMPARE | NOT_IN_ALL | GRAPH,
     "aggregate": {"aggregate"} | COMPARE,
     "answers": PAPER,
-    "checks": {"check", "ort_run"},
-    "config": FIG | {"table", "external_table"} | PAPER,
+    "checks": {"check", "ort_run", "graph_check"},
+    "config": FIG | {"table", "external_table", "graph_table"} | PAPER,
     "deps": set(),
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
+    "graphcheck": {"graph_check"},
+    "graphplots": {"graph_figure_profile", "graph_figure_speedup"},
+    "graphprofile": {"graph_summary", "graph_figure_profile"},
+    "graphs": {"graph_build", "graph_summary", "graph_figure_profile"},
+    "graphstats": {"graph_summary"},
+    "graphstudy": set(),  # the Snakefile's validation only
+    "graphtable": {"graph_table"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run"},
+    "integrity": {"run", "check", "aggregate", "ort_run", "graph_run", "graph_check"},
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "io": ANALYSIS | COMPARE | PAPER,
-    "latex": {"table", "external_table"} | PAPER,
+    "latex": {"table", "external_table", "graph_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
     "metrics": ANALYSIS | COMPARE | PAPER,
     "ort": {"ort_run"},
     "paper": PAPER,
     "pipeline": {"aggregate"},
     "plots": FIG | PAPER,
-    "provenance": {"run", "deploy", "aggregate"},
+    "provenance": {"run", "deploy", "aggregate", "graph_run"},
     "report": {"report_tables"},
-    "runpoint": {"run"},
-    "stats": {"aggregate"} | COMPARE,
+    "runpoint": {"run", "graph_run"},
+    "stats": {"aggregate", "graph_summary"} | COMPARE,
     "timeline": FIG | {"perfetto"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE,
 }
@@ -228,6 +238,9 @@ CONSUMERS = {
     "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
     "figure_family": {"families_tex"},
     "ort_run": {"external_point"}, "external_point": {"external"}, "external": {"external_table"},
+    "graph_build": {"graph_run", "graph_check", "graph_summary", "graph_figure_profile"},
+    "graph_run": {"graph_check", "graph_summary"}, "graph_check": {"graph_summary"},
+    "graph_summary": {"graph_figure_speedup", "graph_table"},
 }
 
 
@@ -252,7 +265,10 @@ def test_derived_code_dependencies_match_the_imports():
                  "external_point": "external_point", "external": "external_concat",
                  "external_table": "external_table", "paper_sections": "paper_sections",
                  "figure_evidence": "figure_evidence", "mechanism": "mechanism",
-                 "figure_family": "figure_family", "families_tex": "families_tex"}
+                 "figure_family": "figure_family", "families_tex": "families_tex",
+                 "graph_build": "graph_build", "graph_run": "run_point", "graph_check": "graph_check",
+                 "graph_summary": "graph_summary", "graph_figure_profile": "graph_figure_profile",
+                 "graph_figure_speedup": "graph_figure_speedup", "graph_table": "graph_table"}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}

@@ -1,41 +1,5 @@
-# Workload 4: task graphs from model blocks (docs/graphs.md).  The graph
-# study (config.graph_study, checked by hxfuse/graphstudy.py here, before any
-# job) lists graph points; each is built into a graph file, run by hxgraph
-# in groups A-D (run.replicates-like replicates of its own, each its own
-# target file), checked against numpy, summarised, drawn and tabulated.
-# Host target only: the graph runner is the POSIX one.
-import hxfuse.graphstudy as hxgraphstudy
-
-try:
-    GRAPH_STUDY = hxgraphstudy.load_study(config.get("graph_study"))
-except hxconfig.ConfigError as err:
-    raise ValueError(f"hxfuse: {err}") from None
-GRAPH_POINTS = {p["name"]: p for p in GRAPH_STUDY["points"]}
-GRAPH_RUN = GRAPH_STUDY["run"]
-GRAPH_TARGETS = [t for t in config["targets"] if t == "host"]
-
-
-wildcard_constraints:
-    gpoint="[A-Za-z][A-Za-z0-9_-]*",
-
-
-def graph_reps(target, what):
-    return [f"results/{target}/graph/{what}/{g}/rep{r}" for g in GRAPH_POINTS
-            for r in range(GRAPH_RUN["replicates"])]
-
-
-def graph_outputs():
-    """What `all` asks of the graph study: checks, summary, figures, table."""
-    out = []
-    for t in GRAPH_TARGETS:
-        out += [f + ".json" for f in graph_reps(t, "check")]
-        out += [f"results/{t}/graph/summary.csv", f"results/{t}/graph/trials.csv.gz"]
-        for ext in ("pdf", "png"):
-            out += [f"results/{t}/graph/figures/profile_{g}.{ext}" for g in GRAPH_POINTS]
-            out.append(f"results/{t}/graph/figures/speedup.{ext}")
-    if GRAPH_TARGETS and GRAPH_POINTS:
-        out.append("paper/generated/graph_table.tex")
-    return out
+# Workload 4 rules: build, run, check, summarise, draw and tabulate the
+# graph points (definitions in graph_inputs.smk; docs/graphs.md).
 
 
 # hxgraph is built by the same Makefile after hxrun (never beside it: the
@@ -125,8 +89,8 @@ rule graph_check:
 rule graph_summary:
     input:
         graphs=lambda wc: [f"results/{wc.target}/graph/json/{g}.json" for g in GRAPH_POINTS],
-        raw=lambda wc: [f + ".jsonl" for f in graph_reps(wc.target, "raw")],
-        checks=lambda wc: [f + ".json" for f in graph_reps(wc.target, "check")],
+        raw=lambda wc: graph_reps(wc.target, "raw", ".jsonl"),
+        checks=lambda wc: graph_reps(wc.target, "check", ".json"),
         code=CODE["graph_summary"],
     output:
         summary="results/{target}/graph/summary.csv",

@@ -3,7 +3,7 @@ import json
 import sys
 
 from hxfuse import graphplots
-from hxfuse.graphs import ready_profile
+from hxfuse.graphprofile import ready_profile
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

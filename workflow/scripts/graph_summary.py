@@ -6,7 +6,7 @@ import sys
 
 import pandas as pd
 
-from hxfuse import graphs, graphstats
+from hxfuse import graphprofile, graphstats
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
@@ -19,11 +19,11 @@ for raw, chk in zip(sm.input.raw, sm.input.checks):
     checks.setdefault(name, []).append(c)
     tables.append(graphstats.trial_table(graphstats.read_records(raw), name, int(rep)))
 trials = pd.concat(tables, ignore_index=True)
-profiles = {n: graphs.profile_summary(g) for n, g in graph_of.items()}
+profiles = {n: graphprofile.profile_summary(g) for n, g in graph_of.items()}
 summary = graphstats.summarise(trials, points, checks, profiles, sm.params.analysis)
 summary.to_csv(sm.output.summary, index=False)
 trials.to_csv(sm.output.trials, index=False)
-pd.concat([graphs.ready_profile(g).assign(point=n) for n, g in graph_of.items()]).to_csv(
+pd.concat([graphprofile.ready_profile(g).assign(point=n) for n, g in graph_of.items()]).to_csv(
     sm.output.profile, index=False)
 doc = {"config_hash": sm.params.config_hash, "points": [p["name"] for p in points],
        "failed_points": {r["point"]: r["failed_reasons"] for _, r in summary.iterrows() if r["failed"]},
