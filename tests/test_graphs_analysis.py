@@ -211,3 +211,22 @@ def test_paired_ratios_pair_within_replicate_and_round():
     ])
     r = graphstats.paired_ratios(tr, "A", "D")
     assert sorted(r["ratio"]) == [2.0, 3.0]
+
+
+def test_trial_table_metrics_from_a_synthetic_record():
+    meta = {"record": "meta", "graph": {"nodes": [{"name": "a", "class": "M"}, {"name": "b", "class": "V"}]}}
+    trial = {"record": "trial", "warmup": False, "round": 0, "group": "D", "host_begin": 0, "host_end": 1000,
+             "device_ns": 1000, "e2e_ns": 1300, "alloc_ns": 100, "input_ns": 150, "free_ns": 50,
+             "checksums_ok": True,
+             "nodes": [{"name": "a", "engine": "mx", "launch": 0, "begin": 10, "end": 810, "cpu_ns": 800,
+                        "pack_ns": 30},
+                       {"name": "b", "engine": "vec", "launch": 0, "begin": 20, "end": 620, "cpu_ns": 600,
+                        "pack_ns": 0}]}
+    warm = {**trial, "warmup": True, "round": -1}
+    t = graphstats.trial_table([meta, warm, trial], "p", 2)
+    assert len(t) == 1
+    row = t.iloc[0]
+    assert row["prep_ns"] == 300 and row["node_busy_ns"] == 1400 and row["node_cpu_ns"] == 1400
+    assert row["parallelism"] == pytest.approx(1.4) and row["pack_ns"] == 30 and row["replicate"] == 2
+    nodes = graphstats.node_table([meta, warm, trial])
+    assert list(nodes["class"]) == ["M", "V"] and set(nodes["round"]) == {0}
