@@ -210,7 +210,7 @@ RULES_OF_MODULE = {
     "graphstudy": set(),  # the Snakefile's validation only
     "graphtable": {"graph_table"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run", "graph_run", "graph_check"},
+    "integrity": {"run", "check", "aggregate", "ort_run", "graph_run", "graph_check", "graph_summary"},
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "io": ANALYSIS | COMPARE | PAPER,
     "latex": {"table", "external_table", "graph_table"} | PAPER,

@@ -91,6 +91,8 @@ rule graph_summary:
         graphs=lambda wc: [f"results/{wc.target}/graph/json/{g}.json" for g in GRAPH_POINTS],
         raw=lambda wc: graph_reps(wc.target, "raw", ".jsonl"),
         checks=lambda wc: graph_reps(wc.target, "check", ".json"),
+        provenance=lambda wc: graph_reps(wc.target, "raw", ".provenance.json"),
+        npy=lambda wc: graph_reps(wc.target, "npy", ""),
         code=CODE["graph_summary"],
     output:
         summary="results/{target}/graph/summary.csv",
