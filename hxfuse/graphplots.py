@@ -72,3 +72,37 @@ def speedup_figure(summary: pd.DataFrame, min_effect: float, out: Sequence[str])
     if len(ok):
         ax.legend(fontsize=6, ncol=3, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     _save(fig, out)
+
+
+def timeline_figure(nodes: pd.DataFrame, trials: pd.DataFrame, title: str, out: Sequence[str]) -> None:
+    """Gantt chart of one graph point: per group the round with the median
+    device time, one row per engine, each node a bar from begin to end
+    coloured by class, its launch a tick (the gap is the time it waited in
+    its queue or for a core).  *nodes*: hxfuse.graphstats.node_table;
+    *trials*: trial_table (the same replicate)."""
+    groups = [g for g in ("A", "B", "C", "D") if g in set(trials["group"])]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(7.0, 1.1 * len(groups) + 0.8), sharex=False, squeeze=False)
+    engines = ["mx", "vec", "dma"]
+    for ax, g in zip(axes[:, 0], groups):
+        sub = trials[trials["group"] == g].sort_values("device_ns")
+        rnd = sub.iloc[(len(sub) - 1) // 2]["round"]
+        t = nodes[(nodes["group"] == g) & (nodes["round"] == rnd)]
+        t0 = t["host_begin"].iloc[0]
+        for _, n in t.iterrows():
+            y = engines.index(n["engine"])
+            ax.barh(y, (n["end"] - n["begin"]) / 1e3, left=(n["begin"] - t0) / 1e3, height=0.6,
+                    color=CLASS_COLOURS[n["class"]], edgecolor="black", lw=0.3)
+            ax.plot([(n["launch"] - t0) / 1e3] * 2, [y - 0.35, y + 0.35], color="0.3", lw=0.5)
+        end = (t["host_end"].iloc[0] - t0) / 1e3
+        ax.axvline(end, color="red", lw=0.8)
+        ax.set_yticks(range(len(engines)))
+        ax.set_yticklabels(engines, fontsize=7)
+        ax.set_ylim(-0.6, len(engines) - 0.4)
+        ax.set_xlim(0, None)
+        ax.set_ylabel(g, rotation=0, ha="right", va="center", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.text(end, len(engines) - 0.45, f" {end:.0f} us", color="red", fontsize=6, va="top")
+    axes[-1, 0].set_xlabel("time since the host's first submit (us); ticks: launches; red: host sees the last completion",
+                           fontsize=7)
+    axes[0, 0].set_title(title, fontsize=9)
+    _save(fig, out)

@@ -39,6 +39,17 @@ def read_records(jsonl: str | Path) -> list[dict]:
     return [json.loads(line) for line in Path(jsonl).read_text().splitlines() if line.strip()]
 
 
+def machine_load(records: list[dict]) -> dict:
+    """Cores other work kept busy around one replicate (the runner's meta
+    and end records; -1 or missing where unreadable): the larger of before
+    and after, and the 1-minute load average before."""
+    meta, end = records[0], records[-1]
+    busy = [v for v in (meta.get("other_busy_cores_before"), end.get("other_busy_cores_after"))
+            if isinstance(v, (int, float)) and v >= 0]
+    return {"other_busy_cores": max(busy) if busy else math.nan,
+            "load_average_before": meta.get("load_average_before", math.nan)}
+
+
 def trial_table(records: list[dict], point: str, replicate: int) -> pd.DataFrame:
     rows = []
     for r in records:
@@ -121,10 +132,13 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
 
 
 def summarise(trials: pd.DataFrame, points: list[dict], checks: dict[str, list[dict]],
-              profiles: dict[str, dict], analysis: dict) -> pd.DataFrame:
+              profiles: dict[str, dict], analysis: dict, load: dict[str, list[dict]] | None = None
+              ) -> pd.DataFrame:
     """One row per point: its description (model, label, reuse), its ready
-    profile's headline numbers, the medians and speedups, and ``failed``
-    with the reasons of its failed replicates."""
+    profile's headline numbers, the medians and speedups, ``failed`` with
+    the reasons of its failed replicates, and (from *load*: per point, one
+    :func:`machine_load` per replicate) the most cores other work kept busy
+    around any of its replicates."""
     rows = []
     for p in points:
         name = p["name"]
@@ -133,6 +147,8 @@ def summarise(trials: pd.DataFrame, points: list[dict], checks: dict[str, list[d
         sub = trials[trials["point"] == name] if len(trials) else trials
         row = {"point": name, "model": p["model"], "label": p.get("label", name), "reuse": bool(p.get("reuse")),
                **profiles[name], "failed": bool(reasons), "failed_reasons": "; ".join(reasons)}
+        loads = [x["other_busy_cores"] for x in (load or {}).get(name, []) if np.isfinite(x["other_busy_cores"])]
+        row["other_busy_cores_max"] = max(loads) if loads else math.nan
         row.update(summarise_point(sub, bool(reasons), analysis.get("bootstrap", stats.DEFAULT_RESAMPLES),
                                    analysis.get("ci", stats.DEFAULT_LEVEL), analysis.get("seed", stats.DEFAULT_SEED)))
         for key, _ in SPEEDUPS:

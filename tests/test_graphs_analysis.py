@@ -230,3 +230,11 @@ def test_trial_table_metrics_from_a_synthetic_record():
     assert row["parallelism"] == pytest.approx(1.4) and row["pack_ns"] == 30 and row["replicate"] == 2
     nodes = graphstats.node_table([meta, warm, trial])
     assert list(nodes["class"]) == ["M", "V"] and set(nodes["round"]) == {0}
+
+
+def test_machine_load_takes_the_larger_readable_value():
+    got = graphstats.machine_load([{"other_busy_cores_before": 0.2, "load_average_before": 1.5},
+                                   {"other_busy_cores_after": 0.9}])
+    assert got == {"other_busy_cores": 0.9, "load_average_before": 1.5}
+    got = graphstats.machine_load([{"other_busy_cores_before": -1}, {"other_busy_cores_after": -1}])
+    assert math.isnan(got["other_busy_cores"])

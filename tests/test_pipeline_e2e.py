@@ -191,7 +191,7 @@ PAPER = {"paper_sections", "figure_evidence"}
 NOT_IN_ALL = PAPER | {"mechanism"}
 # workload 4, the task graphs (workflow/rules/graph.smk)
 GRAPH = {"graph_build", "graph_run", "graph_check", "graph_summary", "graph_figure_profile",
-         "graph_figure_speedup", "graph_table"}
+         "graph_figure_speedup", "graph_figure_timeline", "graph_table"}
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
     | ANALYSIS | COMPARE | NOT_IN_ALL | GRAPH,
@@ -203,10 +203,10 @@ RULES_OF_MODULE = {
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
     "graphcheck": {"graph_check"},
-    "graphplots": {"graph_figure_profile", "graph_figure_speedup"},
+    "graphplots": {"graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline"},
     "graphprofile": {"graph_summary", "graph_figure_profile"},
     "graphs": {"graph_build", "graph_summary", "graph_figure_profile"},
-    "graphstats": {"graph_summary"},
+    "graphstats": {"graph_summary", "graph_figure_timeline"},
     "graphstudy": set(),  # the Snakefile's validation only
     "graphtable": {"graph_table"},
     "family_plots": {"figure_family"},
@@ -223,7 +223,7 @@ RULES_OF_MODULE = {
     "provenance": {"run", "deploy", "aggregate", "graph_run"},
     "report": {"report_tables"},
     "runpoint": {"run", "graph_run"},
-    "stats": {"aggregate", "graph_summary"} | COMPARE,
+    "stats": {"aggregate", "graph_summary", "graph_figure_timeline"} | COMPARE,
     "timeline": FIG | {"perfetto"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE,
 }
@@ -239,7 +239,8 @@ CONSUMERS = {
     "figure_family": {"families_tex"},
     "ort_run": {"external_point"}, "external_point": {"external"}, "external": {"external_table"},
     "graph_build": {"graph_run", "graph_check", "graph_summary", "graph_figure_profile"},
-    "graph_run": {"graph_check", "graph_summary"}, "graph_check": {"graph_summary"},
+    "graph_run": {"graph_check", "graph_summary", "graph_figure_timeline"},
+    "graph_check": {"graph_summary", "graph_figure_timeline"},
     "graph_summary": {"graph_figure_speedup", "graph_table"},
 }
 
@@ -268,7 +269,8 @@ def test_derived_code_dependencies_match_the_imports():
                  "figure_family": "figure_family", "families_tex": "families_tex",
                  "graph_build": "graph_build", "graph_run": "run_point", "graph_check": "graph_check",
                  "graph_summary": "graph_summary", "graph_figure_profile": "graph_figure_profile",
-                 "graph_figure_speedup": "graph_figure_speedup", "graph_table": "graph_table"}
+                 "graph_figure_speedup": "graph_figure_speedup", "graph_table": "graph_table",
+                 "graph_figure_timeline": "graph_figure_timeline"}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}

@@ -61,7 +61,7 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
 static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
     memset(o, 0, sizeof *o);
     o->warmup = 2, o->rounds = 10, o->seed = 1, o->groups = 0xF, o->affinity = "spread";
-    o->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 50000};
+    o->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000}; /* the sweep points' default */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
@@ -269,6 +269,9 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     hx_json_str(&j, "cflags", HX_CFLAGS);
     hx_json_str(&j, "cpu_model", model);
     hx_json_i64(&j, "online_cores", hx_online_cores());
+    /* three engine threads and the host: on fewer cores they take turns */
+    hx_json_i64(&j, "threads", HXG_NENG + 1);
+    hx_json_bool(&j, "engines_exceed_cores", HXG_NENG + 1 > hx_online_cores());
     hx_json_str(&j, "cpu_governor", gov);
     hx_json_f64(&j, "load_average_before", hx_load_average_1min());
     hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));

@@ -31,11 +31,19 @@ static void gemm(hxg_node *nd, uint8_t *arena, const hx_kernels *k) {
 
 static float silu1(float v) { return v / (1.0f + expf(-v)); }
 
+/* Comparisons rather than fminf/fmaxf: without -ffinite-math-only those are
+ * libm calls per element (5 ns each here), these vectorise. */
+static inline float max_f(float a, float b) { return a > b ? a : b; }
+static inline float relu6_f(float v) {
+    v = v < 0.0f ? 0.0f : v;
+    return v > 6.0f ? 6.0f : v;
+}
+
 static void softmax(const float *x, float *y, int rows, int cols, float scale) {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * cols;
         float *yr = y + (size_t)r * cols, mx = -INFINITY, s = 0.0f;
-        for (int c = 0; c < cols; c++) mx = fmaxf(mx, scale * xr[c]);
+        for (int c = 0; c < cols; c++) mx = max_f(mx, scale * xr[c]);
         for (int c = 0; c < cols; c++) s += (yr[c] = expf(scale * xr[c] - mx));
         float inv = 1.0f / s;
         for (int c = 0; c < cols; c++) yr[c] *= inv;
@@ -53,7 +61,7 @@ static void maxpool3(const float *x, float *y, int H, int W, int C) {
                     int a = i + di, b = j + dj;
                     if (a < 0 || a >= H || b < 0 || b >= W) continue;
                     const float *p = x + ((size_t)a * W + b) * C;
-                    for (int c = 0; c < C; c++) o[c] = fmaxf(o[c], p[c]);
+                    for (int c = 0; c < C; c++) o[c] = max_f(o[c], p[c]);
                 }
         }
 }
@@ -88,7 +96,7 @@ static void dwconv3(const float *x, const float *w, float *y, int H, int W, int 
                     for (int c = 0; c < C; c++) o[c] += p[c] * wk[c];
                 }
             if (relu6)
-                for (int c = 0; c < C; c++) o[c] = fminf(fmaxf(o[c], 0.0f), 6.0f);
+                for (int c = 0; c < C; c++) o[c] = relu6_f(o[c]);
         }
 }
 
@@ -106,7 +114,7 @@ void hxg_node_run(hxg_node *nd, uint8_t *arena, const hx_kernels *k) {
     }
     case HXG_RELU6: {
         const float *x = in_f(nd, arena, 0);
-        for (size_t i = 0; i < n; i++) y[i] = fminf(fmaxf(x[i], 0.0f), 6.0f);
+        for (size_t i = 0; i < n; i++) y[i] = relu6_f(x[i]);
         break;
     }
     case HXG_ADD: {

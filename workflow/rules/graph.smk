@@ -128,6 +128,26 @@ rule graph_figure_profile:
         "../scripts/graph_figure_profile.py"
 
 
+# drawn from replicate 0 (after its check, so a failed run is never drawn
+# as if it were a result)
+rule graph_figure_timeline:
+    input:
+        jsonl="results/{target}/graph/raw/{gpoint}/rep0.jsonl",
+        check="results/{target}/graph/check/{gpoint}/rep0.json",
+        code=CODE["graph_figure_timeline"],
+    output:
+        pdf="results/{target}/graph/figures/timeline_{gpoint}.pdf",
+        png="results/{target}/graph/figures/timeline_{gpoint}.png",
+    params:
+        label=lambda wc: GRAPH_POINTS[wc.gpoint]["label"],
+    log:
+        "logs/{target}/graph/figures/timeline_{gpoint}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/graph_figure_timeline.py"
+
+
 rule graph_figure_speedup:
     input:
         summary="results/{target}/graph/summary.csv",

@@ -35,6 +35,7 @@ def graph_outputs():
         out += [f"results/{t}/graph/summary.csv", f"results/{t}/graph/trials.csv.gz"]
         for ext in ("pdf", "png"):
             out += [f"results/{t}/graph/figures/profile_{g}.{ext}" for g in GRAPH_POINTS]
+            out += [f"results/{t}/graph/figures/timeline_{g}.{ext}" for g in GRAPH_POINTS]
             out.append(f"results/{t}/graph/figures/speedup.{ext}")
     if GRAPH_TARGETS and GRAPH_POINTS:
         out.append("paper/generated/graph_table.tex")
