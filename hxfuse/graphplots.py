@@ -102,7 +102,7 @@ def timeline_figure(nodes: pd.DataFrame, trials: pd.DataFrame, title: str, out: 
         ax.set_ylabel(g, rotation=0, ha="right", va="center", fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
         ax.text(end, len(engines) - 0.45, f" {end:.0f} us", color="red", fontsize=6, va="top")
-    axes[-1, 0].set_xlabel("time since the host's first submit (us); ticks: launches; red: host sees the last completion",
-                           fontsize=7)
+    axes[-1, 0].set_xlabel("time since the host's first submit (us); ticks: launches; "
+                           "red: host sees the last completion", fontsize=7)
     axes[0, 0].set_title(title, fontsize=9)
     _save(fig, out)
