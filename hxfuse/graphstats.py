@@ -31,6 +31,11 @@ import pandas as pd
 from . import stats
 
 GROUPS = ("A", "B", "C", "D")
+# A replicate ran on a loaded machine when other work kept more than this
+# many cores busy per online core around it (the sweep points' rule,
+# hxfuse.aggregate.BUSY_PER_CORE; a test keeps the two equal).  A point with
+# such a replicate keeps its intervals but no verdict: "inconclusive (loaded)".
+BUSY_PER_CORE = 0.25
 SPEEDUPS = (("DA", "A"), ("DB", "B"), ("DC", "C"))
 TIMES = ("device", "e2e")
 
@@ -47,7 +52,8 @@ def machine_load(records: list[dict]) -> dict:
     busy = [v for v in (meta.get("other_busy_cores_before"), end.get("other_busy_cores_after"))
             if isinstance(v, (int, float)) and v >= 0]
     return {"other_busy_cores": max(busy) if busy else math.nan,
-            "load_average_before": meta.get("load_average_before", math.nan)}
+            "load_average_before": meta.get("load_average_before", math.nan),
+            "online_cores": meta.get("online_cores", math.nan)}
 
 
 def trial_table(records: list[dict], point: str, replicate: int) -> pd.DataFrame:
@@ -147,13 +153,14 @@ def summarise(trials: pd.DataFrame, points: list[dict], checks: dict[str, list[d
         sub = trials[trials["point"] == name] if len(trials) else trials
         row = {"point": name, "model": p["model"], "label": p.get("label", name), "reuse": bool(p.get("reuse")),
                **profiles[name], "failed": bool(reasons), "failed_reasons": "; ".join(reasons)}
-        loads = [x["other_busy_cores"] for x in (load or {}).get(name, []) if np.isfinite(x["other_busy_cores"])]
-        row["other_busy_cores_max"] = max(loads) if loads else math.nan
+        reps = [x for x in (load or {}).get(name, []) if np.isfinite(x["other_busy_cores"])]
+        row["other_busy_cores_max"] = max(x["other_busy_cores"] for x in reps) if reps else math.nan
+        row["loaded"] = any(x["other_busy_cores"] > BUSY_PER_CORE * x["online_cores"] for x in reps)
         row.update(summarise_point(sub, bool(reasons), analysis.get("bootstrap", stats.DEFAULT_RESAMPLES),
                                    analysis.get("ci", stats.DEFAULT_LEVEL), analysis.get("seed", stats.DEFAULT_SEED)))
         for key, _ in SPEEDUPS:
             for t in TIMES:
-                row[f"{key}_{t}_verdict"] = verdict(row[f"{key}_{t}_lo"], row[f"{key}_{t}_hi"],
-                                                    analysis.get("min_effect", 0.03))
+                v = verdict(row[f"{key}_{t}_lo"], row[f"{key}_{t}_hi"], analysis.get("min_effect", 0.03))
+                row[f"{key}_{t}_verdict"] = "inconclusive (loaded)" if row["loaded"] and v != "none" else v
         rows.append(row)
     return pd.DataFrame(rows)

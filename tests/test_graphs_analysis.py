@@ -235,6 +235,24 @@ def test_trial_table_metrics_from_a_synthetic_record():
 def test_machine_load_takes_the_larger_readable_value():
     got = graphstats.machine_load([{"other_busy_cores_before": 0.2, "load_average_before": 1.5},
                                    {"other_busy_cores_after": 0.9}])
-    assert got == {"other_busy_cores": 0.9, "load_average_before": 1.5}
+    assert got["other_busy_cores"] == 0.9 and got["load_average_before"] == 1.5
+    assert math.isnan(got["online_cores"])  # not in these records
     got = graphstats.machine_load([{"other_busy_cores_before": -1}, {"other_busy_cores_after": -1}])
     assert math.isnan(got["other_busy_cores"])
+
+
+def test_a_loaded_replicate_makes_the_verdict_inconclusive():
+    from hxfuse import aggregate
+
+    assert graphstats.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
+    tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
+    points = [{"name": "p", "model": "mobilenetv2", "label": "p", "reuse": False}]
+    prof = {"p": graphprofile.profile_summary(hand_graph())}
+    checks = {"p": [{"status": "ok", "reasons": [], "replicate": r} for r in range(3)]}
+    idle = {"p": [{"other_busy_cores": 0.1, "online_cores": 2}] * 3}
+    busy = {"p": [{"other_busy_cores": 0.1, "online_cores": 2}, {"other_busy_cores": 0.9, "online_cores": 2}]}
+    s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50}, idle)
+    assert not s.loc[0, "loaded"] and s.loc[0, "DA_device_verdict"] == "faster"
+    s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50}, busy)
+    assert s.loc[0, "loaded"] and s.loc[0, "DA_device_verdict"] == "inconclusive (loaded)"
+    assert s.loc[0, "DA_device"] == pytest.approx(2.0) and s.loc[0, "other_busy_cores_max"] == 0.9
