@@ -68,6 +68,8 @@ def speedup_figure(summary: pd.DataFrame, min_effect: float, out: Sequence[str])
     title = "graphs: D against A, B, C"
     if len(failed):
         title += "\nfailed (no speedup): " + ", ".join(failed["point"])
+    if "loaded" in summary and summary["loaded"].any():
+        title += "\nloaded machine (no verdict): " + ", ".join(summary.loc[summary["loaded"].astype(bool), "point"])
     ax.set_title(title, fontsize=9)
     if len(ok):
         ax.legend(fontsize=6, ncol=3, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3))

@@ -3,7 +3,8 @@ Jinja2 loader (hxfuse.latex, LaTeX-safe delimiters) from
 ``workflow/templates/graph_table.tex.j2``: one row per graph point with its
 ready profile (nodes, steps, widest step), the medians of A and D (device
 and end to end) and D/A, D/B, D/C with intervals; a failed point shows
-"failed" and no number."""
+"failed" and no number; a point measured on a loaded machine is marked with
+a dagger (its intervals stand, it carries no verdict)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +17,8 @@ from .latex import _template, fmt, fmt_ms, spd_cell, tex_escape
 def table_rows(summary: pd.DataFrame, target: str) -> list[dict]:
     rows = []
     for _, r in summary.iterrows():
-        row = {"target": tex_escape(target), "label": tex_escape(r["label"]),
+        loaded = bool(r.get("loaded", False))
+        row = {"target": tex_escape(target), "label": tex_escape(r["label"]) + ("$^\\dagger$" if loaded else ""),
                "reuse": "yes" if r["reuse"] else "no", "ok": not bool(r["failed"]),
                "nodes": f"{int(r['nodes'])} ({int(r['n_M'])}/{int(r['n_V'])}/{int(r['n_D'])})",
                "steps": int(r["steps"]), "width": int(r["max_ready"])}

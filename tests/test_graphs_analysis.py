@@ -256,3 +256,24 @@ def test_a_loaded_replicate_makes_the_verdict_inconclusive():
     s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50}, busy)
     assert s.loc[0, "loaded"] and s.loc[0, "DA_device_verdict"] == "inconclusive (loaded)"
     assert s.loc[0, "DA_device"] == pytest.approx(2.0) and s.loc[0, "other_busy_cores_max"] == 0.9
+
+
+def test_graph_table_rows(tmp_path):
+    from hxfuse import graphtable
+
+    tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
+    points = [{"name": "p", "model": "mobilenetv2", "label": "ok_point", "reuse": False},
+              {"name": "q", "model": "mobilenetv2", "label": "bad", "reuse": True}]
+    prof = {n: graphprofile.profile_summary(hand_graph()) for n in "pq"}
+    checks = {"p": [{"status": "ok", "reasons": [], "replicate": 0}],
+              "q": [{"status": "failed", "reasons": ["wrong"], "replicate": 0}]}
+    load = {"p": [{"other_busy_cores": 1.9, "online_cores": 2}], "q": []}
+    s = graphstats.summarise(pd.concat([tr, tr.assign(point="q")]), points, checks, prof, {"bootstrap": 50}, load)
+    s.to_csv(tmp_path / "s.csv", index=False)
+    out = tmp_path / "t.tex"
+    graphtable.write_table({"host": tmp_path / "s.csv"}, REPO / "workflow/templates/graph_table.tex.j2", out)
+    text = out.read_text()
+    row_p = next(ln for ln in text.splitlines() if "ok\\_point" in ln)
+    assert "$^\\dagger$" in row_p and "\\hxspd{2.00}{2.00}{2.00}" in row_p and "6 (2/2/2)" in row_p
+    row_q = next(ln for ln in text.splitlines() if ln.startswith("host & bad"))
+    assert "failed correctness check" in row_q and "hxspd" not in row_q
