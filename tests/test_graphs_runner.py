@@ -109,6 +109,9 @@ BAD = {
     "unknown key": (lambda g: g["nodes"][1].update(colour=1) or g, "node 'n2' (relu6): unknown key 'colour'"),
     "missing param": (lambda g: g["nodes"][1].pop("rows") and g, "node 'n2' (relu6): missing parameter 'rows'"),
     "unknown after": (lambda g: g["nodes"][1].update(after=["n9"]) or g, "'after' names unknown node 'n9'"),
+    "in place stencil": (lambda g: g.update(nodes=[{"name": "p", "op": "maxpool3", "h": 8, "w": 4, "c": 4,
+                                                    "inputs": {"x": "x"}, "outputs": {"y": "x"}}]) or g,
+                         "node 'p' (maxpool3) writes 'x' over its own input 'x' (role x): this op cannot run in place"),
     "alias too big": (lambda g: g["buffers"][2].update(bytes=4096) or g,
                       "buffer 't2' (4096 bytes) is larger than the storage of 't1'"),
 }
@@ -249,3 +252,15 @@ def test_trials_carry_verified_checksums_and_times(mobilenet_run):
         assert r["e2e_ns"] == r["alloc_ns"] + r["input_ns"] + r["device_ns"] + r["free_ns"]
         assert r["device_ns"] == r["host_end"] - r["host_begin"]
         assert all(r["host_begin"] <= n["launch"] <= n["begin"] <= n["end"] <= r["host_end"] for n in r["nodes"])
+
+
+def test_in_place_elementwise_node_is_accepted_and_checked(hxgraph, tmp_path):
+    g = {"name": "inplace", "buffers": [{"name": "x", "bytes": 4 * 64}, {"name": "y", "bytes": 4 * 64}],
+         "nodes": [{"name": "a", "op": "add", "rows": 4, "cols": 16, "inputs": {"a": "x", "b": "y"},
+                    "outputs": {"y": "x"}},
+                   {"name": "r", "op": "relu6", "rows": 4, "cols": 16, "inputs": {"x": "x"}, "outputs": {"y": "x"},
+                    "after": ["a"]}]}
+    proc, recs = run(hxgraph, tmp_path, g, "--rounds", "2", "--warmup", "0", npy=True)
+    assert proc.returncode == 0, proc.stderr
+    res = check_graph(tmp_path / "g.json", tmp_path / "out.jsonl", tmp_path / "npy")
+    assert res["status"] == "ok", res["reasons"]

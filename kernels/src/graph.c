@@ -340,7 +340,26 @@ static int regions_overlap(size_t o1, const hxg_access *a, size_t o2, const hxg_
 
 typedef struct { uint64_t w[HXG_MAX_NODES / 64]; } bitset;
 
+/* Ops that read neighbours of the element they write (or move rows): their
+ * output may not overlap their own input.  Elementwise and row-wise ops and
+ * GEMM (which packs its operands first) may run in place. */
+static int in_place_ok(hxg_op op) {
+    return op != HXG_MAXPOOL3 && op != HXG_IM2COL3 && op != HXG_DWCONV3 && op != HXG_COPY;
+}
+
 int hxg_conflict_check(const hxg_graph *g, char *err, size_t errlen) {
+    for (int i = 0; i < g->nnodes; i++) {
+        const hxg_node *a = &g->node[i];
+        if (in_place_ok(a->op)) continue;
+        for (int p = 0; p < a->nacc; p++)
+            for (int q = 0; q < a->nacc; q++) {
+                const hxg_access *x = &a->acc[p], *y = &a->acc[q];
+                const hxg_buf *bx = &g->buf[x->buf], *by = &g->buf[y->buf];
+                if (x->write && !y->write && bx->storage == by->storage && regions_overlap(bx->offset, x, by->offset, y))
+                    return bad(err, errlen, "node '%s' (%s) writes '%s' over its own input '%s' (role %s): this op cannot run "
+                               "in place", a->name, hxg_op_names[a->op], bx->name, by->name, y->role);
+            }
+    }
     static bitset reach[HXG_MAX_NODES]; /* reach[i]: nodes reachable from i */
     memset(reach, 0, sizeof reach);
     for (int t = g->nnodes - 1; t >= 0; t--) {

@@ -190,11 +190,16 @@ static void make_pristine(const hxg_graph *g, uint64_t seed) {
     }
 }
 
-static void alloc_trial(hxg_graph *g, prep_times *pt) {
+/* Returns 0, or -1 when memory runs out (reported, the run ends). */
+static int alloc_trial(hxg_graph *g, prep_times *pt) {
     uint64_t t0 = hx_now_ns();
     X.arena = (uint8_t *)hx_alloc(g->arena_bytes, 64);
-    for (int i = 0; i < g->nnodes; i++)
+    int ok = X.arena != NULL;
+    for (int i = 0; i < g->nnodes; i++) {
         g->node[i].priv = g->node[i].priv_bytes ? (uint8_t *)hx_alloc(g->node[i].priv_bytes, 64) : NULL;
+        ok &= !g->node[i].priv_bytes || g->node[i].priv != NULL;
+    }
+    if (!ok) return -1;
     uint64_t t1 = hx_now_ns();
     pt->input_bytes = 0;
     for (int b = 0; b < g->nbufs; b++)
@@ -204,13 +209,14 @@ static void alloc_trial(hxg_graph *g, prep_times *pt) {
         }
     uint64_t t2 = hx_now_ns();
     pt->alloc_ns = t1 - t0, pt->input_ns = t2 - t1;
+    return 0;
 }
 
 /* Poisons everything before freeing it (outside the timing), so that an
  * allocator handing the same memory to the next trial cannot make skipped
  * work look correct. */
 static void free_trial(hxg_graph *g, prep_times *pt) {
-    memset(X.arena, POISON, g->arena_bytes);
+    if (X.arena) memset(X.arena, POISON, g->arena_bytes);
     uint64_t t0 = hx_now_ns();
     hx_free(X.arena);
     for (int i = 0; i < g->nnodes; i++) hx_free(g->node[i].priv), g->node[i].priv = NULL;
@@ -409,7 +415,11 @@ static int run(FILE *f, const opts *o, char *err, size_t n) {
     prep_times pt;
     /* verification round: group A with dumps */
     dump_ctx dc = {o->npy_dir, 0};
-    alloc_trial(g, &pt);
+    if (alloc_trial(g, &pt)) {
+        free_trial(g, &pt);
+        snprintf(err, n, "out of memory allocating the graph's %zu-byte arena and workspaces", g->arena_bytes);
+        return 1;
+    }
     if (o->npy_dir) X.before = before, X.after = after, X.ctx = &dc;
     hxg_run_group(&X, HXG_A);
     X.before = X.after = NULL;
@@ -440,7 +450,11 @@ static int run(FILE *f, const opts *o, char *err, size_t n) {
     for (int r = -o->warmup; r < o->rounds; r++) {
         shuffle(groups, ng, o->seed, r);
         for (int i = 0; i < ng; i++) {
-            alloc_trial(g, &pt);
+            if (alloc_trial(g, &pt)) {
+                free_trial(g, &pt);
+                snprintf(err, n, "out of memory allocating the graph's %zu-byte arena and workspaces", g->arena_bytes);
+                return 1;
+            }
             uint64_t hb = hxg_now(&X);
             hxg_run_group(&X, groups[i]);
             uint64_t he = hxg_now(&X);
