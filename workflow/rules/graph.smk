@@ -7,7 +7,7 @@
 rule graph_runner:
     input:
         makefile=str(REPO / "kernels" / "Makefile"),
-        sources=kernel_sources,
+        sources=graph_kernel_sources,
         after="results/{target}/build/hxrun",
     output:
         "results/{target}/build/hxgraph",

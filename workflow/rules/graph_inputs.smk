@@ -27,6 +27,12 @@ def graph_reps(target, what, ext):
             for r in range(GRAPH_RUN["replicates"])]
 
 
+def graph_kernel_sources(wc):
+    """What hxgraph is built from: hxrun's sources and the graph runner's own."""
+    own = sorted(str(p) for p in (REPO / "kernels" / "src").glob("graph*") if p.suffix in (".c", ".h"))
+    return kernel_sources(wc) + own
+
+
 def graph_outputs():
     """What `all` asks of the graph study: checks, summary, figures, table."""
     out = []
