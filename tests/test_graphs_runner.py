@@ -109,6 +109,9 @@ BAD = {
     "unknown key": (lambda g: g["nodes"][1].update(colour=1) or g, "node 'n2' (relu6): unknown key 'colour'"),
     "missing param": (lambda g: g["nodes"][1].pop("rows") and g, "node 'n2' (relu6): missing parameter 'rows'"),
     "unknown after": (lambda g: g["nodes"][1].update(after=["n9"]) or g, "'after' names unknown node 'n9'"),
+    "huge value": (lambda g: g["nodes"][0].update(rows=1e300) or g,
+                   "node 'n1': 'rows' must be an integer in [1, 1048576]"),
+    "fractional": (lambda g: g["buffers"][0].update(bytes=512.5) or g, "buffer 'x': 'bytes' must be an integer"),
     "in place stencil": (lambda g: g.update(nodes=[{"name": "p", "op": "maxpool3", "h": 8, "w": 4, "c": 4,
                                                     "inputs": {"x": "x"}, "outputs": {"y": "x"}}]) or g,
                          "node 'p' (maxpool3) writes 'x' over its own input 'x' (role x): this op cannot run in place"),
@@ -229,18 +232,28 @@ def test_engines_and_fused_entry(mobilenet_run):
             assert all(r["entry_begin"] <= n["launch"] and n["end"] <= r["entry_end"] for n in r["nodes"])
 
 
-def test_group_d_launches_independent_nodes_on_different_engines_before_either_ends(mobilenet_run):
-    """D launches every ready M and D node at once: the prefetch copies and
-    the first expansion GEMM (ready at step 0, different engines) are all
-    launched before the first of them ends, and all of them run."""
-    _, _, recs = mobilenet_run
+def test_group_d_launches_independent_nodes_on_different_engines_at_once(mobilenet_run):
+    """D launches every ready M and D node in one pass, before it handles any
+    completion: the ready nodes of step 0 on mx and dma (the expansions and
+    the prefetches) are all launched before any node that depends on
+    something, and all of them run.  In C the same nodes wait for each
+    other (a barrier after each).  Relations of launch order only, so a
+    descheduled thread cannot break them."""
+    _, g, recs = mobilenet_run
+    first = ["i0_expand", "i1_expand", "prefetch_We", "prefetch_Wd", "prefetch_Wp"]
+    later = [n["name"] for n in g["nodes"] if n["after"]]
     _, trials = _per_trial(recs)
+    seen = set()
     for (rnd, grp), t in trials.items():
-        if grp != "D":
-            continue
-        first = t.loc[["i0_expand", "prefetch_We", "prefetch_Wd", "prefetch_Wp"]]
-        assert (first["end"] > first["begin"]).all()
-        assert first["launch"].max() <= first["end"].min(), (rnd, first)
+        seen.add(grp)
+        f = t.loc[first]
+        assert (f["end"] > f["begin"]).all() and set(f["engine"]) == {"mx", "dma"}
+        if grp == "D":
+            assert f["launch"].max() <= t.loc[later, "launch"].min(), (rnd, f)
+        if grp == "C":
+            ordered = f.sort_values("launch")
+            assert (ordered["launch"].to_numpy()[1:] >= ordered["end"].to_numpy()[:-1]).all(), (rnd, f)
+    assert {"C", "D"} <= seen
 
 
 def test_trials_carry_verified_checksums_and_times(mobilenet_run):

@@ -70,7 +70,8 @@ static int name_of(const gj_value *v, char *dst, const char *what, int idx, char
 
 static int uint_of(const gj_value *v, const char *node, const char *key, size_t lo, size_t hi, size_t *out,
                    char *err, size_t errlen) {
-    if (!v || v->type != GJ_NUM || v->num != (double)(long long)v->num || v->num < (double)lo || v->num > (double)hi)
+    /* range first: converting a huge double to an integer is undefined */
+    if (!v || v->type != GJ_NUM || !(v->num >= (double)lo && v->num <= (double)hi) || v->num != (double)(long long)v->num)
         return bad(err, errlen, "node '%s': '%s' must be an integer in [%zu, %zu]", node, key, lo, hi);
     *out = (size_t)v->num;
     return 0;
@@ -91,8 +92,8 @@ static int load_buffers(hxg_graph *g, const gj_value *arr, char *err, size_t err
             if (strcmp(b->keys[m], "name") && strcmp(b->keys[m], "bytes") && strcmp(b->keys[m], "alias"))
                 return bad(err, errlen, "buffer '%s': unknown key '%s' (known: name, bytes, alias)", B->name, b->keys[m]);
         const gj_value *by = gj_get(b, "bytes");
-        if (!by || by->type != GJ_NUM || by->num != (double)(long long)by->num || by->num < 1 ||
-            by->num > (double)HXG_MAX_BYTES)
+        if (!by || by->type != GJ_NUM || !(by->num >= 1 && by->num <= (double)HXG_MAX_BYTES) ||
+            by->num != (double)(long long)by->num)
             return bad(err, errlen, "buffer '%s': 'bytes' must be an integer in [1, %zu]", B->name, HXG_MAX_BYTES);
         B->bytes = (size_t)by->num;
         B->alias = -1;
