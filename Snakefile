@@ -40,6 +40,8 @@ include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/graph_inputs.smk"
 include: "workflow/rules/graph.smk"
+include: "workflow/rules/serve_common.smk"
+include: "workflow/rules/serve.smk"
 
 
 rule all:
@@ -48,4 +50,6 @@ rule all:
         analysis_outputs(),
         external_outputs(),
         graph_outputs(),
+        external_timeline_outputs(),
+        serve_outputs(),
     default_target: True

@@ -113,10 +113,11 @@ def main() -> int:
                      cell(x["Vddr_share"], 100, "{:.0f}") + "%", "-"))
         rows.append((f"V stream (hard-swish){tag}", cell(x["Vstream"]) + " GB/s", "V's reads / read",
                      cell(x["Vstream_share"], 100, "{:.0f}") + "%", ">= 60%"))
-        rows.append((f"D copy 2-D strided, cold{tag}", cell(x["D"]) + " GB/s", f"memcpy same pattern {cell(x['copy'])} GB/s",
+        rows.append((f"D copy 2-D strided, cold{tag}", cell(x["D"]) + " GB/s",
+                     f"memcpy same pattern {cell(x['copy'])} GB/s",
                      cell(x["D_share"], 100, "{:.0f}") + "%", ">= 70%"))
         if n:
-            rows.append((f"antagonist rate during the V stream run", cell(x["bw"]) + " GB/s", "-", "-", "-"))
+            rows.append(("antagonist rate during the V stream run", cell(x["bw"]) + " GB/s", "-", "-", "-"))
     for key, label in (("read", "read"), ("Vstream", "V stream"), ("D", "D copy")):
         base, cont = statistics.median(res[0][key]), statistics.median(res[a.antagonist][key])
         rows.append((f"antagonist effect on {label}", f"{cont / base * 100:.0f}% of uncontended", "-", "-", "-"))

@@ -8,6 +8,7 @@ per-trial table; concatenate the tables of all points and pass them to
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -18,6 +19,7 @@ from . import metrics as mx
 from . import stats as st
 from . import verdicts as vd
 from .io import Run
+from .targets import emulated_flag
 
 DEFAULT_CHECK_COL = "check_ok"
 
@@ -29,7 +31,7 @@ ENV_COLUMNS = (
     "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
     "load_average_before", "load_average_after", "other_busy_cores_before", "other_busy_cores_after",
     "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "runner_warning_codes", "device_fallbacks",
+    "runner_warning_codes", "device_fallbacks", "device_serial",
 )
 # Summary columns of the environment, in order (online_cores and
 # engines_exceed_cores come from META_COLUMNS).
@@ -38,7 +40,7 @@ ENV_SUMMARY_COLUMNS = (
     "engines_exceed_cores", "load_average_before", "load_average_after", "other_busy_cores_before",
     "other_busy_cores_after", "runner_wall_s",
     "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "runner_warning_codes", "device_fallbacks", "env_warning",
+    "runner_warning_codes", "device_fallbacks", "device_serial", "env_warning",
 )
 # A machine counts as loaded when its 1-minute load average exceeds this many
 # runnable processes per online core (docs/metrics.md, "Environment").
@@ -130,8 +132,9 @@ def environment(run: Run) -> dict[str, Any]:
     # (docs/runner.md); a file without a matching list has uncoded warnings.
     codes = meta.get("warning_codes")
     codes = [str(c) for c in codes] if isinstance(codes, list) and len(codes) == len(warns) else []
+    labels = meta.get("labels")
     return {
-        "emulated": bool(meta.get("emulated", False)),
+        "emulated": emulated_flag(meta.get("emulated", False)),
         "cpu_model": meta.get("cpu_model"),
         "cpu_governor": meta.get("cpu_governor"),
         "compiler": meta.get("compiler"),
@@ -147,6 +150,9 @@ def environment(run: Run) -> dict[str, Any]:
         "runner_warnings": "; ".join(str(w) for w in warns),
         "runner_warning_codes": "; ".join(codes),
         "device_fallbacks": fallbacks,
+        # the phone of a device farm the run leased (kernels/hexagon/device.sh
+        # labels every run); None elsewhere
+        "device_serial": labels.get("device_serial") if isinstance(labels, Mapping) else None,
     }
 
 
@@ -193,7 +199,7 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
       ``runner_warning_codes``) replaces ours rather than repeating it.
     """
     out: list[tuple[str, str]] = []
-    if bool(env.get("emulated")):
+    if emulated_flag(env.get("emulated")):
         out.append(("emulated", "emulated (timings are not performance)"))
     fb = _float(env.get("device_fallbacks"))
     if math.isfinite(fb) and fb > 0:
@@ -240,7 +246,8 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
         own = (used if math.isfinite(used) else 0.0) * (
             1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
         if after - own > limit:
-            out.append(("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
+            out.append(("loaded_after",
+                        f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
         if runner_says_exceed:
             pass  # the runner says so itself (listed below)
@@ -362,6 +369,46 @@ def summarize(
     """
     point_cols = list(point_cols) if point_cols is not None else infer_point_cols(trials, check_col)
     boot = dict(n_resamples=n_resamples, level=level, seed=seed)
+    median_cols = _median_columns(trials)
+    rows: list[dict[str, Any]] = []
+    for pkey, pdf in _groups(trials, point_cols):
+        point = _Point(
+            values=dict(zip(point_cols, pkey)),
+            reason=_point_failed(pdf, check_col),
+            env=_point_environment(pdf),
+            n_reps=int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1,
+            alone=mx.alone_durations(pdf),
+            overhead=pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)],
+        )
+        for workload, wdf in pdf.groupby("workload", sort=False):
+            rows += _workload_rows(point, str(workload), wdf, median_cols, boot,
+                                   cv_threshold, overlap_threshold, min_effect)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    order = {g: i for i, g in enumerate([*mx.GROUPS, mx.ALONE])}
+    out["_g"] = out["group"].map(order).fillna(99)
+    out = out.sort_values([*point_cols, "workload", "_g"], kind="stable").drop(columns="_g")
+    return out.reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What every workload of one point shares in its summary rows."""
+    values: dict[str, Any]
+    reason: str  # why the point is excluded; "" when it passed its checks
+    env: dict[str, Any]
+    n_reps: int
+    alone: Any  # mx.alone_durations of the point
+    overhead: pd.DataFrame  # its measured empty trials (control overhead)
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+
+def _median_columns(trials: pd.DataFrame) -> list[str]:
+    """Columns summarised by their plain median (no interval)."""
     engine_cols = [
         c for c in trials.columns
         if (c.startswith("busy_") and c.endswith("_ns")) or c.startswith("util_") or c.startswith("overlap_")
@@ -371,166 +418,187 @@ def summarize(
         for s in ("duration_ns", "completion_ns", "slowdown", "host_seen_latency_ns",
                   "latency_no_early_ns", "bandwidth_GBps", "cpu_ns", "queue_ns", "run_share")
     ]
-    median_cols = [
+    return [
         "device_ns", "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "end_to_end_ns",
         *per_task_cols, "stp", "antt", "fairness", *engine_cols, "concurrent_ns", "cpu_ns",
         "host_submit_max_ns", "handover_ns",
     ]
-    rows: list[dict[str, Any]] = []
-    for pkey, pdf in _groups(trials, point_cols):
-        pvals = dict(zip(point_cols, pkey))
-        reason = _point_failed(pdf, check_col)
-        point_ok = not reason
-        env = _point_environment(pdf)
-        emulated = bool(env.get("emulated"))
-        n_reps = int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1
-        alone = mx.alone_durations(pdf)
-        overhead = pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)]
-        for workload, wdf in pdf.groupby("workload", sort=False):
-            meas = mx.measured(wdf)
-            tasks = mx.tasks_of(str(workload))
-            k = int(wdf["k_engines"].iloc[0]) if "k_engines" in wdf else len(tasks)
-            bounds = mx.serial_bounds(alone, tasks, k) if len(tasks) > 1 else {
-                "t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
-            speed = mx.paired_speedups(wdf, str(workload))
-            speed_reps = (speed.index.get_level_values(mx.REPLICATE).to_numpy()
-                          if mx.REPLICATE in (speed.index.names or []) else None)
-            group_samples: dict[str, np.ndarray] = {}
-            group_rows: dict[str, dict[str, Any]] = {}
-            parallelism: dict[str, st.Estimate] = {}
-            t_a = math.nan
-            for group, gdf in meas.groupby("group", sort=False):
-                ms = gdf["makespan_ns"].to_numpy(float)
-                reps = _replicates(gdf)
-                est = st.hierarchical_bootstrap_median(ms, reps, **boot)
-                rep_meds = st.cluster_medians(ms, reps) if reps is not None else np.array([est.value])
-                row: dict[str, Any] = dict(pvals)
-                row |= {
-                    "workload": workload,
-                    "group": group,
-                    "n": est.n,
-                    "n_replicates": n_reps,
-                    "n_warmup": int((wdf["warmup"].astype(bool) & ~wdf["empty"].astype(bool)
-                                      & (wdf["group"] == group)).sum()),
-                    "makespan_ns": est.value,
-                    "makespan_lo_ns": est.lo,
-                    "makespan_hi_ns": est.hi,
-                    "makespan_cv": st.cv(ms),
-                    "makespan_rcv": st.robust_cv(ms),
-                    "makespan_outliers": int(st.mad_outliers(ms).sum()),
-                    # between-replicate spread: (max - min) / median of the
-                    # replicates' medians (0 with one replicate)
-                    "makespan_rep_spread": (float((np.nanmax(rep_meds) - np.nanmin(rep_meds)) / est.value)
-                                            if est.value and np.isfinite(rep_meds).any() else math.nan),
-                    "scratch_peak_bytes": float(gdf["scratch_peak_bytes"].max()),
-                }
-                for c in median_cols:
-                    if c in gdf:
-                        row[c] = _median(gdf[c])
-                for t in mx.TASKS:
-                    row[f"{t}_bytes"] = _median(gdf[f"{t}_bytes"]) if f"{t}_bytes" in gdf else math.nan
-                pe = (st.hierarchical_bootstrap_median(gdf["parallelism"].to_numpy(float), reps, **boot)
-                      if "parallelism" in gdf else st.NAN_ESTIMATE)
-                parallelism[group] = pe
-                row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
-                for flag in ("submit_outlier", "late_handover"):
-                    f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
-                    row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
-                emp = overhead[(overhead["workload"] == workload) & (overhead["group"] == group)]
-                oe = st.hierarchical_bootstrap_median(emp["makespan_ns"].to_numpy(float), _replicates(emp), **boot)
-                row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo,
-                        "control_overhead_hi_ns": oe.hi}
-                row |= {"k_engines": k, **bounds}
-                if group in mx.GROUPS:
-                    group_samples[str(group)] = ms
-                if group == "A":
-                    t_a = est.value
-                group_rows[group] = row
 
-            # reported: spread and outliers of each group's makespans (they
-            # include drift that pairing cancels, so they do not gate)
-            makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
-            spd: dict[str, st.Estimate] = {}
-            spd_reps: dict[str, list[float]] = {}
-            for x, y in mx.SPEEDUP_PAIRS:
-                col = f"speedup_{x}_over_{y}"
-                if x in group_samples and y in group_samples and col in speed and speed[col].notna().any():
-                    vals = speed[col].to_numpy(float)
-                    spd[f"{x}/{y}"] = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
-                    spd_reps[f"{x}/{y}"] = (list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None
-                                            else [spd[f"{x}/{y}"].value])
-            # gating: interference that could bias the relations the verdict reads
-            noise = st.ratio_noise({k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float)
-                                    for k in spd if k in vd.RELATIONS}, min_effect)
 
-            for group, row in group_rows.items():
-                row["t_serial_measured_ns"] = t_a
-                for y in ("A", "B", "C"):
-                    e = spd.get(f"{group}/{y}") if point_ok else None
-                    e = e or st.NAN_ESTIMATE
-                    reps = spd_reps.get(f"{group}/{y}", []) if point_ok else []
-                    row[f"speedup_over_{y}"] = e.value
-                    row[f"speedup_over_{y}_lo"] = e.lo
-                    row[f"speedup_over_{y}_hi"] = e.hi
-                    # the replicates' own medians: how far independent runs agree
-                    row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
-                    row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
-                is_group = group in mx.GROUPS and point_ok
-                # The alone times are task durations (device boundary), so
-                # these efficiencies compare them with the device time of the
-                # group; against measured A both sides are host makespans.
-                # Two references: T_ideal = max T_i (eta_vs_alone) and the
-                # resource-aware bound max(T_ideal, T_serial / k) (eta_vs_bound).
-                row["eta_vs_alone"] = (
-                    mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"])
-                    if is_group else math.nan
-                )
-                row["eta_vs_bound"] = (
-                    mx.overlap_efficiency_vs_bound(bounds["t_serial_ns"], bounds["t_bound_ns"], row["device_ns"])
-                    if is_group else math.nan
-                )
-                row["eta_vs_A"] = (
-                    mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
-                )
-                row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
-                row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
-                row["point_ok"] = point_ok
-                row["excluded_reason"] = reason
-                row |= {"verdict": "", "verdict_key": "", "verdict_matches": "", "relations": "",
-                        "progress_overlap": None, "wall_overlap": None, "d_equiv_b": None,
-                        "inconclusive_reason": "", "conclusion": "", "next_step": ""}
-                if group == "D":
-                    if not point_ok:
-                        v = vd.Verdict.of(vd.EXCLUDED)
-                    elif emulated:
-                        v = vd.Verdict.of(vd.EMULATED)
-                    else:
-                        v = vd.classify(
-                            spd, parallelism.get("D"), row.get("overlap_max"), noise=noise,
-                            min_effect=min_effect, overlap_threshold=overlap_threshold,
-                            replicate_speedups=spd_reps, disturbances=disturbance_warnings(env),
-                        )
-                    row |= {
-                        "verdict": v.result,
-                        "verdict_key": v.key,
-                        "verdict_matches": ",".join(v.matches),
-                        "relations": vd.relations_text(v.relations),
-                        "progress_overlap": v.progress_overlap,
-                        "wall_overlap": v.wall_overlap,
-                        "d_equiv_b": v.d_equiv_b if point_ok and not emulated else None,
-                        "inconclusive_reason": "; ".join(v.reasons),
-                        "conclusion": v.conclusion,
-                        "next_step": v.next_step,
-                    }
-                row |= env
-                rows.append(row)
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
-    order = {g: i for i, g in enumerate([*mx.GROUPS, mx.ALONE])}
-    out["_g"] = out["group"].map(order).fillna(99)
-    out = out.sort_values([*point_cols, "workload", "_g"], kind="stable").drop(columns="_g")
-    return out.reset_index(drop=True)
+def _group_row(point: _Point, workload: str, group: str, gdf: pd.DataFrame, wdf: pd.DataFrame,
+               median_cols: Sequence[str], boot: Mapping[str, Any]) -> tuple[dict[str, Any], st.Estimate]:
+    """One group's descriptive row (makespan with its interval, medians,
+    parallelism, control overhead) and its parallelism estimate."""
+    ms = gdf["makespan_ns"].to_numpy(float)
+    reps = _replicates(gdf)
+    est = st.hierarchical_bootstrap_median(ms, reps, **boot)
+    rep_meds = st.cluster_medians(ms, reps) if reps is not None else np.array([est.value])
+    row: dict[str, Any] = dict(point.values)
+    row |= {
+        "workload": workload,
+        "group": group,
+        "n": est.n,
+        "n_replicates": point.n_reps,
+        "n_warmup": int((wdf["warmup"].astype(bool) & ~wdf["empty"].astype(bool)
+                          & (wdf["group"] == group)).sum()),
+        "makespan_ns": est.value,
+        "makespan_lo_ns": est.lo,
+        "makespan_hi_ns": est.hi,
+        "makespan_cv": st.cv(ms),
+        "makespan_rcv": st.robust_cv(ms),
+        "makespan_outliers": int(st.mad_outliers(ms).sum()),
+        # between-replicate spread: (max - min) / median of the
+        # replicates' medians (0 with one replicate)
+        "makespan_rep_spread": (float((np.nanmax(rep_meds) - np.nanmin(rep_meds)) / est.value)
+                                if est.value and np.isfinite(rep_meds).any() else math.nan),
+        "scratch_peak_bytes": float(gdf["scratch_peak_bytes"].max()),
+    }
+    for c in median_cols:
+        if c in gdf:
+            row[c] = _median(gdf[c])
+    for t in mx.TASKS:
+        row[f"{t}_bytes"] = _median(gdf[f"{t}_bytes"]) if f"{t}_bytes" in gdf else math.nan
+    pe = (st.hierarchical_bootstrap_median(gdf["parallelism"].to_numpy(float), reps, **boot)
+          if "parallelism" in gdf else st.NAN_ESTIMATE)
+    row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
+    for flag in ("submit_outlier", "late_handover"):
+        f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
+        row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
+    emp = point.overhead[(point.overhead["workload"] == workload) & (point.overhead["group"] == group)]
+    oe = st.hierarchical_bootstrap_median(emp["makespan_ns"].to_numpy(float), _replicates(emp), **boot)
+    row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo,
+            "control_overhead_hi_ns": oe.hi}
+    return row, pe
+
+
+def _speedup_estimates(speed: pd.DataFrame, speed_reps: np.ndarray | None, groups: Iterable[str],
+                       boot: Mapping[str, Any]) -> tuple[dict[str, st.Estimate], dict[str, list[float]]]:
+    """Each speedup pair's median with its two-level interval, and the
+    replicates' own medians, for the pairs whose groups ran."""
+    present = set(groups)
+    spd: dict[str, st.Estimate] = {}
+    spd_reps: dict[str, list[float]] = {}
+    for x, y in mx.SPEEDUP_PAIRS:
+        col = f"speedup_{x}_over_{y}"
+        if x in present and y in present and col in speed and speed[col].notna().any():
+            vals = speed[col].to_numpy(float)
+            spd[f"{x}/{y}"] = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
+            spd_reps[f"{x}/{y}"] = (list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None
+                                    else [spd[f"{x}/{y}"].value])
+    return spd, spd_reps
+
+
+def _comparison_columns(row: dict[str, Any], group: str, ok: bool, spd: Mapping[str, st.Estimate],
+                        spd_reps: Mapping[str, list[float]], bounds: Mapping[str, float], t_a: float) -> None:
+    """Speedups over A, B and C and the overlap efficiencies (NaN for an
+    excluded point)."""
+    row["t_serial_measured_ns"] = t_a
+    for y in ("A", "B", "C"):
+        e = spd.get(f"{group}/{y}") if ok else None
+        e = e or st.NAN_ESTIMATE
+        reps = spd_reps.get(f"{group}/{y}", []) if ok else []
+        row[f"speedup_over_{y}"] = e.value
+        row[f"speedup_over_{y}_lo"] = e.lo
+        row[f"speedup_over_{y}_hi"] = e.hi
+        # the replicates' own medians: how far independent runs agree
+        row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
+        row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
+    is_group = group in mx.GROUPS and ok
+    # The alone times are task durations (device boundary), so
+    # these efficiencies compare them with the device time of the
+    # group; against measured A both sides are host makespans.
+    # Two references: T_ideal = max T_i (eta_vs_alone) and the
+    # resource-aware bound max(T_ideal, T_serial / k) (eta_vs_bound).
+    row["eta_vs_alone"] = (
+        mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"])
+        if is_group else math.nan
+    )
+    row["eta_vs_bound"] = (
+        mx.overlap_efficiency_vs_bound(bounds["t_serial_ns"], bounds["t_bound_ns"], row["device_ns"])
+        if is_group else math.nan
+    )
+    row["eta_vs_A"] = (
+        mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
+    )
+
+
+def _verdict_columns(point: _Point, spd: Mapping[str, st.Estimate], spd_reps: Mapping[str, list[float]],
+                     parallelism: st.Estimate | None, overlap_max: Any, noise: list[str],
+                     overlap_threshold: float, min_effect: float) -> dict[str, Any]:
+    """The D row's verdict and what it rests on."""
+    emulated = emulated_flag(point.env.get("emulated"))
+    if not point.ok:
+        v = vd.Verdict.of(vd.EXCLUDED)
+    elif emulated:
+        v = vd.Verdict.of(vd.EMULATED)
+    else:
+        v = vd.classify(
+            spd, parallelism, overlap_max, noise=noise,
+            min_effect=min_effect, overlap_threshold=overlap_threshold,
+            replicate_speedups=spd_reps, disturbances=disturbance_warnings(point.env),
+        )
+    return {
+        "verdict": v.result,
+        "verdict_key": v.key,
+        "verdict_matches": ",".join(v.matches),
+        "relations": vd.relations_text(v.relations),
+        "progress_overlap": v.progress_overlap,
+        "wall_overlap": v.wall_overlap,
+        "d_equiv_b": v.d_equiv_b if point.ok and not emulated else None,
+        "inconclusive_reason": "; ".join(v.reasons),
+        "conclusion": v.conclusion,
+        "next_step": v.next_step,
+    }
+
+
+def _workload_rows(point: _Point, workload: str, wdf: pd.DataFrame, median_cols: Sequence[str],
+                   boot: Mapping[str, Any], cv_threshold: float, overlap_threshold: float,
+                   min_effect: float) -> list[dict[str, Any]]:
+    """The summary rows (A-D and alone) of one workload of one point."""
+    meas = mx.measured(wdf)
+    tasks = mx.tasks_of(workload)
+    k = int(wdf["k_engines"].iloc[0]) if "k_engines" in wdf else len(tasks)
+    bounds = mx.serial_bounds(point.alone, tasks, k) if len(tasks) > 1 else {
+        "t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
+    speed = mx.paired_speedups(wdf, workload)
+    speed_reps = (speed.index.get_level_values(mx.REPLICATE).to_numpy()
+                  if mx.REPLICATE in (speed.index.names or []) else None)
+    group_samples: dict[str, np.ndarray] = {}
+    group_rows: dict[str, dict[str, Any]] = {}
+    parallelism: dict[str, st.Estimate] = {}
+    t_a = math.nan
+    for group, gdf in meas.groupby("group", sort=False):
+        row, parallelism[group] = _group_row(point, workload, group, gdf, wdf, median_cols, boot)
+        row |= {"k_engines": k, **bounds}
+        if group in mx.GROUPS:
+            group_samples[str(group)] = gdf["makespan_ns"].to_numpy(float)
+        if group == "A":
+            t_a = row["makespan_ns"]
+        group_rows[group] = row
+
+    # reported: spread and outliers of each group's makespans (they
+    # include drift that pairing cancels, so they do not gate)
+    makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
+    spd, spd_reps = _speedup_estimates(speed, speed_reps, group_samples, boot)
+    # gating: interference that could bias the relations the verdict reads
+    noise = st.ratio_noise({k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float)
+                            for k in spd if k in vd.RELATIONS}, min_effect)
+    rows = []
+    for group, row in group_rows.items():
+        _comparison_columns(row, group, point.ok, spd, spd_reps, bounds, t_a)
+        row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
+        row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
+        row["point_ok"] = point.ok
+        row["excluded_reason"] = point.reason
+        row |= {"verdict": "", "verdict_key": "", "verdict_matches": "", "relations": "",
+                "progress_overlap": None, "wall_overlap": None, "d_equiv_b": None,
+                "inconclusive_reason": "", "conclusion": "", "next_step": ""}
+        if group == "D":
+            row |= _verdict_columns(point, spd, spd_reps, parallelism.get("D"), row.get("overlap_max"),
+                                    noise, overlap_threshold, min_effect)
+        row |= point.env
+        rows.append(row)
+    return rows
 
 
 VERDICT_COLUMNS = ["verdict", "verdict_key", "verdict_matches", "relations", "progress_overlap",
@@ -543,6 +611,11 @@ def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:
     env: dict[str, Any] = {}
     for c in ENV_SUMMARY_COLUMNS:
         if c == "env_warning":
+            continue
+        if c == "device_serial":
+            # every phone the point's replicates ran on
+            got = sorted({str(x) for x in pdf[c] if isinstance(x, str) and x}) if c in pdf else []
+            env[c] = ", ".join(got) or None
             continue
         v = pdf[c].iloc[0] if c in pdf and len(pdf) else None
         if isinstance(v, (np.generic,)):

@@ -39,13 +39,13 @@ a failed point never enters a speedup.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
 from . import integrity
+from .jsonl import IncompleteRunError, read_records
 
 DEFAULT_F32_RTOL = 1e-4
 DEFAULT_F32_ATOL = 1e-5
@@ -220,15 +220,6 @@ def output_checksums(arrays: dict[str, np.ndarray], tasks: Iterable[str] | None 
 # the whole point
 
 
-def _read_records(path: Path) -> list[dict]:
-    recs = []
-    with open(path) as fh:
-        for line in fh:
-            if line.strip():
-                recs.append(json.loads(line))
-    return recs
-
-
 def _load_verify_arrays(wl: str, v: dict, claimed: dict[str, str], npy_dir: Path,
                         reasons: list[str]) -> dict[str, np.ndarray]:
     """The .npy arrays of one verify record's tasks, complete tasks only.
@@ -333,18 +324,15 @@ def _complete_records(jsonl: Path, result: dict) -> list[dict] | None:
         result["integrity"] = "failed"
         reasons.append(f"integrity: {exc}")
         return None
+    # the one reader of runner output (hxfuse.jsonl): a malformed line, a
+    # first record that is not meta or no end record is named with its line
     try:
-        recs = _read_records(jsonl)
-    except (OSError, json.JSONDecodeError) as exc:
+        return read_records(jsonl).records
+    except OSError as exc:
         reasons.append(f"cannot read {jsonl}: {exc}")
-        return None
-    if not recs or recs[0].get("record") != "meta":
-        reasons.append("first record is not 'meta'")
-        return None
-    if recs[-1].get("record") != "end":
-        reasons.append("no 'end' record: the run is incomplete")
-        return None
-    return recs
+    except IncompleteRunError as exc:
+        reasons.append(str(exc))
+    return None
 
 
 def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL,

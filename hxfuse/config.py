@@ -53,6 +53,8 @@ from typing import Any, Iterable
 
 import yaml
 
+from . import targets as _targets
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -135,48 +137,20 @@ V_VARIANT_DEFAULTS = {
 # path of one point's files, relative to results/<target>/<stage>/
 POINT_PATTERN = "{sweep}/{workload}/{point}"
 
-# What each target is (README, "Targets"; kernels/hexagon/README.md).
-# `group_b` is what group B (existing best concurrency) maps to on the
-# target's backend, or its limitation, as the plan requires it be recorded
-# with B's results (the runner's own meta.group_mapping says what B is in
-# the runner on that target).
-_B_HEXAGON = (
-    "separate requests on independent queues (one dspqueue / FastRPC session per task kind, "
-    "each served by its own DSP thread). Limitations: each task pays its own message and "
-    "completion signal and the host waits on each; VTCM and the HMX lock are acquired per "
-    "request (HAP_compute_res), so requests needing them serialise unless given disjoint "
-    "pre-reserved shares; FastRPC calls on one handle serialise; QNN/HTP graphs run one after "
-    "another. In the runner (run_main_on_hexagon, one process) B is the executor's request-queue "
-    "path with one queue per engine thread; the FastRPC transport cost is not included.")
-TARGETS = {
-    "host": {
-        "emulated": False, "status": "native: real timings",
-        "group_b": "one request per task, pushed at once to each task's own engine queue "
-                   "(threads mx, vec, dma); the host waits for all",
-    },
-    "hexagon-qemu": {
-        "emulated": True,
-        "status": "EMULATED under qemu-hexagon: correctness only, timings are not performance",
-        "group_b": "the runner's request-queue path (one queue per engine thread) under emulation: "
-                   "correctness only. On the device: " + _B_HEXAGON,
-    },
-    "hexagon": {
-        "emulated": False,
-        "status": "Hexagon cDSP over adb (Hexagon SDK): written against the documented API, "
-                  "not yet run on hardware",
-        "group_b": _B_HEXAGON,
-    },
-    "hexagon-sim": {
-        "emulated": False, "simulated": True,
-        "status": "Hexagon SDK simulator: written against the documented API, not yet run; "
-                  "timings are a cycle model, not a phone",
-        "group_b": _B_HEXAGON,
-    },
-}
-EMULATED_TARGETS = frozenset(t for t, info in TARGETS.items() if info["emulated"])
-SDK_TARGETS = ("hexagon", "hexagon-sim")
-HEXAGON_TARGETS = ("hexagon-qemu", "hexagon", "hexagon-sim")
-ZIG_PIN = "0.17.1"
+# What each target is, and its toolchain: hxfuse.targets (re-exported here
+# for the code that reads them from the config module).
+TARGETS = _targets.TARGETS
+EMULATED_TARGETS = _targets.EMULATED_TARGETS
+SDK_TARGETS = _targets.SDK_TARGETS
+HEXAGON_TARGETS = _targets.HEXAGON_TARGETS
+ZIG_PIN = _targets.ZIG_PIN
+# VTCM of the SDK targets (target_settings.<target>.vtcm_bytes, 8 MiB on v73
+# phones) and the HMX tile region a HexKL build keeps beside the scratch arena
+# (HX_HMX_REGION_BYTES, kernels/hexagon/vtcm_qurt.h); the arena is rounded up
+# to VTCM_ALIGN (kernels/hexagon/vtcm_qurt.c).
+VTCM_BYTES_DEFAULT = 8 << 20
+HMX_REGION_BYTES = 1 << 20
+VTCM_ALIGN = 4096
 
 
 class ConfigError(ValueError):
@@ -454,6 +428,11 @@ def point_params(config: dict, sweep: str, point: dict, target: str | None = Non
     """The effective parameters of one point:
     defaults < sweep.base < point < target_settings.<target>.params."""
     params = {k: copy.deepcopy(config["defaults"][k]) for k in POINT_KEYS}
+    if target in SDK_TARGETS:
+        # the global default is sized for the host; on the cDSP the scratch
+        # arena is VTCM, and by default it leaves room for HexKL's HMX region
+        # (a sweep, point or target value above the VTCM is refused instead)
+        params["scratch_bytes"] = min(params["scratch_bytes"], default_scratch_bytes(config, target))
     params.update(copy.deepcopy(config["sweeps"][sweep].get("base", {})))
     params.update({k: copy.deepcopy(v) for k, v in point.items() if k in POINT_KEYS})
     if target is not None:
@@ -473,6 +452,63 @@ def replicates(config: dict, target: str) -> int:
     return int(run_settings(config, target)["replicates"])
 
 
+def vtcm_bytes(config: dict, target: str) -> int:
+    """VTCM of an SDK target's cDSP (target_settings.<target>.vtcm_bytes)."""
+    return int(target_settings(config, target).get("vtcm_bytes") or VTCM_BYTES_DEFAULT)
+
+
+def default_scratch_bytes(config: dict, target: str) -> int:
+    """scratch_bytes of an SDK target's points unless a sweep, point or the
+    target's params say otherwise: the VTCM minus HexKL's HMX tile region
+    (7 MiB of 8 MiB), whether or not this build uses HexKL, so that a point's
+    parameters (and hash) do not depend on the environment."""
+    return vtcm_bytes(config, target) - HMX_REGION_BYTES
+
+
+def scratch_limit(config: dict, target: str, environ: dict | None = None) -> tuple[int, bool]:
+    """(largest scratch_bytes the target's VTCM holds, whether HexKL is used):
+    the VTCM minus the HMX tile region with HexKL, the whole VTCM without."""
+    hexkl = bool(sdk_paths(config, target, environ)["hexkl_root"])
+    return vtcm_bytes(config, target) - (HMX_REGION_BYTES if hexkl else 0), hexkl
+
+
+def device_serials(config: dict, environ: dict | None = None) -> list[str]:
+    """The phones of the `hexagon` target's device farm:
+    target_settings.hexagon.device_serials, else the environment's
+    HX_DEVICE_SERIALS (whitespace-separated, as kernels/hexagon/device.sh reads
+    it) unless the config names one phone (device_serial); empty for one
+    phone."""
+    environ = os.environ if environ is None else environ
+    ts = target_settings(config, "hexagon")
+    if ts.get("device_serials"):
+        return [str(s) for s in ts["device_serials"]]
+    if ts.get("device_serial"):
+        return []
+    return (environ.get("HX_DEVICE_SERIALS") or "").split()
+
+
+def device_limit(config: dict, environ: dict | None = None) -> int:
+    """How many run jobs may hold the `device` resource at once: the number
+    of phones of the farm when the `hexagon` target has one, else 1 (one
+    device, the host's measurement exclusive)."""
+    if "hexagon" not in (config.get("targets") or []):
+        return 1
+    return max(1, len(device_serials(config, environ)))
+
+
+def _serial_problems(serials: list, key: str) -> list[str]:
+    problems, seen = [], set()
+    for s in serials:
+        if not isinstance(s, str) or not re.fullmatch(r"[A-Za-z0-9._:-]+", s):
+            problems.append(f"{key}: {s!r} is not an adb serial (letters, digits, . _ : -; "
+                            "see `adb devices`)")
+        elif s in seen:
+            problems.append(f"{key}: {s!r} is listed twice (each phone once: two runs on one "
+                            "phone would disturb each other)")
+        seen.add(s)
+    return problems
+
+
 def check_semantics(config: dict) -> list[str]:
     """Problems a JSON schema cannot express.  Returns messages naming keys."""
     problems: list[str] = []
@@ -484,6 +520,12 @@ def check_semantics(config: dict) -> list[str]:
             msg += tag
             if msg not in problems:
                 problems.append(msg)
+    hx = target_settings(config, "hexagon")
+    key = "config.target_settings.hexagon"
+    problems += _serial_problems(hx.get("device_serials") or [], f"{key}.device_serials")
+    if hx.get("device_serials") and hx.get("device_serial"):
+        problems.append(f"{key}: device_serial and device_serials are both set: give one "
+                        "(device_serials: [a] for a one-phone farm)")
     groups = config["run"]["groups"]
     if "A" not in groups:
         problems.append("config.run.groups: must include A (every speedup is relative to A)")
@@ -503,7 +545,7 @@ def _affinity_problems(value: Any, key: str, target: str) -> list[str]:
         return [f"{key}: {value!r} must be spread, none or a map engine -> core, "
                 "e.g. {host: 1, vec: 1, mx: 0, dma: 0}"]
     problems = []
-    cores = _host_cores() if target == "host" else None
+    cores = _host_cores() if _targets.get(target).native else None
     for eng, core in value.items():
         if eng not in AFFINITY_ENGINES:
             problems.append(f"{key}.{eng}: unknown engine (engines: {', '.join(AFFINITY_ENGINES)})")
@@ -613,6 +655,17 @@ def _point_problems(config: dict, target: str) -> list[str]:
                                 "(the runner splits rows between workers: at most one per row)")
             problems += _affinity_problems(p["affinity"], f"{pkey}.affinity", target)
             problems += _thread_problems(p, pkey)
+            if target in SDK_TARGETS:
+                limit, hexkl = scratch_limit(config, target)
+                arena = -(-p["scratch_bytes"] // VTCM_ALIGN) * VTCM_ALIGN
+                if arena > limit:
+                    why = (f"minus HexKL's {HMX_REGION_BYTES}-byte HMX tile region " if hexkl else "")
+                    problems.append(f"{pkey}.scratch_bytes: {p['scratch_bytes']} bytes of scratch "
+                                    f"(the arena is VTCM, in {VTCM_ALIGN}-byte pages) do not fit target "
+                                    f"{target}'s VTCM: {vtcm_bytes(config, target)} bytes "
+                                    f"(target_settings.{target}.vtcm_bytes) {why}leave {limit}; use "
+                                    f"scratch_bytes <= {limit}, e.g. "
+                                    f"target_settings.{target}.params.scratch_bytes: {limit}")
             if p.get("m_tile") is not None and target in HEXAGON_TARGETS:
                 problems.append(f"{pkey}.m_tile: target {target}'s GEMM (HVX, HMX or the reference) "
                                 "has a fixed blocking and refuses --m-tile; leave m_tile null there "
@@ -623,8 +676,7 @@ def _point_problems(config: dict, target: str) -> list[str]:
                         problems.append(f"{pkey}.calibrate.{task}: task {task} is in none of "
                                         f"the workloads {sweep['workloads']} of {skey}")
             if target in HEXAGON_TARGETS and p["precision"] != "u8i8":
-                why = ("QEMU has no HVX floating point" if target == "hexagon-qemu" else
-                       "its fp32 path is scalar reference code, not HVX/HMX")
+                why = _targets.get(target).integer_only
                 problems.append(f"{pkey}.precision: target {target} runs integer kernels only "
                                 f"({why}); use precision u8i8, e.g. "
                                 f"target_settings.{target}.params.precision: u8i8")
@@ -689,8 +741,7 @@ def aggregate_points(config: dict, target: str) -> list[dict]:
 
 def target_info(target: str) -> dict:
     """What a target is (emulated, status, group B), as a job parameter."""
-    info = TARGETS[target]
-    return {"emulated": bool(info["emulated"]), "status": info["status"], "group_b": info["group_b"]}
+    return _targets.info(target)
 
 
 def find_point(config: dict, target: str, sweep: str, workload: str, point: str) -> Point:
@@ -785,7 +836,7 @@ def sdk_paths(config: dict, target: str, environ: dict | None = None) -> dict:
         "clang": str(Path(tools, "Tools", "bin", "hexagon-clang")) if tools else None,
         "sim": str(Path(tools, "Tools", "bin", "hexagon-sim")) if tools else None,
         "hexkl_root": _setting_or_env(config, target, "hexkl_root", "HEXKL_ROOT", environ),
-        "arch": ts.get("arch", "v73"),
+        "arch": ts.get("arch", _targets.get(target).defaults["arch"]),
     }
 
 
@@ -808,12 +859,12 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
     problems: list[str] = []
     for target in config.get("targets", []):
         pre = f"target {target}: "
-        if target == "hexagon-qemu":
+        if _targets.get(target).toolchain == "zig":
             if not zig_ok(environ):
                 problems.append(pre + f"zig is not installed: pip install ziglang=={ZIG_PIN} "
                                 "(or set ZIG to a zig command)")
             qemu = target_settings(config, target).get("qemu") or environ.get("QEMU_HEXAGON") \
-                or "qemu-hexagon"
+                or _targets.get(target).defaults["qemu"]
             if not which(qemu):
                 problems.append(pre + f"{qemu} is not installed: apt-get install qemu-user "
                                 "(Debian/Ubuntu; provides qemu-hexagon)")
@@ -833,16 +884,24 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
                 problems.append(pre + f"hexagon-clang not found{where}: it comes with the Hexagon "
                                 "SDK under tools/HEXAGON_Tools/<version>/Tools/bin; set "
                                 f"HEXAGON_TOOLS_ROOT or {key}.tools_root")
-            if target == "hexagon-sim" and sp["sim"] and not Path(sp["sim"]).is_file():
+            if _targets.get(target).simulated and sp["sim"] and not Path(sp["sim"]).is_file():
                 problems.append(pre + f"hexagon-sim not found at {sp['sim']}: set "
                                 f"HEXAGON_TOOLS_ROOT or {key}.tools_root")
             if target == "hexagon":
                 if not which("adb"):
                     problems.append(pre + "adb is not installed: apt-get install adb (or Android "
                                     "platform-tools) and connect the phone with USB debugging on")
-                if not _setting_or_env(config, target, "device_serial", "HX_DEVICE_SERIAL", environ):
+                farm = device_serials(config, environ)
+                if not target_settings(config, target).get("device_serials"):
+                    problems += [pre + m for m in _serial_problems(farm, "HX_DEVICE_SERIALS")]
+                if not farm and not _setting_or_env(config, target, "device_serial",
+                                                    "HX_DEVICE_SERIAL", environ):
                     problems.append(pre + "no device serial: set HX_DEVICE_SERIAL or "
-                                    f"{key}.device_serial to the phone's serial from `adb devices`")
+                                    f"{key}.device_serial to the phone's serial from `adb devices` "
+                                    f"(or {key}.device_serials to a list of phones: a device farm)")
+                if farm and not which("flock"):
+                    problems.append(pre + "flock is not installed (util-linux): a device farm leases "
+                                    "its phones through lock files")
     return problems
 
 
@@ -851,7 +910,7 @@ def make_vars(config: dict, target: str, environ: dict | None = None) -> list[st
     out = []
     if config["build"].get("cflags"):
         out.append(f"CFLAGS={config['build']['cflags']}")
-    if target == "hexagon-qemu" and target_settings(config, target).get("qemu"):
+    if "qemu" in _targets.get(target).defaults and target_settings(config, target).get("qemu"):
         out.append(f"QEMU_HEXAGON={target_settings(config, target)['qemu']}")
     if target in SDK_TARGETS:
         sp = sdk_paths(config, target, environ)
@@ -875,12 +934,25 @@ def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str,
         if sp[key]:
             env[var] = sp[key]
     if target == "hexagon":
+        # one phone; a farm's serials are not a job parameter (which phone a
+        # run gets must not rerun anything): see device_env
         serial = _setting_or_env(config, target, "device_serial", "HX_DEVICE_SERIAL", environ)
-        if serial:
+        if serial and not device_serials(config, environ):
             env["HX_DEVICE_SERIAL"] = serial
         env["HX_DEVICE_DIR"] = target_settings(config, target).get("device_dir",
-                                                                   "/data/local/tmp/hxfuse")
+                                                                   _targets.get(target).defaults["device_dir"])
     return env
+
+
+def device_env(config: dict, environ: dict | None = None) -> dict[str, str]:
+    """The device farm's environment, exported by the Snakefile to every job
+    (kernels/hexagon/device.sh reads it): HX_DEVICE_SERIALS, the farm's
+    serials (empty for one phone, so that a list left in the caller's
+    environment cannot replace the phone the config names).  Not a job
+    parameter: adding a phone to the farm reruns nothing."""
+    if "hexagon" not in (config.get("targets") or []):
+        return {}
+    return {"HX_DEVICE_SERIALS": " ".join(device_serials(config, environ))}
 
 
 def run_prefix(config: dict, target: str, kernels: Path | str = REPO_ROOT / "kernels") -> str:
@@ -911,9 +983,14 @@ def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
+# The service mode's keys (hxfuse/serve_config.py) have their own rules and
+# outputs: a change there must not rerun the summary of the A-D sweeps.
+SERVE_KEYS = ("serve", "serve_study")
+
+
 def config_hash(config: dict) -> str:
-    """sha256 (12 hex digits) of the whole validated config."""
-    return hashlib.sha256(_canonical(config)).hexdigest()[:12]
+    """sha256 (12 hex digits) of the whole validated config (service-mode keys aside)."""
+    return hashlib.sha256(_canonical({k: v for k, v in config.items() if k not in SERVE_KEYS})).hexdigest()[:12]
 
 
 def point_hash(config: dict, p: Point, replicate: int = 0) -> str:

@@ -59,7 +59,8 @@ WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
 ORT_GROUPS = ("A_ort", "B_ort", "B_ort_graph")
 # What must agree between the two sides for them to be the same point
 # (meta.tasks of both schemas).
-SAME_POINT_KEYS = {"M": ("m", "n", "k", "precision"), "V": ("rows", "cols", "passes", "workers", "precision"),
+SAME_POINT_KEYS = {"M": ("m", "n", "k", "precision"),
+                   "V": ("rows", "cols", "passes", "workers", "precision", "variant"),
                    "D": ("rows", "row_bytes", "src_stride", "repeat")}
 
 

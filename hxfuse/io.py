@@ -1,8 +1,10 @@
 """Reading the runner's JSON Lines output (docs/runner.md) into tidy tables.
 
-This is the only module of the analysis that touches files.  :func:`parse_records`
-does the actual work on already-decoded lines so that tests and other callers
-can stay in memory.
+This is the only module of the analysis that touches files.  The lines are
+read and checked by hxfuse.jsonl (the one reader of the runner's output: a
+malformed line, a missing meta or end record raise IncompleteRunError naming
+the file and line); :func:`parse_records` builds the tables from the text
+lines so that tests and other callers can stay in memory.
 
 Tables produced (joined on ``trial_id``, which numbers the trial records in file
 order starting at 0):
@@ -23,13 +25,15 @@ order starting at 0):
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Iterable
 
 import pandas as pd
+
+from . import jsonl
+from .jsonl import IncompleteRunError
 
 # Columns of the trial keys that are copied into the tasks and waits tables.
 TRIAL_KEYS = ["trial_id", "round", "seq", "warmup", "workload", "group", "empty"]
@@ -55,10 +59,10 @@ TASK_COLUMNS = TRIAL_KEYS + [
 ]
 WORKER_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "cpu_ns", "cpu_begin", "cpu_end"]
 WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
-
-
-class IncompleteRunError(ValueError):
-    """The file is not a complete runner output and must not be used."""
+# A task's profiled nodes, where the file has them (the ONNX Runtime harness,
+# docs/ort.md: ``tasks[].nodes`` = [name, lane, begin, end]); ``lane`` is the
+# thread that ran the node.
+NODE_COLUMNS = TRIAL_KEYS + ["task", "name", "lane", "begin", "end"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class Run:
     tasks: pd.DataFrame
     waits: pd.DataFrame
     workers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=WORKER_COLUMNS))
+    nodes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NODE_COLUMNS))
     verify: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
@@ -82,28 +87,7 @@ def read_run(path: str | PathLike[str]) -> Run:
     not a JSON object with a ``record`` field, when the first record is not
     ``meta``, or when there is no ``end`` record (the runner was killed).
     """
-    source = str(path)
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
-    return parse_records(lines, source=source)
-
-
-def _decode(lines: Iterable[str], source: str) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            # A blank line is harmless (e.g. a trailing newline pair).
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IncompleteRunError(
-                f"{source}:{lineno}: malformed JSON ({exc.msg}); the run is truncated or corrupt"
-            ) from None
-        if not isinstance(obj, dict) or "record" not in obj:
-            raise IncompleteRunError(f"{source}:{lineno}: not a runner record (no 'record' field)")
-        out.append((lineno, obj))
-    return out
+    return run_of(jsonl.read_records(path))
 
 
 def _num(value: Any) -> float:
@@ -142,27 +126,23 @@ def _worker_rows(keys: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]
 
 def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     """Build a :class:`Run` from the text lines of a runner output."""
-    records = _decode(lines, source)
-    if not records:
-        raise IncompleteRunError(f"{source}: empty file, no meta and no end record")
-    first_line, first = records[0]
-    if first["record"] != "meta":
-        raise IncompleteRunError(
-            f"{source}:{first_line}: first record is {first['record']!r}, expected 'meta'"
-        )
-    meta = {k: v for k, v in first.items() if k != "record"}
+    return run_of(jsonl.parse(lines, source))
+
+
+def run_of(records: jsonl.Records) -> Run:
+    """Build a :class:`Run` from the records of a runner output."""
+    source = records.source
+    meta = {k: v for k, v in records.meta.items() if k != "record"}
 
     trial_rows: list[dict[str, Any]] = []
     task_rows: list[dict[str, Any]] = []
     wait_rows: list[dict[str, Any]] = []
     worker_rows: list[dict[str, Any]] = []
+    node_rows: list[dict[str, Any]] = []
     verify: list[dict[str, Any]] = []
-    end: dict[str, Any] | None = None
 
-    for lineno, rec in records[1:]:
+    for lineno, rec in records.lines[1:]:
         kind = rec["record"]
-        if end is not None:
-            raise IncompleteRunError(f"{source}:{lineno}: {kind!r} record after the 'end' record")
         if kind == "trial":
             try:
                 trial_id = len(trial_rows)
@@ -216,6 +196,8 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
                         }
                     )
                     worker_rows.extend(_worker_rows(keys, t))
+                    node_rows.extend(keys | {"task": str(t["task"]), "name": str(n[0]), "lane": str(n[1]),
+                                             "begin": n[2], "end": n[3]} for n in t.get("nodes") or ())
                 for w in rec.get("waits") or []:
                     wait_rows.append(
                         keys
@@ -232,28 +214,20 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
                 ) from None
         elif kind == "verify":
             verify.append({k: v for k, v in rec.items() if k != "record"})
-        elif kind == "end":
-            end = {k: v for k, v in rec.items() if k != "record"}
-        elif kind == "meta":
-            raise IncompleteRunError(f"{source}:{lineno}: second 'meta' record")
-        else:
-            # Unknown record kinds from a newer runner are ignored on purpose,
-            # so an added record type does not invalidate old analysis code.
-            continue
-
-    if end is None:
-        raise IncompleteRunError(
-            f"{source}: no 'end' record after line {records[-1][0]}; the run did not finish"
-        )
+        # meta and end: checked by the reader; unknown record kinds from a
+        # newer runner are ignored on purpose, so an added record type does
+        # not invalidate old analysis code.
+    end = {k: v for k, v in records.end.items() if k != "record"}
 
     trials = pd.DataFrame(trial_rows, columns=TRIAL_COLUMNS)
     tasks = pd.DataFrame(task_rows, columns=TASK_COLUMNS)
     waits = pd.DataFrame(wait_rows, columns=WAIT_COLUMNS)
     workers = pd.DataFrame(worker_rows, columns=WORKER_COLUMNS)
-    for df in (trials, tasks, waits, workers):
+    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
+    for df in (trials, tasks, waits, workers, nodes):
         _fix_dtypes(df)
     return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, workers=workers, verify=verify, end=end,
-               source=source)
+               source=source, nodes=nodes)
 
 
 def _fix_dtypes(df: pd.DataFrame) -> None:
@@ -261,7 +235,7 @@ def _fix_dtypes(df: pd.DataFrame) -> None:
     # in the metrics (e.g. a run with no wait records).
     ints = {"trial_id", "round", "seq"}
     bools = {"warmup", "empty", "checksums_ok"}
-    strs = {"workload", "group", "task", "engine", "who", "on", "checksum"}
+    strs = {"workload", "group", "task", "engine", "who", "on", "checksum", "name", "lane"}
     for col in df.columns:
         if col in ints:
             df[col] = df[col].astype("int64")

@@ -174,7 +174,17 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     different points concatenate cleanly; per-engine columns exist for the
     engines seen in this run.
     """
-    tr = run.trials.copy()
+    base = _time_columns(run)
+    _task_columns(base, run)
+    _progress_columns(base)
+    _handover_columns(base, run)
+    _engine_columns(base, run)
+    return base
+
+
+def _time_columns(run: Run) -> pd.DataFrame:
+    """Makespan, device time, the host's submit/wait split and preparation."""
+    tr = run.trials
     base = tr[["trial_id", "round", "seq", "warmup", "workload", "group", "empty"]].copy()
     base["makespan_ns"] = tr["makespan_ns"]
     start = device_start_ns(tr, run.tasks)
@@ -193,8 +203,12 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base["scratch_peak_bytes"] = tr["scratch_peak_bytes"]
     base["checksums_ok"] = tr["checksums_ok"]
     base["n_tasks"] = base["workload"].map(lambda w: len(tasks_of(w)))
+    return base
 
-    # Per-task columns, wide.
+
+def _task_columns(base: pd.DataFrame, run: Run) -> None:
+    """Per-task columns, wide ({T}_duration_ns, ...), bytes, bandwidth, and
+    the end-to-end time that includes every task's preparation."""
     tm = task_metrics(run)
     per_task_cols = ["duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns",
                      "cpu_ns", "queue_ns", "run_share", "cpu_begin"]
@@ -215,8 +229,10 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base["prep_ns"] = base["workload"].map(lambda w: sum(prep.get(t, 0.0) for t in tasks_of(w)))
     base["end_to_end_ns"] = base["prep_ns"] + base["makespan_ns"]
 
-    # Progress: CPU time the trial's tasks consumed per unit of makespan.  NaN
-    # when a task's CPU time is unknown (older runner) or the trial is empty.
+
+def _progress_columns(base: pd.DataFrame) -> None:
+    """Progress: CPU time the trial's tasks consumed per unit of makespan.
+    NaN when a task's CPU time is unknown (older runner) or the trial is empty."""
     cpu = np.zeros(len(base))
     for task in TASKS:
         c = base[f"{task}_cpu_ns"].to_numpy(float)
@@ -227,6 +243,11 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base["cpu_ns"] = cpu
     with np.errstate(divide="ignore", invalid="ignore"):
         base["parallelism"] = cpu / base["makespan_ns"].to_numpy(float)
+
+
+def _handover_columns(base: pd.DataFrame, run: Run) -> None:
+    """The host's slowest submit and, for B, how far apart its handovers were."""
+    tr = run.trials
     base["host_submit_max_ns"] = tr["host_submit_max_ns"] if "host_submit_max_ns" in tr else np.nan
     base["host_cpu"] = tr["host_cpu"] if "host_cpu" in tr else np.nan
     smax = base["host_submit_max_ns"].to_numpy(float)
@@ -245,8 +266,10 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base["handover_ns"] = np.where(is_b, spread, np.nan)
     base["late_handover"] = np.where(is_b & np.isfinite(spread), spread > SUBMIT_OUTLIER_NS, np.nan)
 
-    # Per-engine busy time, utilisation and pairwise overlaps (wall-clock
-    # spans of the threads that ran the tasks, one lane per vector worker).
+
+def _engine_columns(base: pd.DataFrame, run: Run) -> None:
+    """Per-engine busy time, utilisation and pairwise overlaps (wall-clock
+    spans of the threads that ran the tasks, one lane per vector worker)."""
     lanes = run.workers if len(run.workers) or not len(run.tasks) else run.tasks
     engines = sorted(set(lanes["engine"]), key=engine_sort_key)
     by_trial = _engine_intervals(lanes)
@@ -279,7 +302,6 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     # Time with at least two engines busy; the absolute counterpart of the
     # pairwise ratios, comparable across groups.
     base["concurrent_ns"] = concurrent
-    return base
 
 
 # ---------------------------------------------------------------- per point

@@ -26,10 +26,13 @@ Usage::
 
     python -m hxfuse.ort --out FILE.jsonl [--npy-dir DIR] [hxrun options]
 
-The point options are hxrun's (``hxfuse.config.runner_args``); options that
-only concern hxrun's own engines (``--wait``, ``--spin-ns``,
-``--early-completion``, ``--groups``, ``--d-desc-rows``, ``--scratch-bytes``)
-are accepted and recorded but change nothing here.
+The point options are hxrun's (``hxfuse.config.runner_args``).  Each is
+either honoured (the tasks' sizes, the V variant, fp32, V's workers, the
+placement, rounds and seeds), recorded because it only shapes how hxrun
+schedules its own groups (:data:`SCHEDULING_ONLY`), or, where it changes the
+tasks' work in a way no ONNX graph or session option can express, refused
+before any work unless it has hxrun's default (:data:`NOT_EXPRESSIBLE`).
+:func:`point_problems` says which of a point's options are refused.
 """
 from __future__ import annotations
 
@@ -58,7 +61,35 @@ WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
 ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
 GROUPS = ("A_ort", "B_ort", "B_ort_graph")
 # hxrun's per-variant V defaults (kernels/src/args.c): rows, cols, passes
-V_VARIANT_DEFAULTS = {"compute": (64, 256, 32), "onchip": (512, 1024, 1), "ddr": (4096, 4096, 1)}
+V_VARIANT_DEFAULTS = {"compute": (64, 256, 32), "onchip": (512, 1024, 1), "ddr": (4096, 4096, 1),
+                      "stream": (4096, 4096, 1)}
+# hxrun options that only shape how hxrun schedules its own groups (its
+# engines' waits, group D's fused entry and concurrency window) or bound its
+# scratch arena: ONNX Runtime's groups schedule themselves and the tasks' work
+# is the same, so these are recorded, not refused.
+SCHEDULING_ONLY = {
+    "scratch_bytes": "the capacity of hxrun's scratch arena (a bound it checks; the tasks' work is the same)",
+    "wait": "how hxrun's host and engines wait",
+    "spin_ns": "how long hxrun's waits spin",
+    "early_completion": "when group D's fused entry publishes a task",
+    "groups": "which of hxrun's groups A-D run",
+    "window": "group D's concurrency window inside the fused entry",
+    "v_release": "when group D's fused entry frees V's scratch",
+}
+# hxrun options that change the tasks' own work in a way the harness cannot
+# express: accepted at hxrun's default (kernels/src/args.c), refused otherwise
+# (before any work) rather than silently measuring a different point.
+NOT_EXPRESSIBLE = {
+    "m_tile": (None, "--m-tile", "M's k-block is hxrun's GEMM blocking; ONNX Runtime's MatMul (MLAS) "
+                                 "chooses its own and has no option to set it"),
+    "d_desc_rows": (64, "--d-desc-rows", "D's descriptor chain is hxrun's copy engine; the ONNX graph's "
+                                         "Slice copies a window in one kernel, with no descriptors"),
+    "d_buffers": (1, "--d-buffers", "D's scratch windows are hxrun's buffer plan; ONNX Runtime's memory "
+                                    "planner owns the graph's buffers"),
+    "antagonist": (0, "--antagonist", "the harness starts no bandwidth antagonists, so ONNX Runtime would "
+                                      "run on an uncontended machine"),
+    "antagonist_bytes": (1 << 26, "--antagonist-bytes", "the harness starts no bandwidth antagonists"),
+}
 # The outputs of each task, in the runner's checksum order (kernels/src/tasks.c).
 OUTPUTS = {"M": ("M_C",), "V": ("V_Y", "V_rowsum", "V_rowmax"), "D": ("D_dst",)}
 SCHEMA_VERSION = 2
@@ -134,7 +165,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workloads", default="mvd")
     p.add_argument("--precision", default="fp32")
     p.add_argument("--m-shape", default="256,256,256")
-    p.add_argument("--v-variant", default="onchip", choices=sorted(V_VARIANT_DEFAULTS))
+    p.add_argument("--v-variant", default="onchip")
     p.add_argument("--v-shape")
     p.add_argument("--v-passes")
     p.add_argument("--v-workers", default="1")
@@ -153,21 +184,65 @@ def parser() -> argparse.ArgumentParser:
                         "a JSON correctness result to --out (needs onnxruntime-qnn)")
     p.add_argument("--qnn-soc-model", default="43", help="QNN soc_model of the emulated HTP (43: SM8550)")
     p.add_argument("--qnn-htp-arch", default="73", help="QNN htp_arch of the emulated HTP")
-    for opt in ("--d-desc-rows", "--scratch-bytes", "--wait", "--spin-ns", "--early-completion", "--groups"):
-        p.add_argument(opt, help="hxrun option, recorded only")
+    for key in SCHEDULING_ONLY:
+        p.add_argument("--" + key.replace("_", "-"), help=f"hxrun option ({SCHEDULING_ONLY[key]}), recorded only")
+    for default, opt, why in NOT_EXPRESSIBLE.values():
+        p.add_argument(opt, help=f"hxrun option; only its default ({default}) is accepted: {why}")
     return p
+
+
+def _same_value(text: str, default: Any) -> bool:
+    """Whether an option's text is hxrun's default (numbers in any base)."""
+    if default is None:
+        return False
+    try:
+        return int(text, 0) == default
+    except ValueError:
+        return False
+
+
+def point_problems(ns: argparse.Namespace) -> list[str]:
+    """The point options the harness cannot express, each naming the option
+    (empty: the point can run).  Checked by :func:`spec_from_args` before any
+    work; the pipeline uses it to choose the points ONNX Runtime runs."""
+    out = []
+    if ns.precision != "fp32":
+        out.append(f"--precision: {ns.precision!r} is not supported by the ONNX Runtime harness "
+                   "(fp32 only: the u8 x i8 -> i32 GEMM and the int16 activation have no matching "
+                   "ONNX graph with the runner's exact integer semantics)")
+    if ns.calibrate:
+        out.append("--calibrate: calibration busy-waits exist only in hxrun; ONNX Runtime runs the real kernels")
+    if ns.v_variant not in V_VARIANT_DEFAULTS:
+        out.append(f"--v-variant: {ns.v_variant!r} is not one of {', '.join(V_VARIANT_DEFAULTS)}")
+    for key, (default, opt, why) in NOT_EXPRESSIBLE.items():
+        v = getattr(ns, key)
+        if v is not None and not _same_value(v, default):
+            out.append(f"{opt} {v}: cannot be expressed under ONNX Runtime ({why}); "
+                       f"only hxrun's default ({default if default is not None else 'unset'}) is accepted")
+    aff = ns.affinity
+    if aff and aff not in ("spread", "none"):
+        extra = [p.partition("=")[0] for p in aff.split(",") if p.partition("=")[0] not in ENGINE_OF.values()
+                 and p.partition("=")[0] != "host" and p.partition("=")[0].rstrip("0123456789") in ("vec", "bw")]
+        if extra:
+            out.append(f"--affinity {aff}: {', '.join(extra)} cannot be pinned under ONNX Runtime (V's extra "
+                       "workers are its session's intra-op pool threads; there are no antagonists)")
+    return out
+
+
+def args_problems(args: Sequence[str]) -> list[str]:
+    """:func:`point_problems` of hxrun's options for a point (the list of
+    ``hxfuse.config.runner_args``); an option the harness does not know at
+    all is a problem too."""
+    ns, unknown = parser().parse_known_args(["--out", "-", *map(str, args)])
+    return ([f"{' '.join(unknown)}: not an option the ONNX Runtime harness knows"] if unknown else []) \
+        + point_problems(ns)
 
 
 def spec_from_args(ns: argparse.Namespace) -> Spec:
     """Validate parsed options; every problem is an OrtHarnessError naming the option."""
-    if ns.precision != "fp32":
-        raise OrtHarnessError(
-            f"--precision: {ns.precision!r} is not supported by the ONNX Runtime harness "
-            "(fp32 only: the u8 x i8 -> i32 GEMM and the int16 activation have no matching "
-            "ONNX graph with the runner's exact integer semantics)")
-    if ns.calibrate:
-        raise OrtHarnessError("--calibrate: calibration busy-waits exist only in hxrun; "
-                              "ONNX Runtime runs the real kernels")
+    problems = point_problems(ns)
+    if problems:
+        raise OrtHarnessError("; ".join(problems))
     workloads = tuple(ns.workloads.split(","))
     bad = [w for w in workloads if w not in WORKLOAD_TASKS]
     if not workloads or bad or len(set(workloads)) != len(workloads):
@@ -188,14 +263,13 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
     repeat = _int(ns.d_repeat, "--d-repeat", 1)
     if d_rows * stride * repeat > 8 << 30:
         raise OrtHarnessError("--d-repeat: the DDR source of D would exceed 8 GiB")
-    affinity = ns.affinity
+    affinity = None if ns.affinity == "none" else ns.affinity
     if affinity:
         engine_cores(affinity, workloads, os.cpu_count() or 1)  # validates
     for lab in ns.label:
         if "=" not in lab or lab.startswith("="):
             raise OrtHarnessError(f"--label: expected KEY=VALUE (got {lab!r})")
-    ignored = {o: getattr(ns, o) for o in ("d_desc_rows", "scratch_bytes", "wait", "spin_ns",
-                                           "early_completion", "groups") if getattr(ns, o) is not None}
+    ignored = {o: getattr(ns, o) for o in [*SCHEDULING_ONLY, *NOT_EXPRESSIBLE] if getattr(ns, o) is not None}
     return Spec(workloads, "fp32", m, n, k, ns.v_variant, rows, cols, passes, workers, d_rows, d_row_bytes,
                 stride, repeat, _int(ns.warmup, "--warmup", 0), _int(ns.rounds, "--rounds", 1),
                 _int(ns.seed, "--seed", 0),
@@ -313,11 +387,16 @@ def _v_parts(spec: Spec):
     # kernels_ref.c: v <- v / (1 + exp(-v)) `passes` times per element, then
     # the row sum and row max of the result.  As a graph each pass is
     # x * Sigmoid(x) over the whole array (ONNX Runtime may fuse the pair).
+    # The stream variant's activation is hard-swish, x * min(max(x + 3, 0), 6) / 6
+    # (docs/runner.md, Bandwidth): ONNX's HardSwish, x * max(0, min(1, x / 6 + 1/2)).
     nodes, cur = [], "V_X"
     for p in range(spec.v_passes):
         out = "V_Y" if p == spec.v_passes - 1 else f"V_a{p}"
-        nodes.append(helper.make_node("Sigmoid", [cur], [f"V_s{p}"], name=f"V_sigmoid{p}"))
-        nodes.append(helper.make_node("Mul", [cur, f"V_s{p}"], [out], name=f"V_mul{p}"))
+        if spec.v_variant == "stream":
+            nodes.append(helper.make_node("HardSwish", [cur], [out], name=f"V_hswish{p}"))
+        else:
+            nodes.append(helper.make_node("Sigmoid", [cur], [f"V_s{p}"], name=f"V_sigmoid{p}"))
+            nodes.append(helper.make_node("Mul", [cur, f"V_s{p}"], [out], name=f"V_mul{p}"))
         cur = out
     nodes.append(helper.make_node("ReduceSum", ["V_Y", "V_axis"], ["V_rowsum"], keepdims=0, name="V_rowsum"))
     nodes.append(helper.make_node("ReduceMax", ["V_Y"], ["V_rowmax"], axes=[1], keepdims=0, name="V_rowmax"))
@@ -398,15 +477,21 @@ def build_model(spec: Spec, tasks: Iterable[str], inputs: Mapping[str, np.ndarra
 
 def numpy_reference(spec: Spec, inputs: Mapping[str, np.ndarray], task: str) -> dict[str, np.ndarray]:
     """What each task's outputs must be, from numpy (float64 for M and V)."""
-    from .checks import silu_passes_f32
+    from .checks import hswish_passes_f32, silu_passes_f32
 
     if task == "M":
         return {"M_C": inputs["M_A"].astype(np.float64) @ inputs["M_B"].astype(np.float64)}
     if task == "V":
-        y = silu_passes_f32(inputs["V_X"], spec.v_passes)
+        act = hswish_passes_f32 if spec.v_variant == "stream" else silu_passes_f32
+        y = act(inputs["V_X"], spec.v_passes)
         return {"V_Y": y, "V_rowsum": y.sum(axis=1), "V_rowmax": y.max(axis=1)}
     last = inputs["D_src"][(spec.d_repeat - 1) * spec.d_rows:]
     return {"D_dst": np.ascontiguousarray(last[:, :spec.d_row_bytes])}
+
+
+def v_activation(spec: Spec) -> str:
+    """V's activation as hxrun's meta.tasks.V.activation names it (fp32)."""
+    return "hardswish" if spec.v_variant == "stream" else "silu"
 
 
 def check_arrays(spec: Spec, arrays: Mapping[str, np.ndarray], rtol: float = DEFAULT_F32_RTOL,
@@ -417,7 +502,8 @@ def check_arrays(spec: Spec, arrays: Mapping[str, np.ndarray], rtol: float = DEF
     if "D_src" in arrs:
         # checks.check_outputs compares D against the last window (as hxrun saves it)
         arrs["D_src"] = arrs["D_src"][(spec.d_repeat - 1) * spec.d_rows:]
-    meta = {"tasks": {"V": {"passes": spec.v_passes}, "D": {"row_bytes": spec.d_row_bytes}}}
+    meta = {"tasks": {"V": {"passes": spec.v_passes, "activation": v_activation(spec)},
+                      "D": {"row_bytes": spec.d_row_bytes}}}
     reasons, _ = check_outputs(meta, arrs, rtol, atol)
     return reasons
 
@@ -520,7 +606,10 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
     nodes it maps to None are skipped.
 
     Returns dicts ``{"run", "begin", "end", "tasks": {task: {"begin", "end",
-    "nodes", "tids"}}}`` with times in ns relative to ``epoch_ns``.
+    "nodes", "tids"}}, "nodes": [{"name", "task", "begin", "end", "tid"}]}``
+    with times in ns relative to ``epoch_ns``; ``nodes`` lists every node of
+    a task in start order (``name`` without the ``_kernel_time`` suffix,
+    ``tid`` the thread ORT ran it on).
     """
     task_of = task_of or (lambda name: name[0] if len(name) > 1 and name[1] == "_" and name[0] in TASKS else None)
     runs = sorted((e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"),
@@ -536,6 +625,7 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
     for i, r in enumerate(runs):
         r0, r1 = r["ts"], r["ts"] + r["dur"]
         tasks: dict[str, dict[str, Any]] = {}
+        node_list: list[dict[str, Any]] = []
         while j < len(nodes) and nodes[j]["ts"] < r0:
             j += 1  # nodes outside any run (none expected): skipped
         while j < len(nodes) and nodes[j]["ts"] <= r1:
@@ -543,9 +633,12 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
             j += 1
             if e["ts"] + e["dur"] > r1:
                 raise ValueError(f"profile: node {e['name']} at {e['ts']} us ends after its run ({r1} us)")
-            task = task_of(_node_name(str(e["name"])))
+            name = _node_name(str(e["name"]))
+            task = task_of(name)
             if task is None:
                 continue
+            node_list.append({"name": name, "task": task, "begin": ns(e["ts"]), "end": ns(e["ts"] + e["dur"]),
+                              "tid": e.get("tid")})
             t = tasks.setdefault(task, {"begin": e["ts"], "end": e["ts"] + e["dur"], "nodes": 0, "tids": []})
             t["begin"] = min(t["begin"], e["ts"])
             t["end"] = max(t["end"], e["ts"] + e["dur"])
@@ -554,8 +647,36 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
                 t["tids"].append(e.get("tid"))
         for t in tasks.values():
             t["begin"], t["end"] = ns(t["begin"]), ns(t["end"])
-        out.append({"run": i, "begin": ns(r0), "end": ns(r1), "tasks": tasks})
+        out.append({"run": i, "begin": ns(r0), "end": ns(r1), "tasks": tasks, "nodes": node_list})
     return out
+
+
+def thread_lanes(runs_by_session: Mapping[str, Sequence[Mapping[str, Any]]],
+                 known: Mapping[Any, str]) -> dict[Any, str]:
+    """Lane name of every thread that ran a profiled node: the harness's own
+    thread's name where ``known`` (OS thread id -> ``mx``, ``vec``, ``dma``,
+    ``graph``) has it, else ``ort1``, ``ort2``, ... (ONNX Runtime's pool
+    threads) in the order they first ran a node, sessions in the given order."""
+    lanes: dict[Any, str] = {}
+    k = 0
+    for runs in runs_by_session.values():
+        for r in runs:
+            for n in sorted(r.get("nodes", ()), key=lambda n: n["begin"]):
+                if n["tid"] in lanes:
+                    continue
+                if n["tid"] in known:
+                    lanes[n["tid"]] = known[n["tid"]]
+                else:
+                    k += 1
+                    lanes[n["tid"]] = f"ort{k}"
+    return lanes
+
+
+def task_nodes(run: Mapping[str, Any], task: str, lanes: Mapping[Any, str]) -> list[list]:
+    """One task's profiled nodes in one run (an item of :func:`profile_runs`)
+    as the raw file's ``tasks[].nodes``: ``[name, lane, begin, end]``, lane =
+    the thread the node ran on (:func:`thread_lanes`), in start order."""
+    return [[n["name"], lanes[n["tid"]], n["begin"], n["end"]] for n in run["nodes"] if n["task"] == task]
 
 
 # --------------------------------------------------------------------------
@@ -590,6 +711,8 @@ class Engine:
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name=f"hx-{name}", daemon=True)
         self._thread.start()
+        # the OS thread id, which ONNX Runtime's profile records as each node's tid
+        self.native_id = self._thread.native_id
 
     def _loop(self) -> None:
         if self.core >= 0 and hasattr(os, "sched_setaffinity"):
@@ -694,7 +817,8 @@ def task_meta(spec: Spec) -> dict[str, Any]:
         "M": {"precision": "fp32", "m": spec.m, "n": spec.n, "k": spec.k, "flops": 2 * spec.m * spec.n * spec.k,
               "bytes_in": 4 * (spec.m * spec.k + spec.k * spec.n), "bytes_out": 4 * spec.m * spec.n,
               "prep_ns": 0},
-        "V": {"precision": "fp32", "rows": spec.v_rows, "cols": spec.v_cols, "passes": spec.v_passes,
+        "V": {"precision": "fp32", "activation": v_activation(spec), "rows": spec.v_rows, "cols": spec.v_cols,
+              "passes": spec.v_passes,
               "variant": spec.v_variant, "workers": spec.v_workers, "bytes_in": v_bytes,
               "bytes_out": v_bytes + 8 * spec.v_rows, "in_scratch": False},
         "D": {"rows": spec.d_rows, "row_bytes": spec.d_row_bytes, "src_stride": spec.d_src_stride,
@@ -789,6 +913,9 @@ class Harness:
                 results[t] = self._await(t)
                 c = time.time_ns()
                 seen[t] = c
+                # the host's wait for this task (as hxrun's host records it in A
+                # and alone: on the task letter)
+                host.setdefault("waits", []).append((t, b, c))
                 host["submits"].append(b - a)
                 sub_total += b - a
                 wait_total += c - b
@@ -881,8 +1008,8 @@ class Harness:
                 raise RuntimeError(f"session {key}: {sess.runs} run() calls but {len(runs)} model_run "
                                    "events in its profile")
             intervals[key] = runs
-        self._graph_lanes = {k: sorted({tid for r in v for t in r["tasks"].values() for tid in t["tids"]})
-                             for k, v in intervals.items() if k.startswith("graph:")}
+        known = {e.native_id: e.name for e in [*self.engines.values(), self.graph_engine]}
+        self._thread_lanes = thread_lanes(intervals, known)
         mismatches = 0
         lines = [json.dumps(self._meta(epoch, load_before, busy_before, problems, labels or {}))]
         for rec in trials:
@@ -924,23 +1051,23 @@ class Harness:
             if iv is None:
                 raise RuntimeError(f"session {key} run {idx}: no profiled node of task {t['task']}")
             ok &= t["checksum"] == verified[key][t["task"]]
-            engine = t["engine"]
-            lanes = self._graph_lanes.get(key)
-            if lanes and len(lanes) > 1:
-                # ORT ran the graph's nodes on several threads: one lane per thread
-                engine = f"graph{lanes.index(iv['tids'][0])}"
-            tasks_out.append({"task": t["task"], "engine": engine, "launch": rel(t["launch"]),
+            # engine: the thread that called run() (for B_ort_graph the graph
+            # thread, whichever pool threads ran the nodes: tasks[].nodes says)
+            nodes = task_nodes(intervals[key][idx], t["task"], self._thread_lanes)
+            tasks_out.append({"task": t["task"], "engine": t["engine"], "launch": rel(t["launch"]),
                               "begin": iv["begin"], "end": iv["end"], "host_seen": rel(t["host_seen"]),
                               "checksum": t["checksum"], "cpu_ns": t["cpu_ns"],
                               "cpu_begin": t["cpu_begin"], "cpu_end": t["cpu_end"],
-                              "profile_nodes": iv["nodes"]})
+                              "profile_nodes": iv["nodes"], "nodes": nodes})
         h = {k: rel(host[k]) for k in ("submit_begin", "submit_end", "wait_begin", "wait_end")}
         h.update(submit_ns=host.get("submit_ns", host["submit_end"] - host["submit_begin"]),
                  wait_ns=host.get("wait_ns", host["wait_end"] - host["wait_begin"]),
                  requests=host["requests"], submits=host["submits"])
         return {"record": "trial", "round": rec["round"], "seq": rec["seq"], "warmup": rec["warmup"],
                 "workload": rec["workload"], "group": rec["group"], "empty": False, "host": h, "device": None,
-                "tasks": tasks_out, "waits": [], "scratch_peak_bytes": None,
+                "tasks": tasks_out, "scratch_peak_bytes": None,
+                "waits": [{"who": "host", "on": t, "begin": rel(b), "end": rel(c)}
+                          for t, b, c in host.get("waits", ())],
                 "makespan_ns": h["wait_end"] - h["submit_begin"], "checksums_ok": bool(ok)}
 
     def _meta(self, epoch: int, load_before: float, busy_before: float, problems: list[str],

@@ -13,7 +13,8 @@ refuses raw files whose SHA-256 differs from their sidecar
 - ``summary.json``: provenance (config hash, git commit and dirty flag,
   compilers; ``points``: the sidecar of each point's replicate 0, keyed by
   point id; ``replicate_sidecars``: every replicate's, keyed
-  ``<point id>/rep<r>``), ``replicates`` per point, the failed points with
+  ``<point id>/rep<r>``; ``device_serials``: the phone each replicate of a
+  device farm ran on), ``replicates`` per point, the failed points with
   their reasons, and the verdict table.
 
 Point columns (identify a point in both tables): ``target``, ``sweep``,
@@ -36,6 +37,7 @@ import pandas as pd
 from . import aggregate as agg
 from . import families, integrity, provenance
 from .io import IncompleteRunError, read_run
+from .targets import emulated_flag, emulated_results
 
 POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
 
@@ -65,6 +67,17 @@ def group_mapping(prov: dict) -> dict:
     if len(maps) == 1:
         return json.loads(next(iter(maps)))
     return {pid: json.loads(m) for m, pid in maps.items()}
+
+
+def device_serials(prov: dict) -> dict:
+    """{replicate id: serial of the phone it ran on} from the sidecars'
+    runner labels (kernels/hexagon/device.sh labels every device run)."""
+    out = {}
+    for rid, v in prov.items():
+        labels = (v.get("runner_env") or {}).get("labels")
+        if isinstance(labels, dict) and labels.get("device_serial"):
+            out[rid] = labels["device_serial"]
+    return out
 
 
 def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: dict) -> pd.DataFrame:
@@ -107,6 +120,43 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
         raise ValueError(f"{len(layout)} replicates in the point list but {len(raws)} raw, "
                          f"{len(checks)} check and {len(provenances)} provenance files")
     npys = list(npys) if npys is not None else [None] * len(layout)
+    tables, prov, reasons = _read_replicates(target, layout, raws, checks, provenances, npys)
+    emulated = emulated_results(target, doc=target_info) or any(
+        emulated_flag((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
+    trials = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    if len(trials):
+        # a point is correct only when every replicate passed its check
+        trials["check_ok"] = ~trials["point_id"].isin(set(reasons))
+    if "target" in trials:
+        trials["target"] = target  # meta target; keep the pipeline's name
+    else:
+        trials["target"] = pd.Series(dtype=str)
+    trials.to_csv(out_trials, index=False)
+    if len(trials):
+        extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
+        summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
+                                level=analysis["ci"], seed=analysis["seed"], **extra)
+        summary = label_target(summary, target, emulated, group_mapping(prov))
+        # control overhead as a share of the makespan (the granularity family)
+        summary = families.add_control_share(summary)
+        verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
+    else:
+        summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
+    summary.to_csv(out_summary, index=False)
+    failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)}
+              for pid, why in reasons.items()]
+    doc = _summary_doc(target, emulated, target_info, points, prov, failed, verdicts, tolerance, analysis,
+                       config_hash)
+    Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True, default=str) + "\n")
+    return doc
+
+
+def _read_replicates(target: str, layout: Sequence[tuple[dict, int]], raws: Sequence[str],
+                     checks: Sequence[str], provenances: Sequence[str], npys: Sequence[str | None],
+                     ) -> tuple[list[pd.DataFrame], dict[str, dict], dict[str, list[str]]]:
+    """Each replicate's trial table, its provenance sidecar (keyed
+    ``<point id>/rep<r>``) and, per failed point, why each replicate failed.
+    Raises IntegrityError naming every raw file that differs from its sidecar."""
     tables, prov, bad = [], {}, []
     reasons: dict[str, list[str]] = {}  # point id -> why it failed, per replicate
     for (p, rep), raw, chk, side, npy in zip(layout, raws, checks, provenances, npys):
@@ -129,41 +179,22 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
         point = {"sweep": sweep, "point_id": pid, "point": name, "x": p["x"], "label": p["label"],
                  "replicate": rep}
         point.update(p["params"])
-        tt = agg.trial_table(run, point)
-        tables.append(tt)
+        tables.append(agg.trial_table(run, point))
     if bad:
         raise integrity.IntegrityError(
             f"hxfuse: aggregation of {target} refused: raw files differ from their provenance "
             "sidecars (changed after the run; rerun those replicates with snakemake -f):\n  "
             + "\n  ".join(bad))
-    emulated = bool(target_info.get("emulated")) or any(
-        bool((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
-    trials = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)}
-              for pid, why in reasons.items()]
-    if len(trials):
-        # a point is correct only when every replicate passed its check
-        trials["check_ok"] = ~trials["point_id"].isin(set(reasons))
-    if "target" in trials:
-        trials["target"] = target  # meta target; keep the pipeline's name
-    else:
-        trials["target"] = pd.Series(dtype=str)
-    trials.to_csv(out_trials, index=False)
-    if len(trials):
-        extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
-        summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
-                                level=analysis["ci"], seed=analysis["seed"], **extra)
-        summary = label_target(summary, target, emulated, group_mapping(prov))
-        # control overhead as a share of the makespan (the granularity family)
-        summary = families.add_control_share(summary)
-        verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
-    else:
-        summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
-    summary.to_csv(out_summary, index=False)
+    return tables, prov, reasons
 
+
+def _summary_doc(target: str, emulated: bool, target_info: dict, points: Sequence[dict], prov: dict[str, dict],
+                 failed: list[dict], verdicts: pd.DataFrame, tolerance: dict, analysis: dict,
+                 config_hash: str) -> dict:
+    """summary.json: the target, its provenance, failed points and verdicts."""
     base = provenance.base_record(config_hash)
     commits = {(v.get("git_commit"), v.get("git_dirty")) for v in prov.values()}
-    doc = {
+    return {
         "target": target,
         "emulated": emulated,
         "target_status": target_info.get("status", ""),
@@ -181,6 +212,9 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
             "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points)
                        if f"{pid}/rep0" in prov},
             "replicate_sidecars": prov,
+            # the phone of a device farm each replicate ran on (its records'
+            # labels.device_serial), keyed <point id>/rep<r>; empty elsewhere
+            "device_serials": device_serials(prov),
         },
         "n_points": len(points),
         # independent runner invocations per point (run.replicates)
@@ -190,5 +224,3 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
         "tolerance": tolerance,
         "analysis": analysis,
     }
-    Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True, default=str) + "\n")
-    return doc

@@ -41,9 +41,15 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
+from .targets import emulated_flag, emulated_results  # noqa: E402
+
 GROUPS = ("A", "B", "C", "D")
 GROUP_TITLES = {"A": "A  existing serial", "B": "B  existing concurrency",
-                "C": "C  fused, internally serial", "D": "D  fused, internally concurrent"}
+                "C": "C  fused, internally serial", "D": "D  fused, internally concurrent",
+                # the external groups (ONNX Runtime on the host, docs/ort.md)
+                "A_ort": "A_ort  ONNX Runtime, one session per task, back to back",
+                "B_ort": "B_ort  ONNX Runtime, the sessions run concurrently",
+                "B_ort_graph": "B_ort_graph  ONNX Runtime, one graph, ORT_PARALLEL"}
 TASK_COLORS = {"M": "#4C72B0", "V": "#DD8452", "D": "#55A868"}
 GROUP_COLORS = {"A": "#8c8c8c", "B": "#8172B3", "C": "#CCB974", "D": "#C44E52"}
 COMPARISONS = [  # (label, summary row group, summary column)
@@ -105,11 +111,8 @@ def _emulated_notice(out: Sequence[str | Path], what: str) -> None:
 
 
 def _is_emulated_table(df: pd.DataFrame) -> bool:
-    from .config import EMULATED_TARGETS
-
-    if "emulated" in df and len(df) and df["emulated"].astype(str).str.lower().isin(["true", "1"]).any():
-        return True
-    return "target" in df and bool(df["target"].isin(EMULATED_TARGETS).any())
+    """A summary or trial table of an emulated target (hxfuse.targets decides)."""
+    return emulated_results(table=df)
 
 
 def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
@@ -120,16 +123,20 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
     from .timeline import gantt_intervals
 
     run = read_run(jsonl)
-    emulated = bool(run.meta.get("emulated"))
+    emulated = emulated_flag(run.meta.get("emulated"))
     if emulated:
         title = f"{EMULATED_MARK}   {title}"
     gi = gantt_intervals(run)
-    gi = gi[gi["group"].isin(GROUPS)]
+    # groups A-D; a file without them (the ONNX Runtime harness) shows its own
+    # groups but alone, in the order of its meta.group_mapping
+    mapping = run.meta.get("group_mapping") if isinstance(run.meta.get("group_mapping"), dict) else {}
+    present = set(gi["group"])
+    groups = [g for g in GROUPS if g in present] or [g for g in mapping if g in present and g != "alone"]
+    gi = gi[gi["group"].isin(groups)]
     status = None
     if check:
         status = json.loads(Path(check).read_text()).get("status")
     _style()
-    groups = [g for g in GROUPS if g in set(gi["group"])]
     if gi.empty or not groups:
         fig, ax = plt.subplots(figsize=(7, 2))
         ax.text(0.5, 0.5, "no measured A-D trials", ha="center", va="center")
@@ -161,6 +168,11 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
                     core = f" c{int(r.core)}" if math.isfinite(r.core) else ""
                     ax.text(b + (e - b) / 2, y + 0.05, f"{r.run_share:.0%}{core}", ha="center", va="center",
                             fontsize=6, color="black", zorder=5)
+            elif r.kind == "node":
+                # a profiled node (ONNX Runtime): the task's colour, edged so
+                # that back-to-back nodes and a Loop's body nodes stay apart
+                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, fc=TASK_COLORS.get(r.task, "#999"), ec="white",
+                                       lw=0.3, alpha=0.9, zorder=3))
             elif r.kind == "queue":
                 ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=False, ec=TASK_COLORS.get(
                     r.name.split()[-1], "#999"), hatch="....", lw=0.6, zorder=3))
@@ -179,7 +191,7 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
         mk = float(sub["makespan_ns"].iloc[0])
         ax.axvline(mk / scale, color="black", lw=0.6, ls=":")
         rnd = int(sub["round"].iloc[0])
-        ax.set_title(f"{GROUP_TITLES[g]}   makespan {mk / scale:.3g} {unit} (round {rnd})",
+        ax.set_title(f"{GROUP_TITLES.get(g, g)}   makespan {mk / scale:.3g} {unit} (round {rnd})",
                      loc="left", fontsize=8.5)
         ax.set_yticks(range(len(lanes)))
         ax.set_yticklabels(lanes, fontsize=8)
@@ -187,11 +199,14 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
         ax.set_xlim(0, span / scale * 1.02)
         ax.grid(axis="y", visible=False)
     axes[-1, 0].set_xlabel(f"time since the host's first submit [{unit}]")
-    handles = [Patch(color=c, label=f"task {t}") for t, c in TASK_COLORS.items()
-               if t in set(gi.loc[gi["kind"] == "task", "name"])]
-    handles += [Patch(color="#333333", label="host submit"), Patch(color="#bbbbbb", label="host wait"),
-                Patch(fc="white", ec="#555", hatch="////", label="engine waits"),
-                Patch(fill=False, ec="black", ls="--", label="fused entry")]
+    nodes = (gi["kind"] == "node").any()
+    handles = [Patch(color=c, label=f"task {t}" + (" (profiled nodes)" if nodes else "")) for t, c in
+               TASK_COLORS.items() if t in set(gi.loc[gi["kind"].isin(["task", "node"]), "task"])]
+    handles += [Patch(color="#333333", label="host submit"), Patch(color="#bbbbbb", label="host wait")]
+    if not nodes or (gi["kind"] == "wait").any():
+        handles.append(Patch(fc="white", ec="#555", hatch="////", label="engine waits"))
+    if not nodes or (gi["kind"] == "entry").any():
+        handles.append(Patch(fill=False, ec="black", ls="--", label="fused entry"))
     if (gi["kind"] == "queue").any():
         handles.append(Patch(fill=False, ec="#555", hatch="....", label="launched, queued"))
     if gi.loc[gi["kind"] == "task", "run_share"].notna().any():
@@ -205,7 +220,8 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
         fig.text(0.5, 0.5, EMULATED_MARK, ha="center", va="center", rotation=25, fontsize=34,
                  color="#C44E52", alpha=0.18, zorder=10, fontweight="bold")
     else:
-        fig.suptitle(sup + "\nrepresentative round = median makespan of each group", fontsize=9)
+        fig.suptitle(sup + "\nrepresentative round = median makespan of each group"
+                     + ("; ONNX Runtime's profiled nodes, one lane per thread" if nodes else ""), fontsize=9)
     fig.tight_layout(rect=(0, 0.07 if len(groups) > 2 else 0.14, 1, 1))
     save(fig, out)
     return gi

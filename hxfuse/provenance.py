@@ -26,14 +26,14 @@ fields.  Fields:
   by ``constraints.txt``; this records what a result was really made with,
   so a result from a drifted environment can be told apart.
 
-Standard library only, and no dependence on hxfuse.config: the run wrapper
+Standard library only (and hxfuse.jsonl, which is too), and no dependence
+on hxfuse.config: the run wrapper
 imports this module, and every value it records comes in through the run
 job's params.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import socket
@@ -42,6 +42,8 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
+
+from .jsonl import read_meta  # the meta record of a runner output (one reader: hxfuse.jsonl)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 META_ENV_KEYS = ("schema_version", "target", "emulated", "group_mapping", "kernels", "compiler",
@@ -84,14 +86,6 @@ def sha256_file(path: Path | str) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def read_meta(jsonl: Path | str) -> dict:
-    with open(jsonl) as fh:
-        first = json.loads(fh.readline())
-    if first.get("record") != "meta":
-        raise ValueError(f"{jsonl}: first record is not 'meta'")
-    return first
 
 
 def loadavg() -> list[float] | None:

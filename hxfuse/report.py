@@ -18,11 +18,12 @@ import html
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from .metrics import TASKS
+from .targets import emulated_flag
 
 US = 1000.0
 
@@ -131,7 +132,7 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "environment warning": _text(d.get("env_warning")),
             "excluded": _text(d.get("excluded_reason")),
         }
-        if bool(d.get("emulated")) is True:
+        if emulated_flag(d.get("emulated")):
             # An emulator's timings are not performance: show none of them.
             keep = {"target", "point", "x", "workload", "n", "verdict", "environment warning", "excluded"}
             r = {k: (v if k in keep else "") for k, v in r.items()}

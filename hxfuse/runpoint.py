@@ -22,8 +22,9 @@ It
 - moves the outputs into place only when all is well (JSON Lines last), and
   writes the provenance sidecar with the SHA-256 of every raw file.
 
-Standard library only (plus hxfuse.provenance and hxfuse.integrity, which are
-too): a change to analysis code must never rerun a measurement.
+Standard library only (plus hxfuse.provenance, hxfuse.jsonl and
+hxfuse.integrity, which are too): a change to analysis code must never rerun
+a measurement.
 """
 from __future__ import annotations
 

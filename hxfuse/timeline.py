@@ -27,7 +27,7 @@ from .metrics import ALONE, GROUPS, engine_sort_key
 HOST = "host"
 GANTT_COLUMNS = [
     "trial_id", "round", "workload", "group", "makespan_ns", "lane", "kind", "name",
-    "begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "run_share", "core",
+    "begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "run_share", "core", "task",
 ]
 
 
@@ -60,6 +60,14 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     waiting; name = "wait <event>") or ``submit`` (host time outside its
     waits: submitting, waking up).  Slices of one
     lane never partly overlap, so the trace viewer nests them correctly.
+
+    A trial whose file records its tasks' profiled nodes (``run.nodes``: the
+    ONNX Runtime harness, docs/ort.md) gets one ``node`` slice per node
+    instead of its ``task`` slices: lane = the thread the node ran on (the
+    harness's ``mx``/``vec``/``dma``/``graph`` threads, ``ort1``... for ONNX
+    Runtime's pool threads), name = the node's name; a Loop's body nodes nest
+    inside the Loop node.  ``task`` is the task letter of every task, queue
+    and node slice (empty for the others).
     """
     chosen = representative_trials(run, round)
     rows: list[dict[str, Any]] = []
@@ -68,6 +76,7 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     workers = run.workers if len(run.workers) or not len(run.tasks) else run.tasks
     workers = workers[workers["trial_id"].isin(ids)]
     waits = run.waits[run.waits["trial_id"].isin(ids)]
+    nodes = run.nodes[run.nodes["trial_id"].isin(ids)]
     for _, tr in chosen.iterrows():
         tid = int(tr["trial_id"])
         key = {
@@ -77,10 +86,10 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
         t0 = float(tr["host_submit_begin"])
 
         def add(lane: str, kind: str, name: str, b: float, e: float, share: float = math.nan,
-                core: float = math.nan) -> None:
+                core: float = math.nan, task: str = "") -> None:
             rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
                                "start_rel_ns": b - t0, "end_rel_ns": e - t0, "run_share": share,
-                               "core": core})
+                               "core": core, "task": task})
 
         tw = waits[waits["trial_id"] == tid]
         host_waits = tw[tw["who"] == HOST]
@@ -108,11 +117,20 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
         for _, t in tt.iterrows():
             launch = t.get("launch", math.nan)
             if np.isfinite(launch) and launch < t["begin"]:
-                add(str(t["engine"]), "queue", f"queue {t['task']}", launch, t["begin"])
-        for _, w in workers[workers["trial_id"] == tid].iterrows():
+                add(str(t["engine"]), "queue", f"queue {t['task']}", launch, t["begin"], task=str(t["task"]))
+        tn = nodes[nodes["trial_id"] == tid]
+        if len(tn):
+            # longer first at equal start, so a Loop precedes the body nodes it holds
+            tn = tn.assign(dur=tn["end"] - tn["begin"]).sort_values(["begin", "dur"], ascending=[True, False],
+                                                                     kind="stable")
+            for n in tn.itertuples(index=False):
+                add(str(n.lane), "node", str(n.name), n.begin, n.end, task=str(n.task))
+        # (where there are nodes, they stand for the task slices)
+        for _, w in workers[(workers["trial_id"] == tid) & (len(tn) == 0)].iterrows():
             span = w["end"] - w["begin"]
             share = w["cpu_ns"] / span if np.isfinite(w.get("cpu_ns", math.nan)) and span > 0 else math.nan
-            add(str(w["engine"]), "task", str(w["task"]), w["begin"], w["end"], share, w.get("cpu_begin", math.nan))
+            add(str(w["engine"]), "task", str(w["task"]), w["begin"], w["end"], share, w.get("cpu_begin", math.nan),
+                task=str(w["task"]))
         for _, w in tw[tw["who"] != HOST].iterrows():
             add(str(w["who"]), "wait", f"wait {w['on']}", w["begin"], w["end"])
     out = pd.DataFrame(rows, columns=GANTT_COLUMNS)
@@ -148,7 +166,12 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
     """
     gi = gantt_intervals(run, round)
     events: list[dict[str, Any]] = []
-    order = {g: i for i, g in enumerate([*GROUPS, ALONE])}
+    # hxrun's groups, then any other group in its file's meta.group_mapping
+    # order (the ONNX Runtime harness's A_ort, B_ort, B_ort_graph), then alone
+    mapping = run.meta.get("group_mapping")
+    named = dict.fromkeys([*GROUPS, *(mapping if isinstance(mapping, dict) else {}), ALONE])
+    named.pop(ALONE)
+    order = {g: i for i, g in enumerate([*named, ALONE])}
     procs = sorted(
         gi[["workload", "group"]].drop_duplicates().itertuples(index=False),
         key=lambda r: (str(r.workload).upper() in ("M", "V", "D"), str(r.workload), order.get(r.group, 99)),
@@ -180,6 +203,8 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
                 args["run_share"] = float(f"{r.run_share:.4f}")
             if math.isfinite(r.core):
                 args["core"] = int(r.core)
+            if r.kind == "node":
+                args["task"] = r.task
             events.append({
                 "ph": "X", "pid": pid, "tid": tids[r.lane], "name": r.name, "cat": r.kind,
                 "ts": r.start_rel_ns / 1000.0, "dur": max(0.0, r.dur_ns / 1000.0), "args": args,

@@ -26,7 +26,7 @@ ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
 SLOW_MODULES = frozenset({
     "test_pipeline_e2e.py", "test_pipeline_signals.py", "test_pipeline_study.py",
     "test_pipeline_hexagon.py", "test_external_pipeline.py", "test_hexagon_qemu.py",
-    "test_hexagon_sdk.py",
+    "test_hexagon_sdk.py", "test_paper_pdf.py", "test_device_farm.py",
 })
 
 

@@ -90,6 +90,10 @@ TINY = {
 
 # The hexagon-qemu target on the tiny sweep: integer kernels, emulation-sized
 # shapes forced on every point (target_settings), few rounds.
+# the service mode's one point, small (docs/serve.md)
+TINY["serve"] = {"requests": 40, "replicates": 1, "reps": 1,
+                 "points": [{"name": "tiny", "rate": 400, "window_us": 300}]}
+
 TINY_QEMU = {
     **TINY,
     "targets": ["hexagon-qemu"],

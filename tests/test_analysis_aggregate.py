@@ -125,7 +125,8 @@ def test_failed_points_never_enter_a_speedup(synth):
     for p in ("bad", "mism"):
         rows = s[s["point"] == p]
         assert not rows["point_ok"].any()
-        assert rows[["speedup_over_A", "speedup_over_B", "speedup_over_C", "eta_vs_A", "eta_vs_alone"]].isna().all().all()
+        cols = ["speedup_over_A", "speedup_over_B", "speedup_over_C", "eta_vs_A", "eta_vs_alone"]
+        assert rows[cols].isna().all().all()
         assert set(rows.loc[rows["group"] == "D", "verdict_key"]) == {"excluded"}
     assert s[s["point"] == "good"]["speedup_over_A"].notna().any()
     fp = ag.failed_points(trials)

@@ -144,7 +144,8 @@ def test_several_records_of_one_task_merge(synth):
     assert row["overlap_mx_vec"] == 1.0
     assert row["n_tasks"] == 2
     assert math.isnan(row["D_duration_ns"])
-    assert list(mx.task_metrics(run_of([synth.meta_record(), trial, synth.end_record(1)]))["engines"]) == ["mx", "vec,vec1"]
+    run = run_of([synth.meta_record(), trial, synth.end_record(1)])
+    assert list(mx.task_metrics(run)["engines"]) == ["mx", "vec,vec1"]
 
 
 def test_engine_order_and_tasks_of():

@@ -3,9 +3,7 @@ known answers that show the verdicts can fail: an effect below the minimum,
 replicates that disagree, wall overlap without progress."""
 
 import json
-import math
 
-import numpy as np
 import pandas as pd
 import pytest
 

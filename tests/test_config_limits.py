@@ -85,7 +85,8 @@ def test_runner_refuses_each_bound_plus_one(runner, tmp_path, key):
 
 @pytest.mark.parametrize("key,path,value,message", [
     ("v_workers", ("defaults", "v_workers"), 16, r"config\.defaults\.v_workers: 16 is greater than the maximum of 8"),
-    ("v_passes", ("defaults", "v_passes"), 5000, r"config\.defaults\.v_passes: 5000 is greater than the maximum of 4096"),
+    ("v_passes", ("defaults", "v_passes"), 5000,
+     r"config\.defaults\.v_passes: 5000 is greater than the maximum of 4096"),
     ("rounds", ("run", "rounds"), 5.0, r"config\.run\.rounds: 5\.0 is not of type 'integer'"),
     ("seed", ("run", "seed"), 2 ** 64, r"config\.run\.seed: .* is greater than the maximum"),
 ])

@@ -79,14 +79,19 @@ def test_target_params_are_checked_like_points():
 
 
 BAD = {
-    "relative device dir": (("hexagon", "device_dir"), "tmp/hx", r"target_settings\.hexagon\.device_dir: 'tmp/hx' does not match"),
-    "serial with a space": (("hexagon", "device_serial"), "ab cd", r"target_settings\.hexagon\.device_serial: 'ab cd' does not match"),
+    "relative device dir": (("hexagon", "device_dir"), "tmp/hx",
+                            r"target_settings\.hexagon\.device_dir: 'tmp/hx' does not match"),
+    "serial with a space": (("hexagon", "device_serial"), "ab cd",
+                            r"target_settings\.hexagon\.device_serial: 'ab cd' does not match"),
     "bad arch": (("hexagon", "arch"), "73", r"target_settings\.hexagon\.arch: '73' does not match"),
     "misspelt key": (("hexagon", "serial"), "x", r"target_settings\.hexagon: unknown key\(s\) 'serial'"),
-    "device key on the simulator": (("hexagon-sim", "device_serial"), "x", r"target_settings\.hexagon-sim: unknown key\(s\) 'device_serial'"),
+    "device key on the simulator": (("hexagon-sim", "device_serial"), "x",
+                                    r"target_settings\.hexagon-sim: unknown key\(s\) 'device_serial'"),
     "unknown target": (("phone",), {}, r"target_settings: unknown key\(s\) 'phone'"),
-    "zero rounds": (("hexagon-qemu", "run"), {"rounds": 0}, r"target_settings\.hexagon-qemu\.run\.rounds: 0 is less than"),
-    "bad forced param": (("hexagon-qemu", "params"), {"m_shape": [0, 1, 1]}, r"target_settings\.hexagon-qemu\.params\.m_shape\[0\]"),
+    "zero rounds": (("hexagon-qemu", "run"), {"rounds": 0},
+                    r"target_settings\.hexagon-qemu\.run\.rounds: 0 is less than"),
+    "bad forced param": (("hexagon-qemu", "params"), {"m_shape": [0, 1, 1]},
+                         r"target_settings\.hexagon-qemu\.params\.m_shape\[0\]"),
 }
 
 
@@ -141,7 +146,8 @@ def test_preflight_of_the_emulator():
                                zig_ok=lambda _: False)
     assert lines == [
         "target hexagon-qemu: zig is not installed: pip install ziglang==0.17.1 (or set ZIG to a zig command)",
-        "target hexagon-qemu: qemu-hexagon is not installed: apt-get install qemu-user (Debian/Ubuntu; provides qemu-hexagon)",
+        "target hexagon-qemu: qemu-hexagon is not installed: apt-get install qemu-user "
+        "(Debian/Ubuntu; provides qemu-hexagon)",
     ]
 
 
@@ -189,3 +195,101 @@ def test_run_prefix_of_host_and_a_refusing_target():
     finally:
         if env_backup is not None:
             os.environ["HEXAGON_SDK_ROOT"] = env_backup
+
+
+def _farm_cfg(**hexagon):
+    cfg = copy.deepcopy(TINY)
+    cfg["targets"] = ["host", "hexagon"]
+    cfg["target_settings"] = {"hexagon": {"params": {"precision": "u8i8"}, **hexagon}}
+    return cfg
+
+
+def test_device_farm_sets_the_device_limit_and_the_lease_environment():
+    cfg = hc.validate(_farm_cfg(device_serials=["s1", "s2", "R5CT:5555"]))
+    assert hc.device_limit(cfg, environ={}) == 3
+    assert hc.device_env(cfg, environ={}) == {"HX_DEVICE_SERIALS": "s1 s2 R5CT:5555"}
+    # the farm is not a job parameter, and a stray HX_DEVICE_SERIAL is dropped
+    assert "HX_DEVICE_SERIALS" not in hc.run_env(cfg, "hexagon", environ={})
+    assert "HX_DEVICE_SERIAL" not in hc.run_env(cfg, "hexagon", environ={"HX_DEVICE_SERIAL": "x"})
+    one = hc.validate(_farm_cfg(device_serial="R5CT1234"))
+    assert hc.device_limit(one, environ={}) == 1
+    # one phone: an empty list, so that a list in the caller's environment
+    # cannot replace the configured phone ... unless the config names none
+    assert hc.device_env(one, environ={"HX_DEVICE_SERIALS": "a b"}) == {"HX_DEVICE_SERIALS": ""}
+    assert hc.run_env(one, "hexagon", environ={"HX_DEVICE_SERIALS": "a b"})["HX_DEVICE_SERIAL"] == "R5CT1234"
+    none = hc.validate(_farm_cfg())
+    assert hc.device_limit(none, environ={"HX_DEVICE_SERIALS": "a b"}) == 2
+    assert hc.device_limit(hc.validate(copy.deepcopy(TINY)), environ={"HX_DEVICE_SERIALS": "a b"}) == 1
+    assert hc.device_env(hc.validate(copy.deepcopy(TINY))) == {}
+
+
+@pytest.mark.parametrize("hexagon, message", [
+    ({"device_serials": ["s1", "s2", "s1"]},
+     r"config\.target_settings\.hexagon\.device_serials: 's1' is listed twice"),
+    ({"device_serials": ["s1"], "device_serial": "s2"},
+     r"config\.target_settings\.hexagon: device_serial and device_serials are both set"),
+    ({"device_serials": ["a;b"]}, r"device_serials\[0\]: 'a;b' does not match"),
+    ({"device_serials": "s1 s2"}, r"device_serials: 's1 s2' is not of type 'array'"),
+    ({"farm_spans_hosts": "yes"}, r"farm_spans_hosts: 'yes' is not of type 'boolean'"),
+])
+def test_bad_device_farms_are_refused_naming_the_key(hexagon, message):
+    with pytest.raises(hc.ConfigError, match=message):
+        hc.validate(_farm_cfg(**hexagon))
+
+
+def test_preflight_accepts_a_farm_and_checks_one_from_the_environment(tmp_path):
+    sdk = fake_sdk(tmp_path / "sdk")
+    env = {"HEXAGON_SDK_ROOT": str(sdk)}
+    cfg = {"targets": ["hexagon"], "target_settings": {"hexagon": {"device_serials": ["s1", "s2"]}}}
+    assert hc.target_problems(cfg, environ=env, which={"adb": "/x/adb", "flock": "/x/flock"}.get) == []
+    lines = hc.target_problems(cfg, environ=env, which={"adb": "/x/adb"}.get)
+    assert lines == ["target hexagon: flock is not installed (util-linux): a device farm leases its "
+                     "phones through lock files"]
+    lines = hc.target_problems({"targets": ["hexagon"]}, environ={**env, "HX_DEVICE_SERIALS": "s1 s1"},
+                               which={"adb": "/x/adb", "flock": "/x/flock"}.get)
+    assert lines == ["target hexagon: HX_DEVICE_SERIALS: 's1' is listed twice (each phone once: two runs "
+                     "on one phone would disturb each other)"]
+
+
+@pytest.mark.parametrize("target", ["hexagon", "hexagon-sim"])
+def test_sdk_targets_default_scratch_fits_vtcm_beside_the_hmx_region(target, monkeypatch):
+    monkeypatch.delenv("HEXKL_ROOT", raising=False)
+    cfg = copy.deepcopy(TINY)
+    cfg["defaults"]["scratch_bytes"] = 16 << 20
+    cfg["targets"] = ["host", target]
+    cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}}}
+    cfg = hc.validate(cfg)
+    by = {p.target: p.params["scratch_bytes"] for p in hc.points(cfg)}
+    assert by == {"host": 16 << 20, target: 7 << 20}            # 8 MiB VTCM - 1 MiB HMX region
+    p = next(p for p in hc.points(cfg) if p.target == target)
+    args = hc.runner_args(cfg, p)
+    assert args[args.index("--scratch-bytes") + 1] == str(7 << 20)
+    # a smaller global default is kept; a smaller VTCM lowers the default
+    cfg = copy.deepcopy(TINY)
+    cfg["targets"] = [target]
+    cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}, "vtcm_bytes": 4 << 20}}
+    cfg["defaults"]["scratch_bytes"] = 2 << 20
+    assert {p.params["scratch_bytes"] for p in hc.points(hc.validate(copy.deepcopy(cfg)))} == {2 << 20}
+    cfg["defaults"]["scratch_bytes"] = 16 << 20
+    assert {p.params["scratch_bytes"] for p in hc.points(hc.validate(cfg))} == {3 << 20}
+
+
+def test_a_scratch_larger_than_the_vtcm_is_refused_before_any_job(monkeypatch):
+    def cfg_with(scratch):
+        cfg = copy.deepcopy(TINY)
+        cfg["targets"] = ["hexagon"]
+        cfg["target_settings"] = {"hexagon": {"params": {"precision": "u8i8", "scratch_bytes": scratch}}}
+        return cfg
+
+    monkeypatch.setenv("HEXKL_ROOT", "/opt/hexkl")                # HMX: 1 MiB of VTCM is HexKL's
+    hc.validate(cfg_with(7 << 20))
+    with pytest.raises(hc.ConfigError, match=(
+            r"scratch_bytes: 7340033 bytes of scratch \(the arena is VTCM, in 4096-byte pages\) do not fit "
+            r"target hexagon's VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) minus HexKL's "
+            r"1048576-byte HMX tile region leave 7340032; use scratch_bytes <= 7340032")):
+        hc.validate(cfg_with((7 << 20) + 1))
+    monkeypatch.delenv("HEXKL_ROOT")                              # HVX only: the whole VTCM
+    hc.validate(cfg_with(8 << 20))
+    with pytest.raises(hc.ConfigError, match=r"VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) "
+                                             r"leave 8388608"):
+        hc.validate(cfg_with((8 << 20) + 1))

@@ -40,3 +40,41 @@ def test_external_target_on_a_tiny_config(tmp_path):
         orders.append(tuple((t["group"], t["workload"]) for t in recs if t["record"] == "trial" and t["round"] == 0))
     assert len({m["seed"] for m in metas}) == 1 and len({m["order_seed"] for m in metas}) == reps
     assert len(set(orders)) > 1
+    # ONNX Runtime's timelines of the point (part of `all`): a figure, and a
+    # trace with one slice per profiled node of the representative trials
+    tl = snakemake(tmp_path, "results/host/external/figures/timeline/tiny/mvd/small.png",
+                   "results/host/external/timeline/tiny/mvd/small.perfetto.json")
+    assert tl.returncode == 0, tl.stderr[-3000:]
+    assert (tmp_path / "results/host/external/figures/timeline/tiny/mvd/small.png").stat().st_size > 10_000
+    trace = json.loads((tmp_path / "results/host/external/timeline/tiny/mvd/small.perfetto.json").read_text())
+    from hxfuse import timeline
+    from hxfuse.io import read_run
+
+    assert timeline.trace_problems(trace) == [] and trace["otherData"]["check_status"] == "ok"
+    run = read_run(tmp_path / "results/host/external/raw/tiny/mvd/small/ort0.jsonl")
+    chosen = set(timeline.representative_trials(run)["trial_id"])
+    nodes = run.nodes[run.nodes["trial_id"].isin(chosen)]
+    slices = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] == "node"]
+    assert len(slices) == len(nodes) > 0
+    procs = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    assert {"mvd A_ort", "mvd B_ort", "mvd B_ort_graph"} <= procs
+
+
+def test_points_onnx_runtime_cannot_express_are_left_out_and_refused(tmp_path):
+    """A point whose option changes the tasks' work in a way ONNX Runtime
+    cannot express (here D double-buffered) is not among the external points,
+    and asking for its ONNX Runtime run fails before any work, naming it."""
+    pytest.importorskip("onnxruntime")
+    cfg = copy.deepcopy(TINY)
+    cfg["sweeps"] = {"tiny": cfg["sweeps"]["tiny"] | {"workloads": ["mvd"], "points": [
+        {"name": "small", "x": 1}, {"name": "buf2", "x": 2, "d_buffers": 2}]}}
+    write_config(tmp_path, cfg)
+    dry = snakemake(tmp_path, "-n", "external_full")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    out = dry.stdout + dry.stderr
+    assert "raw/tiny/mvd/small/ort0.jsonl" in out and "raw/tiny/mvd/buf2/" not in out
+    r = snakemake(tmp_path, "results/host/external/raw/tiny/mvd/buf2/ort0.jsonl")
+    assert r.returncode != 0
+    log = (tmp_path / "logs/host/external/tiny/mvd/buf2/ort0.log").read_text()
+    assert "hxfuse.ort: error: --d-buffers 2: cannot be expressed under ONNX Runtime" in log
+    assert not list((tmp_path / "results/host/external/raw").rglob("ort0.jsonl*"))

@@ -26,6 +26,12 @@ DEVDIR = "/hxfuse-fake-device"
 
 FAKE_ADB = r"""#!/usr/bin/env bash
 # adb -s SERIAL CMD...: the phone is $FAKE_PHONES/SERIAL (paths under DEVDIR mapped there)
+# adb devices: the phones of $FAKE_ATTACHED (default: those device.sh was given)
+if [ "$1" = devices ]; then
+    echo "List of devices attached"
+    for s in ${FAKE_ATTACHED-$HX_DEVICE_SERIALS ${HX_DEVICE_SERIAL:-}}; do printf '%s\tdevice\n' "$s"; done
+    exit 0
+fi
 [ "$1" = -s ] || { echo "fake adb: -s SERIAL first" >&2; exit 1; }
 serial=$2; shift 2
 root=$FAKE_PHONES/$serial

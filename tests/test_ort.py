@@ -4,6 +4,7 @@ profile, argument errors, and one tiny harness run read back by hxfuse.io."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,109 @@ def test_hxfuse_config_runner_args_are_accepted():
     p = hxconfig.find_point(cfg, "host", "ratio", "mvd", "similar")
     s = hxort.spec_from_args(hxort.parser().parse_args(["--out", "x", *hxconfig.runner_args(cfg, p)]))
     assert (s.m, s.v_rows, s.v_passes, s.d_repeat) == (640, 512, 6, 36)
+
+
+# Every hxrun option a point can set (hxfuse.config's runner tables) and what
+# the harness does with it: a known answer, so that a new runner option must
+# be classified here and in hxfuse.ort before ONNX Runtime runs a point with it.
+HONOURED = {"m_shape", "v_shape", "v_passes", "v_workers", "v_variant", "d_shape", "d_src_stride", "d_repeat",
+            "precision", "warmup", "rounds", "seed"}
+RECORDED = {"wait", "spin_ns", "window", "v_release", "scratch_bytes"}
+REFUSED_UNLESS_DEFAULT = {"m_tile", "d_desc_rows", "d_buffers", "antagonist", "antagonist_bytes"}
+
+
+def test_every_runner_option_is_honoured_recorded_or_refused():
+    from hxfuse import config as hxconfig
+
+    keys = set(hxconfig.RUNNER_LIMITS) | set(hxconfig.RUNNER_CHOICES)
+    assert keys == HONOURED | RECORDED | REFUSED_UNLESS_DEFAULT
+    assert set(hxort.SCHEDULING_ONLY) == RECORDED | {"early_completion", "groups"}
+    assert set(hxort.NOT_EXPRESSIBLE) == REFUSED_UNLESS_DEFAULT
+    known = {a.dest for a in hxort.parser()._actions}
+    assert keys | {"affinity", "calibrate", "early_completion", "groups"} <= known
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["--m-tile", "64"], "--m-tile 64"),
+    (["--d-desc-rows", "16"], "--d-desc-rows 16"),
+    (["--d-buffers", "2"], "--d-buffers 2"),
+    (["--antagonist", "1"], "--antagonist 1"),
+    (["--v-variant", "huge"], "--v-variant: 'huge'"),
+    (["--affinity", "mx=0,vec1=1"], "--affinity mx=0,vec1=1: vec1 cannot be pinned"),
+    (["--precision", "u8i8", "--m-tile", "64"], "--precision: 'u8i8'"),
+])
+def test_an_option_onnx_runtime_cannot_express_is_refused_naming_it(argv, option):
+    with pytest.raises(hxort.OrtHarnessError, match="^" + re.escape(option)):
+        _parse(*argv)
+
+
+def test_recorded_options_and_defaults_run_and_are_named_in_meta():
+    s = _parse("--window", "1", "--v-release", "at-entry-end", "--d-buffers", "1", "--d-desc-rows", "0x40",
+               "--antagonist", "0", "--scratch-bytes", "1048576", "--affinity", "none")
+    assert s.ignored == {"window": "1", "v_release": "at-entry-end", "d_buffers": "1", "d_desc_rows": "0x40",
+                         "antagonist": "0", "scratch_bytes": "1048576"}
+    assert s.affinity is None
+
+
+def test_the_full_studys_points_onnx_runtime_refuses():
+    """Known answer: of the full study's host points, exactly these change the
+    tasks' work in a way ONNX Runtime cannot express; every other point runs
+    (the pipeline's external_points keeps those), with its sizes and variant."""
+    from hxfuse import config as hxconfig
+
+    cfg = hxconfig.load_yaml(REPO / "config.yaml")
+    cfg["study"] = "full"
+    hxconfig.validate(cfg)
+    refused, specs = {}, {}
+    for p in hxconfig.points(cfg):
+        args = hxconfig.runner_args(cfg, p)
+        problems = hxort.args_problems(args)
+        if problems:
+            refused[(p.sweep, p.workload, p.point)] = " | ".join(problems).split(":")[0]
+        else:
+            specs[(p.sweep, p.workload, p.point)] = _parse(*args)
+    assert refused == {
+        ("share", "mvd", "tile64"): "--m-tile 64", ("share", "mvd", "tile1024"): "--m-tile 1024",
+        ("share", "mvd", "desc16"): "--d-desc-rows 16", ("share", "mvd", "desc1024"): "--d-desc-rows 1024",
+        ("bandwidth", "mv", "stream_bw"): "--antagonist 1", ("bandwidth", "mv", "ddr_bw"): "--antagonist 1",
+        ("bandwidth", "mvd", "stream_bw"): "--antagonist 1", ("bandwidth", "mvd", "ddr_bw"): "--antagonist 1",
+        ("wait", "mvd", "buffers2"): "--d-buffers 2", ("wait", "mvd", "release_completion"): "--d-buffers 2",
+        ("wait", "mvd", "release_entry_end"): "--d-buffers 2"}
+    st = specs[("bandwidth", "mvd", "stream")]
+    assert (st.v_variant, st.v_rows, st.v_cols, st.v_passes) == ("stream", 4096, 4096, 1)
+    g = specs[("granularity", "mvd", "t20us")]
+    assert (g.m, g.v_rows, g.v_cols, g.d_rows, g.d_repeat) == (88, 16, 1024, 128, 1)
+    assert specs[("share", "mvd", "workers2")].v_workers == 2
+    assert specs[("wait", "mvd", "window1")].ignored["window"] == "1"
+
+
+def test_stream_variant_runs_hard_swish(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from hxfuse.checks import hswish_passes_f32
+
+    spec = _spec(v_variant="stream", v_passes=2)
+    inp = hxort.runner_inputs(spec)
+    sess = hxort.BoundSession(spec, ["V"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p"))
+    sess.run()
+    sess.end_profiling()
+    assert [n for n in sess.options["nodes"] if "hswish" in n] == ["V_hswish0", "V_hswish1"]
+    ref = hswish_passes_f32(inp["V_X"], 2)
+    np.testing.assert_allclose(sess.outputs["V_Y"], ref, rtol=1e-6, atol=1e-6)
+    arrays = {"V_X": inp["V_X"]} | sess.outputs
+    assert hxort.check_arrays(spec, arrays) == []
+    # SiLU's outputs are not hard-swish's: the check tells the variants apart
+    silu = hxort.check_arrays(_spec(v_passes=2), arrays)
+    assert silu and "V.y" in silu[0]
+    assert hxort.task_meta(spec)["V"]["activation"] == "hardswish"
+
+
+def test_cli_refuses_an_inexpressible_point_before_any_work(tmp_path):
+    out = tmp_path / "o.jsonl"
+    r = subprocess.run([sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--m-tile", "64"],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 2
+    assert "hxfuse.ort: error: --m-tile 64: cannot be expressed under ONNX Runtime" in r.stderr
+    assert not out.exists() and not Path(str(out) + ".tmp").exists()
 
 
 # ---------------------------------------------------------------- inputs

@@ -95,6 +95,21 @@ def test_second_run_has_nothing_to_do(work):
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
+def test_html_report_builds_with_every_category(work):
+    """`snakemake --report` is how a reader browses a run: every captioned
+    output must be found and its caption must render (a missing caption file
+    or a figure declared `report()` but never made fails here, not for the
+    user)."""
+    res = snakemake(work, "--report", "report.html")
+    assert res.returncode == 0, res.stderr[-3000:]
+    html = (work / "report.html").read_text(errors="replace")
+    assert len(html) > 100_000
+    for category in ("Verdicts", "Environment", "Timelines", "Speedup", "Slowdown", "Families", "Perfetto traces"):
+        assert category in html, category
+    # the run itself is untouched by building the report
+    assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(work, "-n", "all"))
+
+
 def test_forcing_one_replicate_reruns_it_and_downstream_only(work):
     target = "results/host/raw/tiny/md/big/rep1.jsonl"
     before = {r: (work / "results/host/raw" / f"{r}.jsonl").stat().st_mtime_ns for r in REPS}
@@ -181,8 +196,10 @@ def test_bad_config_stops_before_any_job(tmp_path):
 # Which rules run each hxfuse module, read off the scripts' imports (and their
 # modules' imports, function-level ones included) by hand: a known answer, so
 # that the derived dependencies (hxfuse/deps.py) are checked, not restated.
-FIG = {"figure_timeline", "figure_speedup", "figure_slowdown", "figure_family"}
-ANALYSIS = {"aggregate", "perfetto", "report_tables"} | FIG
+# (ort_figure_timeline and ort_perfetto: ONNX Runtime's timelines, the same
+# scripts as figure_timeline and perfetto)
+FIG = {"figure_timeline", "ort_figure_timeline", "figure_speedup", "figure_slowdown", "figure_family"}
+ANALYSIS = {"aggregate", "perfetto", "ort_perfetto", "report_tables"} | FIG
 # the ONNX Runtime comparison (workflow/rules/external.smk): the harness, the
 # per-point comparison and its concatenation, the LaTeX table
 COMPARE = {"external_point", "external"}
@@ -192,13 +209,17 @@ NOT_IN_ALL = PAPER | {"mechanism"}
 # workload 4, the task graphs (workflow/rules/graph.smk)
 GRAPH = {"graph_build", "graph_run", "graph_check", "graph_summary", "graph_figure_profile",
          "graph_figure_speedup", "graph_figure_timeline", "graph_table"}
+# the service mode (workflow/rules/serve.smk)
+SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
-    | ANALYSIS | COMPARE | NOT_IN_ALL | GRAPH,
+    | ANALYSIS | COMPARE | NOT_IN_ALL | SERVE | GRAPH,
     "aggregate": {"aggregate"} | COMPARE,
     "answers": PAPER,
-    "checks": {"check", "ort_run", "graph_check"},
-    "config": FIG | {"table", "external_table", "graph_table"} | PAPER,
+    "checks": {"check", "ort_run", "serve_check", "graph_check"},
+    # the Snakefile's; no job script imports it (the rules pass what they
+    # need as params)
+    "config": set(),
     "deps": set(),
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
@@ -210,10 +231,15 @@ RULES_OF_MODULE = {
     "graphstudy": set(),  # the Snakefile's validation only
     "graphtable": {"graph_table"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run", "graph_run", "graph_check", "graph_summary"},
+    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary", "graph_run",
+                  "graph_check", "graph_summary"},
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "io": ANALYSIS | COMPARE | PAPER,
-    "latex": {"table", "external_table", "graph_table"} | PAPER,
+    # the one reader of runner output: the run wrapper reads the meta with it
+    # (through provenance), so like integrity it is measurement code
+    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
+    | ANALYSIS | COMPARE | PAPER,
+    "latex": {"table", "external_table", "serve_table", "graph_table"} | PAPER,
     "mechanism": NOT_IN_ALL,
     "metrics": ANALYSIS | COMPARE | PAPER,
     "ort": {"ort_run"},
@@ -223,8 +249,16 @@ RULES_OF_MODULE = {
     "provenance": {"run", "deploy", "aggregate", "graph_run"},
     "report": {"report_tables"},
     "runpoint": {"run", "graph_run"},
-    "stats": {"aggregate", "graph_summary", "graph_figure_timeline"} | COMPARE,
-    "timeline": FIG | {"perfetto"} | PAPER,
+    "serve": {"serve_check", "serve_summary"},
+    "serve_check": {"serve_check"},
+    "serve_config": set(),  # read by the workflow itself (serve_common.smk), by no script
+    "serve_latex": {"serve_table"},
+    "serve_plots": {"serve_figures"},
+    "serve_trace": {"serve_trace", "serve_check"},
+    "stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"} | COMPARE,
+    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"} | FIG
+    | COMPARE | PAPER,
+    "timeline": FIG | {"perfetto", "ort_perfetto"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE,
 }
 
@@ -237,7 +271,10 @@ CONSUMERS = {
     "aggregate": {"figure_speedup", "figure_slowdown", "figure_family", "report_tables", "table"},
     "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
     "figure_family": {"families_tex"},
-    "ort_run": {"external_point"}, "external_point": {"external"}, "external": {"external_table"},
+    "ort_run": {"external_point", "ort_figure_timeline", "ort_perfetto"}, "external_point": {"external"}, "external": {"external_table"},
+    "serve_build": {"serve_run"}, "serve_trace": {"serve_run", "serve_check"},
+    "serve_run": {"serve_check", "serve_summary"}, "serve_check": {"serve_summary"},
+    "serve_summary": {"serve_figures", "serve_table"},
     "graph_build": {"graph_run", "graph_check", "graph_summary", "graph_figure_profile"},
     "graph_run": {"graph_check", "graph_summary", "graph_figure_timeline"},
     "graph_check": {"graph_summary", "graph_figure_timeline"},
@@ -262,6 +299,7 @@ def test_derived_code_dependencies_match_the_imports():
     script_of = {"run": "run_point", "check": "check", "deploy": "deploy", "table": "table",
                  "aggregate": "aggregate", "perfetto": "perfetto", "report_tables": "report_tables",
                  "figure_timeline": "figure_timeline", "figure_speedup": "figure_speedup",
+                 "ort_figure_timeline": "figure_timeline", "ort_perfetto": "perfetto",
                  "figure_slowdown": "figure_slowdown", "ort_run": "ort_run",
                  "external_point": "external_point", "external": "external_concat",
                  "external_table": "external_table", "paper_sections": "paper_sections",
@@ -270,7 +308,8 @@ def test_derived_code_dependencies_match_the_imports():
                  "graph_build": "graph_build", "graph_run": "run_point", "graph_check": "graph_check",
                  "graph_summary": "graph_summary", "graph_figure_profile": "graph_figure_profile",
                  "graph_figure_speedup": "graph_figure_speedup", "graph_table": "graph_table",
-                 "graph_figure_timeline": "graph_figure_timeline"}
+                 "graph_figure_timeline": "graph_figure_timeline",
+                 **{r: r for r in SERVE}}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}
@@ -289,7 +328,7 @@ def test_touching_a_module_replans_exactly_the_rules_that_import_it(work):
     # every module's rule set is checked against hxfuse.deps without Snakemake
     # (test_derived_code_dependencies_match_the_imports); here a dry run per
     # module of each kind shows the workflow uses them (2-3 s per dry run)
-    for mod in ("timeline", "config", "integrity", "runpoint", "report"):
+    for mod in ("timeline", "targets", "integrity", "runpoint", "report"):
         # an edit, not a bare touch: Snakemake compares a newer input's
         # checksum with the one it recorded and ignores a touch
         path = work / "hxfuse" / f"{mod}.py"

@@ -1,6 +1,5 @@
 """Figures and LaTeX from synthetic runner output (no C runner needed)."""
 import copy
-import json
 
 import pandas as pd
 import pytest

@@ -50,3 +50,31 @@ def test_no_warning_no_code(hxrun, tmp_path):
     meta = recs[0]
     assert len(meta["warning_codes"]) == len(meta["warnings"])
     assert "calibration" not in meta["warning_codes"]
+
+
+def test_no_python_code_matches_a_warning_text():
+    """Static half of the rule: no phrase of the runner's warning texts
+    (kernels/src/protocol.c, write_warnings) appears in the package or the
+    job scripts, so nothing can be keyed on the wording."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    c = (repo / "kernels" / "src" / "protocol.c").read_text()
+    body = c[c.index("static void write_warnings("):]
+    body = body[:body.index("\n}\n")]
+    assert set(re.findall(r'\(hx_warning\)\{"([a-z_]+)"', body)) == CODES
+    texts = [t for code, t in re.findall(r'\(hx_warning\)\{"([a-z_]+)",\s*"([^"]+)"\}', body)]
+    texts += re.findall(r'snprintf\([^,]+, [^,]+, ((?:"[^"]*"\s*)+)', body)
+    phrases = set()
+    for t in texts:
+        t = "".join(re.findall(r'"([^"]*)"', t)) if t.startswith('"') else t
+        for part in re.split(r"%[-0-9.]*[a-z]+|[:;,()]", t):
+            words = part.split()
+            if len(words) >= 3:
+                phrases.add(" ".join(words).lower())
+    assert len(texts) == len(CODES) and len(phrases) >= 10, phrases  # the parse found every text
+    sources = sorted((repo / "hxfuse").glob("*.py")) + sorted((repo / "workflow" / "scripts").glob("*.py"))
+    hits = [(p.name, ph) for p in sources for ph in phrases
+            if ph in " ".join(p.read_text().lower().split())]
+    assert hits == []

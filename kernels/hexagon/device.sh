@@ -27,12 +27,18 @@
 #
 # Phones: HX_DEVICE_SERIAL names one phone.  HX_DEVICE_SERIALS="s1 s2 ..."
 # names a farm: each run leases a free serial for its whole duration through
-# an exclusive lock file in $HX_DEVICE_LOCK_DIR (default
-# ${TMPDIR:-/tmp}/hxfuse-device-locks), so two runs never share a phone, and
-# adds --label device_serial=<serial> so every record names its phone.  Run
-# at most as many at once as there are serials (the pipeline's `device`
-# resource); a run that finds none free waits (HX_DEVICE_LEASE_TIMEOUT s,
-# default 3600).
+# an exclusive lock (flock) on $HX_DEVICE_LOCK_DIR/<serial>.lock (default
+# /tmp/hxfuse-device-locks: one place per host, not $TMPDIR, which a
+# scheduler may make per job), so two runs never share a phone, and adds
+# --label device_serial=<serial> so every record names its phone.  Only the
+# listed phones that this host's adb lists as attached (`adb devices`) are
+# leased, so one list can name the phones of several device hosts; none
+# attached here is an error.  The lock belongs to this script's process: it
+# is released when the run ends or is killed (a killed run leaves no stale
+# lock), and adb runs with the lock's descriptor closed, so an adb server
+# started by this run cannot keep the phone locked after it.  Run at most as
+# many at once as there are serials (the pipeline's `device` resource); a run
+# that finds none free waits (HX_DEVICE_LEASE_TIMEOUT s, default 3600).
 #
 # Environment: HEXAGON_SDK_ROOT (required), HX_DEVICE_SERIAL or
 # HX_DEVICE_SERIALS (required), HX_DEVICE_DIR (default
@@ -41,18 +47,24 @@ set -euo pipefail
 die() { echo "device.sh: error: $*" >&2; exit 2; }
 : "${HX_DEVICE_DIR:=/data/local/tmp/hxfuse}"
 : "${HEXAGON_ARCH:=v73}"
-: "${HX_DEVICE_LOCK_DIR:=${TMPDIR:-/tmp}/hxfuse-device-locks}"
+: "${HX_DEVICE_LOCK_DIR:=/tmp/hxfuse-device-locks}"
 : "${HX_DEVICE_LEASE_TIMEOUT:=3600}"
 
-# lease: sets HX_DEVICE_SERIAL to a free serial of HX_DEVICE_SERIALS and keeps
-# its lock (fd 9) until this process exits.
+# lease: sets HX_DEVICE_SERIAL to a free serial of HX_DEVICE_SERIALS attached
+# to this host and keeps its lock (fd 9) until this process exits.
 lease() {
     [ -n "${HX_DEVICE_SERIALS:-}" ] || return 0
     command -v flock >/dev/null || die "flock is needed to share a device farm (util-linux)"
+    command -v adb >/dev/null || die "adb is not installed: apt-get install adb (or Android platform-tools)"
     mkdir -p "$HX_DEVICE_LOCK_DIR"
-    local waited=0 s
+    local waited=0 s attached here=""
+    attached=$(adb devices 9>&- 2>/dev/null | awk 'NR > 1 && $2 == "device" { print $1 }')
+    for s in $HX_DEVICE_SERIALS; do
+        if printf '%s\n' "$attached" | grep -qxF -e "$s"; then here="$here $s"; fi
+    done
+    [ -n "$here" ] || die "none of the device farm's phones ($HX_DEVICE_SERIALS) is attached to $(hostname 2>/dev/null || echo this host): \`adb devices\` lists '$(echo $attached)' (authorise USB debugging; a farm over several hosts needs a phone on each host its jobs run on)"
     while :; do
-        for s in $HX_DEVICE_SERIALS; do
+        for s in $here; do
             exec 9>"$HX_DEVICE_LOCK_DIR/$s.lock"
             if flock -n 9; then
                 HX_DEVICE_SERIAL=$s
@@ -71,14 +83,15 @@ check() {
     [ -n "${HEXAGON_SDK_ROOT:-}" ] || die "HEXAGON_SDK_ROOT is not set: install the Qualcomm Hexagon SDK and source <sdk>/setup_sdk_env.source"
     command -v adb >/dev/null || die "adb is not installed: apt-get install adb (or Android platform-tools)"
     [ -n "${HX_DEVICE_SERIAL:-}" ] || die "HX_DEVICE_SERIAL is not set: pick the serial of the phone from \`adb devices\` (or list a farm in HX_DEVICE_SERIALS)"
-    adb -s "$HX_DEVICE_SERIAL" get-state >/dev/null 2>&1 || die "device $HX_DEVICE_SERIAL is not reachable over adb (\`adb devices\`; authorise USB debugging)"
+    adb -s "$HX_DEVICE_SERIAL" get-state >/dev/null 2>&1 9>&- || die "device $HX_DEVICE_SERIAL is not reachable over adb (\`adb devices\`; authorise USB debugging)"
     RMOH="$HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship/android_aarch64/run_main_on_hexagon"
     [ -x "$RMOH" ] || die "no run_main_on_hexagon at $RMOH (build it in the SDK: libs/run_main_on_hexagon)"
     SKEL=$(ls "$HEXAGON_SDK_ROOT"/libs/run_main_on_hexagon/ship/hexagon_*"$HEXAGON_ARCH"*/librun_main_on_hexagon_skel.so 2>/dev/null | tail -n1)
     [ -n "$SKEL" ] || die "no librun_main_on_hexagon_skel.so for $HEXAGON_ARCH under $HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship (some SDK installs ship none: build it in libs/run_main_on_hexagon)"
 }
 
-ADB() { adb -s "$HX_DEVICE_SERIAL" "$@"; }
+# fd 9 (the farm's lock) closed: an adb server this call starts must not hold it
+ADB() { adb -s "$HX_DEVICE_SERIAL" "$@" 9>&-; }
 
 deploy() {
     local so=${1:-kernels/build/hexagon/hxrun}

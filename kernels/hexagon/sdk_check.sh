@@ -142,6 +142,6 @@ expect_fail "HexKL without the library" "has no lib/hexagon_toolv*_$ARCH/libhexk
     HX_BUILD_ONLY=1 HEXAGON_SDK_ROOT="$SDK" HEXAGON_TOOLS_ROOT="$TOOLS" HEXKL_ROOT="$work/old/sdk"
 mkdir -p "$work/bin" && printf '#!/bin/sh\nexit 0\n' > "$work/bin/adb" && chmod +x "$work/bin/adb"
 PATH="$work/bin:$PATH" expect_fail "no device serial" "needs the device serial" TARGET=hexagon \
-    HEXAGON_SDK_ROOT="$SDK" HEXAGON_TOOLS_ROOT="$TOOLS" HX_DEVICE_SERIAL=
+    HEXAGON_SDK_ROOT="$SDK" HEXAGON_TOOLS_ROOT="$TOOLS" HX_DEVICE_SERIAL= HX_DEVICE_SERIALS=
 echo "sdk-check: fail-fast messages OK"
 echo "sdk-check: OK"

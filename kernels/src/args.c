@@ -213,7 +213,10 @@ static void place_spread(hx_config *c, int cores) {
                                                : (used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
 }
 
-int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
+/* An option a parser does not own: the next one is asked. */
+enum { NOT_MINE = 1 };
+
+static void set_defaults(hx_config *c) {
     memset(c, 0, sizeof *c);
     c->nworkloads = 1;
     c->workloads[0] = HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D);
@@ -234,130 +237,150 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     c->affinity_spec = "none";
     c->early_completion = 1;
     c->groups = 0xF;
-    int vshape_set = 0, spread = 0;
+}
 
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) return 1;
-        if (!strcmp(o, "--check-at-publish")) { c->check_at_publish = 1; continue; }
-        if (strncmp(o, "--", 2) != 0) return fail(err, n, o, "unexpected argument", o);
-        if (i + 1 >= argc) return fail(err, n, o, "missing value", "");
-        const char *v = argv[++i];
-        long L;
-        int t[3];
-        if (!strcmp(o, "--out")) c->out_path = v;
-        else if (!strcmp(o, "--npy-dir")) c->npy_dir = v;
-        else if (!strcmp(o, "--workloads")) { if (parse_workloads(v, c)) return fail(err, n, o, "expected a comma list of distinct mv, md, mvd", v); }
-        else if (!strcmp(o, "--precision")) {
-            if (!strcmp(v, "fp32")) c->precision = HX_FP32;
-            else if (!strcmp(v, "u8i8")) c->precision = HX_U8I8;
-            else return fail(err, n, o, "expected fp32 or u8i8", v);
-        } else if (!strcmp(o, "--m-shape")) {
-            if (parse_ints(v, 3, 1, 8192, t)) return fail(err, n, o, "expected M,N,K each in [1, 8192]", v);
-            c->m = t[0], c->n = t[1], c->k = t[2];
-        } else if (!strcmp(o, "--m-tile")) {
-            if (parse_long(v, 8, 8192, &L) || L % 8)
-                return fail(err, n, o, "expected the GEMM k-block depth: a multiple of 8 in [8, 8192]", v);
-            c->m_tile = (int)L, c->m_tile_set = 1;
-        } else if (!strcmp(o, "--v-variant")) {
-            int found = -1;
-            for (int i = 0; i < HX_NV_VARIANTS; i++)
-                if (!strcmp(v, hx_v_variant_names[i])) found = i;
-            if (found < 0) return fail(err, n, o, "expected compute, onchip, ddr or stream", v);
-            c->v_variant = found;
-        } else if (!strcmp(o, "--v-release")) {
-            if (!strcmp(v, "at-completion")) c->v_release = HX_V_RELEASE_AT_COMPLETION;
-            else if (!strcmp(v, "at-entry-end")) c->v_release = HX_V_RELEASE_AT_ENTRY_END;
-            else return fail(err, n, o, "expected at-completion or at-entry-end", v);
-        } else if (!strcmp(o, "--window")) {
-            if (!strcmp(v, "all")) c->window = 0;
-            else if (parse_long(v, 1, HX_NTASKS, &L)) return fail(err, n, o, "expected all or an integer in [1, 3]", v);
-            else c->window = (int)L;
-        } else if (!strcmp(o, "--d-buffers")) {
-            if (parse_long(v, 1, 2, &L)) return fail(err, n, o, "expected 1 or 2", v);
-            c->d_buffers = (int)L;
-        } else if (!strcmp(o, "--antagonist")) {
-            if (parse_long(v, 0, HX_MAX_ANTAGONISTS, &L)) return fail(err, n, o, "expected an integer in [0, 8]", v);
-            c->antagonists = (int)L;
-        } else if (!strcmp(o, "--antagonist-bytes")) {
-            if (parse_long(v, 1 << 20, 1L << 30, &L)) return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
-            c->antagonist_bytes = (size_t)L;
-        } else if (!strcmp(o, "--v-shape")) {
-            if (parse_ints(v, 2, 1, 1 << 16, t)) return fail(err, n, o, "expected ROWS,COLS each in [1, 65536]", v);
-            c->v_rows = t[0], c->v_cols = t[1], vshape_set = 1;
-        } else if (!strcmp(o, "--v-passes")) {
-            if (parse_long(v, 1, 4096, &L)) return fail(err, n, o, "expected an integer in [1, 4096]", v);
-            c->v_passes = (int)L;
-        } else if (!strcmp(o, "--v-workers")) {
-            if (parse_long(v, 1, HX_MAX_VWORKERS, &L)) return fail(err, n, o, "expected an integer in [1, 8]", v);
-            c->v_workers = (int)L;
-        } else if (!strcmp(o, "--d-shape")) {
-            if (parse_ints(v, 2, 1, 1 << 24, t)) return fail(err, n, o, "expected ROWS,ROW_BYTES each >= 1", v);
-            c->d_rows = t[0], c->d_row_bytes = t[1];
-        } else if (!strcmp(o, "--d-src-stride")) {
-            if (parse_long(v, 1, 1 << 26, &L)) return fail(err, n, o, "expected a positive integer", v);
-            c->d_src_stride = (int)L;
-        } else if (!strcmp(o, "--d-repeat")) {
-            if (parse_long(v, 1, 1 << 20, &L)) return fail(err, n, o, "expected an integer in [1, 1048576]", v);
-            c->d_repeat = (int)L;
-        } else if (!strcmp(o, "--d-desc-rows")) {
-            if (parse_long(v, 1, 1 << 24, &L)) return fail(err, n, o, "expected a positive integer", v);
-            c->d_desc_rows = (int)L;
-        } else if (!strcmp(o, "--scratch-bytes")) {
-            long long LL;
-            if (parse_ll(v, 0, (long long)(SIZE_MAX > 0xFFFFFFFFu ? (1LL << 34) : 0x7FFFFFFF), &LL))
-                return fail(err, n, o, "expected a byte count", v);
-            c->scratch_bytes = (size_t)LL;
-        } else if (!strcmp(o, "--warmup")) {
-            if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
-            c->warmup = (int)L;
-        } else if (!strcmp(o, "--rounds")) {
-            if (parse_long(v, 1, 10000000, &L)) return fail(err, n, o, "expected an integer >= 1", v);
-            c->rounds = (int)L;
-        } else if (!strcmp(o, "--seed")) {
-            char *end;
-            errno = 0;
-            c->seed = strtoull(v, &end, 0);
-            if (errno || end == v || *end) return fail(err, n, o, "expected an unsigned integer", v);
-        } else if (!strcmp(o, "--wait")) {
-            if (!strcmp(v, "spin")) c->wait.strategy = HX_WAIT_SPIN;
-            else if (!strcmp(v, "spin-block")) c->wait.strategy = HX_WAIT_SPIN_BLOCK;
-            else return fail(err, n, o, "expected spin or spin-block", v);
-        } else if (!strcmp(o, "--spin-ns")) {
-            if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
-            c->wait.spin_ns = (uint64_t)L;
-        } else if (!strcmp(o, "--affinity")) {
-            c->affinity_spec = v;
-            spread = c->spread = !strcmp(v, "spread");
-            if (!spread && parse_affinity(v, c, err, n)) return -1;
-        } else if (!strcmp(o, "--calibrate")) {
-            int seen[HX_NTASKS] = {0};
-            if (parse_named(v, hx_task_names, HX_NTASKS, 0, 1e7, c->calib_us, seen))
-                return fail(err, n, o, "expected M=us,V=us,D=us with microseconds in [0, 1e7]", v);
-            c->calibrate = 1;
-        } else if (!strcmp(o, "--early-completion")) {
-            if (!strcmp(v, "on")) c->early_completion = 1;
-            else if (!strcmp(v, "off")) c->early_completion = 0;
-            else return fail(err, n, o, "expected on or off", v);
-        } else if (!strcmp(o, "--groups")) {
-            if (parse_groups(v, c)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
-        } else if (!strcmp(o, "--label")) {
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || c->nlabels == HX_MAX_LABELS) return fail(err, n, o, "expected KEY=VALUE (at most 16)", v);
-            char *key = strndup(v, (size_t)(eq - v));
-            c->label_key[c->nlabels] = key;
-            c->label_val[c->nlabels++] = eq + 1;
-        } else if (!strcmp(o, "--inject-conflict")) {
-            if (!strcmp(v, "V-out-aliases-M-out")) c->inject = HX_INJECT_V_OUT_M_OUT;
-            else if (!strcmp(v, "D-dst-aliases-V-scratch")) c->inject = HX_INJECT_D_DST_V_SCRATCH;
-            else return fail(err, n, o, "expected V-out-aliases-M-out or D-dst-aliases-V-scratch", v);
-        } else {
-            return fail(err, n, o, "unknown option", o);
-        }
+/* The tasks' work: precision, shapes, V's variant and quota, D's pattern. */
+static int parse_task_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
+    long L;
+    int t[3];
+    if (!strcmp(o, "--precision")) {
+        if (!strcmp(v, "fp32")) c->precision = HX_FP32;
+        else if (!strcmp(v, "u8i8")) c->precision = HX_U8I8;
+        else return fail(err, n, o, "expected fp32 or u8i8", v);
+    } else if (!strcmp(o, "--m-shape")) {
+        if (parse_ints(v, 3, 1, 8192, t)) return fail(err, n, o, "expected M,N,K each in [1, 8192]", v);
+        c->m = t[0], c->n = t[1], c->k = t[2];
+    } else if (!strcmp(o, "--m-tile")) {
+        if (parse_long(v, 8, 8192, &L) || L % 8)
+            return fail(err, n, o, "expected the GEMM k-block depth: a multiple of 8 in [8, 8192]", v);
+        c->m_tile = (int)L, c->m_tile_set = 1;
+    } else if (!strcmp(o, "--v-variant")) {
+        int found = -1;
+        for (int i = 0; i < HX_NV_VARIANTS; i++)
+            if (!strcmp(v, hx_v_variant_names[i])) found = i;
+        if (found < 0) return fail(err, n, o, "expected compute, onchip, ddr or stream", v);
+        c->v_variant = found;
+    } else if (!strcmp(o, "--v-shape")) {
+        if (parse_ints(v, 2, 1, 1 << 16, t)) return fail(err, n, o, "expected ROWS,COLS each in [1, 65536]", v);
+        c->v_rows = t[0], c->v_cols = t[1], c->v_shape_set = 1;
+    } else if (!strcmp(o, "--v-passes")) {
+        if (parse_long(v, 1, 4096, &L)) return fail(err, n, o, "expected an integer in [1, 4096]", v);
+        c->v_passes = (int)L;
+    } else if (!strcmp(o, "--v-workers")) {
+        if (parse_long(v, 1, HX_MAX_VWORKERS, &L)) return fail(err, n, o, "expected an integer in [1, 8]", v);
+        c->v_workers = (int)L;
+    } else if (!strcmp(o, "--d-shape")) {
+        if (parse_ints(v, 2, 1, 1 << 24, t)) return fail(err, n, o, "expected ROWS,ROW_BYTES each >= 1", v);
+        c->d_rows = t[0], c->d_row_bytes = t[1];
+    } else if (!strcmp(o, "--d-src-stride")) {
+        if (parse_long(v, 1, 1 << 26, &L)) return fail(err, n, o, "expected a positive integer", v);
+        c->d_src_stride = (int)L;
+    } else if (!strcmp(o, "--d-repeat")) {
+        if (parse_long(v, 1, 1 << 20, &L)) return fail(err, n, o, "expected an integer in [1, 1048576]", v);
+        c->d_repeat = (int)L;
+    } else if (!strcmp(o, "--d-desc-rows")) {
+        if (parse_long(v, 1, 1 << 24, &L)) return fail(err, n, o, "expected a positive integer", v);
+        c->d_desc_rows = (int)L;
+    } else {
+        return NOT_MINE;
     }
-    if (!c->out_path) return fail(err, n, "--out", "is required", "");
+    return 0;
+}
+
+/* How the engines and the fused entry run the tasks: scratch, buffers,
+ * release, window, waiting, placement, interference. */
+static int parse_schedule_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
+    long L;
+    if (!strcmp(o, "--v-release")) {
+        if (!strcmp(v, "at-completion")) c->v_release = HX_V_RELEASE_AT_COMPLETION;
+        else if (!strcmp(v, "at-entry-end")) c->v_release = HX_V_RELEASE_AT_ENTRY_END;
+        else return fail(err, n, o, "expected at-completion or at-entry-end", v);
+    } else if (!strcmp(o, "--window")) {
+        if (!strcmp(v, "all")) c->window = 0;
+        else if (parse_long(v, 1, HX_NTASKS, &L)) return fail(err, n, o, "expected all or an integer in [1, 3]", v);
+        else c->window = (int)L;
+    } else if (!strcmp(o, "--d-buffers")) {
+        if (parse_long(v, 1, 2, &L)) return fail(err, n, o, "expected 1 or 2", v);
+        c->d_buffers = (int)L;
+    } else if (!strcmp(o, "--scratch-bytes")) {
+        long long LL;
+        if (parse_ll(v, 0, (long long)(SIZE_MAX > 0xFFFFFFFFu ? (1LL << 34) : 0x7FFFFFFF), &LL))
+            return fail(err, n, o, "expected a byte count", v);
+        c->scratch_bytes = (size_t)LL;
+    } else if (!strcmp(o, "--antagonist")) {
+        if (parse_long(v, 0, HX_MAX_ANTAGONISTS, &L)) return fail(err, n, o, "expected an integer in [0, 8]", v);
+        c->antagonists = (int)L;
+    } else if (!strcmp(o, "--antagonist-bytes")) {
+        if (parse_long(v, 1 << 20, 1L << 30, &L)) return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
+        c->antagonist_bytes = (size_t)L;
+    } else if (!strcmp(o, "--wait")) {
+        if (!strcmp(v, "spin")) c->wait.strategy = HX_WAIT_SPIN;
+        else if (!strcmp(v, "spin-block")) c->wait.strategy = HX_WAIT_SPIN_BLOCK;
+        else return fail(err, n, o, "expected spin or spin-block", v);
+    } else if (!strcmp(o, "--spin-ns")) {
+        if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
+        c->wait.spin_ns = (uint64_t)L;
+    } else if (!strcmp(o, "--early-completion")) {
+        if (!strcmp(v, "on")) c->early_completion = 1;
+        else if (!strcmp(v, "off")) c->early_completion = 0;
+        else return fail(err, n, o, "expected on or off", v);
+    } else if (!strcmp(o, "--affinity")) {
+        c->affinity_spec = v;
+        c->spread = !strcmp(v, "spread");
+        if (!c->spread && parse_affinity(v, c, err, n)) return -1;
+    } else {
+        return NOT_MINE;
+    }
+    return 0;
+}
+
+/* The protocol: output, workloads, groups, rounds, seed, calibration,
+ * labels and the deliberate conflicts of the integrity tests. */
+static int parse_run_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
+    long L;
+    if (!strcmp(o, "--out")) c->out_path = v;
+    else if (!strcmp(o, "--npy-dir")) c->npy_dir = v;
+    else if (!strcmp(o, "--workloads")) {
+        if (parse_workloads(v, c)) return fail(err, n, o, "expected a comma list of distinct mv, md, mvd", v);
+    } else if (!strcmp(o, "--groups")) {
+        if (parse_groups(v, c)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
+    } else if (!strcmp(o, "--warmup")) {
+        if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
+        c->warmup = (int)L;
+    } else if (!strcmp(o, "--rounds")) {
+        if (parse_long(v, 1, 10000000, &L)) return fail(err, n, o, "expected an integer >= 1", v);
+        c->rounds = (int)L;
+    } else if (!strcmp(o, "--seed")) {
+        char *end;
+        errno = 0;
+        c->seed = strtoull(v, &end, 0);
+        if (errno || end == v || *end) return fail(err, n, o, "expected an unsigned integer", v);
+    } else if (!strcmp(o, "--calibrate")) {
+        int seen[HX_NTASKS] = {0};
+        if (parse_named(v, hx_task_names, HX_NTASKS, 0, 1e7, c->calib_us, seen))
+            return fail(err, n, o, "expected M=us,V=us,D=us with microseconds in [0, 1e7]", v);
+        c->calibrate = 1;
+    } else if (!strcmp(o, "--label")) {
+        const char *eq = strchr(v, '=');
+        if (!eq || eq == v || c->nlabels == HX_MAX_LABELS) return fail(err, n, o, "expected KEY=VALUE (at most 16)", v);
+        char *key = strndup(v, (size_t)(eq - v));
+        c->label_key[c->nlabels] = key;
+        c->label_val[c->nlabels++] = eq + 1;
+    } else if (!strcmp(o, "--inject-conflict")) {
+        if (!strcmp(v, "V-out-aliases-M-out")) c->inject = HX_INJECT_V_OUT_M_OUT;
+        else if (!strcmp(v, "D-dst-aliases-V-scratch")) c->inject = HX_INJECT_D_DST_V_SCRATCH;
+        else return fail(err, n, o, "expected V-out-aliases-M-out or D-dst-aliases-V-scratch", v);
+    } else {
+        return NOT_MINE;
+    }
+    return 0;
+}
+
+/* After every option: placement, per-variant defaults and the checks that
+ * need several options at once. */
+static int finish(hx_config *c, char *err, size_t n) {
     int cores = hx_online_cores();
-    if (spread) {
+    if (c->spread) {
         for (int e = 0; e < HX_NENG_ALL; e++) c->affinity[e] = -1;
         place_spread(c, cores);
     }
@@ -377,7 +400,7 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
      * fits the arena, ddr streams an array far larger than any cache. */
     static const int def_rows[] = {64, 512, 4096, 4096}, def_cols[] = {256, 1024, 4096, 4096},
                      def_passes[] = {32, 1, 1, 1};
-    if (!vshape_set) c->v_rows = def_rows[c->v_variant], c->v_cols = def_cols[c->v_variant];
+    if (!c->v_shape_set) c->v_rows = def_rows[c->v_variant], c->v_cols = def_cols[c->v_variant];
     if (c->v_passes < 0) c->v_passes = def_passes[c->v_variant];
     if (c->v_workers > c->v_rows) return fail(err, n, "--v-workers", "more vector workers than rows", "");
     if (c->d_src_stride < 0) c->d_src_stride = 2 * c->d_row_bytes;
@@ -387,4 +410,23 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     if (c->inject == HX_INJECT_D_DST_V_SCRATCH && c->v_variant != HX_V_ONCHIP)
         return fail(err, n, "--inject-conflict", "D-dst-aliases-V-scratch needs --v-variant onchip", "");
     return 0;
+}
+
+int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
+    set_defaults(c);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) return 1;
+        if (!strcmp(o, "--check-at-publish")) { c->check_at_publish = 1; continue; }
+        if (strncmp(o, "--", 2) != 0) return fail(err, n, o, "unexpected argument", o);
+        if (i + 1 >= argc) return fail(err, n, o, "missing value", "");
+        const char *v = argv[++i];
+        int rc = parse_task_option(o, v, c, err, n);
+        if (rc == NOT_MINE) rc = parse_schedule_option(o, v, c, err, n);
+        if (rc == NOT_MINE) rc = parse_run_option(o, v, c, err, n);
+        if (rc == NOT_MINE) return fail(err, n, o, "unknown option", o);
+        if (rc) return rc;
+    }
+    if (!c->out_path) return fail(err, n, "--out", "is required", "");
+    return finish(c, err, n);
 }

@@ -37,6 +37,7 @@ typedef struct hx_config {
     int m, n, k;
     int m_tile, m_tile_set; /* GEMM k-block depth; set: given on the command line */
     int v_variant, v_rows, v_cols, v_passes, v_workers;
+    int v_shape_set; /* --v-shape given: the variant's default shape is not applied */
     int d_rows, d_row_bytes, d_src_stride, d_desc_rows;
     int d_repeat; /* windows streamed from DDR through the scratch window */
     int d_buffers; /* 1, or 2: windows alternate between two scratch windows */

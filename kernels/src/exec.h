@@ -82,7 +82,7 @@ typedef struct hx_fused_req {
 
 typedef struct hx_exec {
     const hx_config *cfg;
-    const hx_kernels *k;
+    const hx_kernels *kern; /* the kernel table (cfg->k is the GEMM's K) */
     hx_engine vec, mx, dma;
     int nvworkers; /* extra vector workers beyond the entry thread */
     hx_engine vworker[HX_MAX_VWORKERS];
@@ -120,9 +120,16 @@ typedef struct hx_exec {
     } d;
 } hx_exec;
 
-/* tasks.c */
-int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *err, size_t errlen);
+/* exec.c: prepare the tasks, start the engines; stop them, free the tasks. */
+int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen);
 void hx_exec_teardown(hx_exec *x);
+
+/* tasks.c */
+/* Plans the scratch arena, allocates and fills every task's data, declares
+ * its ranges and checks them: -3 for a plan that cannot work (scratch too
+ * small, conflicting ranges), -1 for other failures. */
+int hx_tasks_prepare(hx_exec *x, char *err, size_t errlen);
+void hx_tasks_free(hx_exec *x);
 void hx_task_work(hx_task *t);          /* the task's computation (or empty / calibration) */
 void hx_task_poison(hx_task *t);        /* overwrite outputs so skipped work cannot pass */
 uint64_t hx_task_checksum(const hx_task *t);

@@ -85,10 +85,10 @@ static void vchunk_compute(const hx_vchunk *c) {
         x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
                         cfg->v_cols, cfg->v_passes, c->r0, c->r1);
     else if (cfg->precision == HX_FP32)
-        x->k->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
+        x->kern->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
                       cfg->v_cols, cfg->v_passes, c->r0, c->r1);
     else
-        x->k->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum,
+        x->kern->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum,
                       (int16_t *)x->v.rowmax, cfg->v_cols, cfg->v_passes, c->r0, c->r1);
 }
 

@@ -96,188 +96,243 @@ static void write_warnings(hx_json *j, const hx_config *c, int used, int cores) 
     hx_json_close(j, ']');
 }
 
+static const char *precision_name(const hx_config *c) { return c->precision == HX_FP32 ? "fp32" : "u8i8"; }
+static const char *wait_name(const hx_config *c) { return c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block"; }
+static const char *v_release_name(const hx_config *c) {
+    return c->v_release == HX_V_RELEASE_AT_COMPLETION ? "at-completion" : "at-entry-end";
+}
+
+static void write_window(hx_json *j, const hx_config *c) {
+    if (c->window) hx_json_i64(j, "window", c->window);
+    else hx_json_str(j, "window", "all");
+}
+
+static void write_workloads(hx_json *j, const char *key, const hx_config *c) {
+    hx_json_arr(j, key);
+    for (int w = 0; w < c->nworkloads; w++) hx_json_str(j, NULL, hx_workload_name(c->workloads[w]));
+    hx_json_close(j, ']');
+}
+
+/* The build and the machine, and how busy it was before the point. */
+static void write_machine(hx_json *j, const hx_exec *x, int cores) {
+    char model[256], gov[64];
+    hx_cpu_model(model, sizeof model);
+    hx_cpu_governor(gov, sizeof gov);
+    hx_json_str(j, "target", hx_platform_name());
+#ifdef HX_EMULATED
+    /* Functional emulation: timings are not performance (never plot them as such). */
+    hx_json_bool(j, "emulated", 1);
+#else
+    hx_json_bool(j, "emulated", 0);
+#endif
+    hx_json_str(j, "kernels", x->kern->name);
+    hx_json_str(j, "compiler", HX_COMPILER);
+    hx_json_str(j, "compiler_version", __VERSION__);
+    hx_json_str(j, "cflags", HX_CFLAGS);
+    hx_json_str(j, "cpu_model", model);
+    hx_json_i64(j, "online_cores", cores);
+    hx_json_str(j, "cpu_governor", gov);
+    /* Load before the point: a loaded machine is warned about in the summary. */
+    hx_json_f64(j, "load_average_before", hx_load_average_1min());
+    /* the engines are idle now: whatever keeps cores busy is someone else */
+    hx_json_f64(j, "other_busy_cores_before", hx_busy_cores(200));
+}
+
+/* Every placeable thread of this run, in the order the timelines draw them. */
+static void write_engines(hx_json *j, const hx_exec *x) {
+    char nbuf[16];
+    hx_json_arr(j, "engines");
+    hx_json_str(j, NULL, "host");
+    hx_json_str(j, NULL, "vec");
+    for (int i = 0; i < x->nvworkers; i++) hx_json_str(j, NULL, x->vworker[i].name);
+    hx_json_str(j, NULL, "mx");
+    hx_json_str(j, NULL, "dma");
+    for (int i = 0; i < x->cfg->antagonists; i++) hx_json_str(j, NULL, hx_placed_name(HX_ENG_BW(i), nbuf, sizeof nbuf));
+    hx_json_close(j, ']');
+}
+
+/* What each group means on this backend, in words a reader of the raw file needs. */
+static void write_group_mapping(hx_json *j, const hx_config *c) {
+    hx_json_obj(j, "group_mapping");
+    hx_json_str(j, "A", "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
+    hx_json_str(j, "B", HX_GROUP_B);
+    hx_json_str(j, "C", "one fused request to the vec control thread; full barrier after each task");
+    if (c->window) {
+        char d[200];
+        snprintf(d, sizeof d, "the same fused request with the barrier off: M and D launched async, V run inline; "
+                 "at most %d of its tasks in flight (--window)", c->window);
+        hx_json_str(j, "D", d);
+    } else {
+        hx_json_str(j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
+    }
+    hx_json_close(j, '}');
+}
+
+/* The core each thread was pinned to (-1: it floats). */
+static void write_affinity(hx_json *j, const hx_exec *x) {
+    const hx_config *c = x->cfg;
+    char nbuf[16];
+    hx_json_obj(j, "affinity");
+    for (int i = 0; i < HX_NENG_NAMED + x->nvworkers; i++)
+        hx_json_i64(j, hx_placed_name(i, nbuf, sizeof nbuf), c->affinity[i]);
+    for (int i = 0; i < c->antagonists; i++)
+        hx_json_i64(j, hx_placed_name(HX_ENG_BW(i), nbuf, sizeof nbuf), c->affinity[HX_ENG_BW(i)]);
+    hx_json_close(j, '}');
+}
+
+static void write_clock(hx_json *j) {
+    hx_json_obj(j, "clock");
+    hx_json_str(j, "source", hx_clock_source());
+    hx_json_u64(j, "resolution_ns", hx_clock_resolution_ns());
+    hx_json_u64(j, "read_overhead_ns", clock_read_overhead_ns());
+    hx_json_close(j, '}');
+}
+
+/* The command line as parsed, defaults filled in: enough to rerun the point. */
+static void write_args(hx_json *j, const hx_config *c) {
+    hx_json_obj(j, "args");
+    hx_json_str(j, "out", c->out_path);
+    hx_json_str(j, "npy_dir", c->npy_dir);
+    write_workloads(j, "workloads", c);
+    hx_json_str(j, "precision", precision_name(c));
+    hx_json_i64(j, "m", c->m), hx_json_i64(j, "n", c->n), hx_json_i64(j, "k", c->k);
+    hx_json_i64(j, "m_tile", c->m_tile);
+    hx_json_str(j, "v_variant", hx_v_variant_names[c->v_variant]);
+    hx_json_str(j, "v_release", v_release_name(c));
+    write_window(j, c);
+    hx_json_i64(j, "v_rows", c->v_rows), hx_json_i64(j, "v_cols", c->v_cols);
+    hx_json_i64(j, "v_passes", c->v_passes), hx_json_i64(j, "v_workers", c->v_workers);
+    hx_json_i64(j, "d_rows", c->d_rows), hx_json_i64(j, "d_row_bytes", c->d_row_bytes);
+    hx_json_i64(j, "d_src_stride", c->d_src_stride), hx_json_i64(j, "d_desc_rows", c->d_desc_rows);
+    hx_json_i64(j, "d_repeat", c->d_repeat);
+    hx_json_i64(j, "d_buffers", c->d_buffers);
+    hx_json_u64(j, "scratch_bytes", c->scratch_bytes);
+    hx_json_i64(j, "antagonist", c->antagonists);
+    hx_json_u64(j, "antagonist_bytes", c->antagonist_bytes);
+    hx_json_i64(j, "warmup", c->warmup), hx_json_i64(j, "rounds", c->rounds);
+    hx_json_u64(j, "seed", c->seed);
+    hx_json_str(j, "wait", wait_name(c));
+    hx_json_u64(j, "spin_ns", c->wait.spin_ns);
+    hx_json_bool(j, "early_completion", c->early_completion);
+    hx_json_str(j, "affinity", c->affinity_spec);
+    hx_json_bool(j, "check_at_publish", c->check_at_publish);
+    hx_json_arr(j, "groups");
+    for (int g = 0; g < HX_NGROUPS; g++)
+        if (c->groups & HX_BIT(g)) hx_json_str(j, NULL, hx_group_names[g]);
+    hx_json_close(j, ']');
+    hx_json_close(j, '}');
+}
+
+/* Each task's work as it was prepared: shapes, bytes, flops, layout. */
+static void write_tasks(hx_json *j, const hx_exec *x) {
+    const hx_config *c = x->cfg;
+    size_t ve = hx_elem_bytes_v(c), vab = (size_t)c->v_rows * c->v_cols * ve;
+    uint64_t me = c->precision == HX_FP32 ? 4 : 1;
+    hx_json_obj(j, "tasks");
+    hx_json_obj(j, "M");
+    hx_json_str(j, "precision", precision_name(c));
+    hx_json_i64(j, "m", c->m), hx_json_i64(j, "n", c->n), hx_json_i64(j, "k", c->k);
+    hx_json_u64(j, "flops", 2ull * c->m * c->n * c->k);
+    /* logical operand bytes; the prepared layout's own size (padding, widening) is prep_bytes */
+    hx_json_u64(j, "bytes_in", (uint64_t)c->m * c->k * me + (uint64_t)c->k * c->n * me);
+    hx_json_u64(j, "prep_bytes", x->m.prep_bytes);
+    hx_json_u64(j, "bytes_out", (uint64_t)c->m * c->n * 4);
+    hx_json_u64(j, "prep_ns", x->m.prep_ns);
+    /* the k-block the GEMM ran with (the backend's fixed blocking is reported as the default) */
+    hx_json_i64(j, "tile_k", c->m_tile);
+    hx_json_close(j, '}');
+    hx_json_obj(j, "V");
+    hx_json_str(j, "precision", c->precision == HX_FP32 ? "fp32" : "i16");
+    hx_json_str(j, "activation", c->precision != HX_FP32 ? "hardswish_q13"
+                                 : c->v_variant == HX_V_STREAM ? "hardswish" : "silu");
+    if (c->precision == HX_FP32 && c->v_variant == HX_V_STREAM)
+        hx_json_str(j, "kernel", x->v.stream_is_ref ? "reference (the backend has no stream kernel)" : x->kern->name);
+    hx_json_str(j, "variant", hx_v_variant_names[c->v_variant]);
+    hx_json_i64(j, "rows", c->v_rows), hx_json_i64(j, "cols", c->v_cols);
+    hx_json_i64(j, "passes", c->v_passes), hx_json_i64(j, "workers", c->v_workers);
+    hx_json_u64(j, "bytes_in", vab);
+    hx_json_u64(j, "bytes_out", vab + (uint64_t)c->v_rows * (4 + ve));
+    hx_json_bool(j, "in_scratch", x->v.in_scratch);
+    hx_json_close(j, '}');
+    hx_json_obj(j, "D");
+    hx_json_i64(j, "rows", c->d_rows), hx_json_i64(j, "row_bytes", c->d_row_bytes);
+    hx_json_i64(j, "src_stride", c->d_src_stride), hx_json_i64(j, "dst_stride", x->d.dst_stride);
+    hx_json_i64(j, "descriptors", x->d.ndesc);
+    hx_json_i64(j, "repeat", c->d_repeat);
+    hx_json_u64(j, "window_bytes", x->d.dst_bytes);
+    hx_json_i64(j, "buffers", c->d_buffers);
+    /* bytes moved per run: every window, read from DDR and written to scratch once */
+    hx_json_u64(j, "bytes", x->d.dst_bytes * (uint64_t)c->d_repeat);
+    hx_json_close(j, '}');
+    hx_json_close(j, '}');
+}
+
+/* The scratch arena's plan: capacity, where it lives, what each task reserves. */
+static void write_scratch(hx_json *j, const hx_exec *x) {
+    hx_json_obj(j, "scratch");
+    hx_json_u64(j, "capacity", x->arena.capacity);
+    hx_json_bool(j, "on_chip", x->arena.on_chip);
+    /* per task; D's includes its second window when double-buffered */
+    hx_json_obj(j, "reserved");
+    for (int i = 0; i < HX_NTASKS; i++)
+        hx_json_u64(j, hx_task_names[i], x->arena.slot_bytes[i] + (i == HX_D ? x->arena.slot_bytes[HX_SLOT_D2] : 0));
+    hx_json_close(j, '}');
+    hx_json_obj(j, "slots");
+    for (int i = 0; i < HX_NSLOTS; i++) hx_json_u64(j, x->arena.slot_name[i], x->arena.slot_bytes[i]);
+    hx_json_close(j, '}');
+    hx_json_u64(j, "total", hx_arena_total(&x->arena));
+    hx_json_close(j, '}');
+}
+
+/* The policies the trials ran under.  Some repeat a field of `args` on
+ * purpose: `args` echoes the command line (to rerun the point), these are
+ * what the analysis reads, one level up so that the ONNX Runtime harness can
+ * write null where a policy has no meaning there. */
+static void write_policy(hx_json *j, const hx_config *c) {
+    if (c->calibrate) {
+        hx_json_obj(j, "calibration");
+        for (int i = 0; i < HX_NTASKS; i++) hx_json_f64(j, hx_task_names[i], c->calib_us[i]);
+        hx_json_close(j, '}');
+    } else {
+        hx_json_null(j, "calibration");
+    }
+    hx_json_str(j, "wait", wait_name(c));
+    hx_json_u64(j, "spin_ns", c->wait.spin_ns);
+    hx_json_bool(j, "early_completion", c->early_completion);
+    hx_json_str(j, "v_release", v_release_name(c));
+    write_window(j, c);
+    if (c->antagonists) {
+        hx_json_obj(j, "antagonist");
+        hx_json_i64(j, "threads", c->antagonists);
+        hx_json_u64(j, "buffer_bytes", c->antagonist_bytes);
+        hx_json_str(j, "active", "every warm-up and measured trial; not the verification round");
+        hx_json_close(j, '}');
+    } else {
+        hx_json_null(j, "antagonist");
+    }
+}
+
 void hx_write_meta(hx_exec *x, FILE *out) {
     const hx_config *c = x->cfg;
     hx_json j;
-    char model[256];
-    hx_cpu_model(model, sizeof model);
     int cores = hx_online_cores();
     int used = engines_used(x);
     hx_json_begin(&j, out);
     hx_json_str(&j, "record", "meta");
     hx_json_i64(&j, "schema_version", 2);
-    hx_json_str(&j, "target", hx_platform_name());
-#ifdef HX_EMULATED
-    /* Functional emulation: timings are not performance (never plot them as such). */
-    hx_json_bool(&j, "emulated", 1);
-#else
-    hx_json_bool(&j, "emulated", 0);
-#endif
-    hx_json_str(&j, "kernels", x->k->name);
-    hx_json_str(&j, "compiler", HX_COMPILER);
-    hx_json_str(&j, "compiler_version", __VERSION__);
-    hx_json_str(&j, "cflags", HX_CFLAGS);
-    hx_json_str(&j, "cpu_model", model);
-    hx_json_i64(&j, "online_cores", cores);
-    char gov[64];
-    hx_cpu_governor(gov, sizeof gov);
-    hx_json_str(&j, "cpu_governor", gov);
-    /* Load before the point: a loaded machine is warned about in the summary. */
-    hx_json_f64(&j, "load_average_before", hx_load_average_1min());
-    /* the engines are idle now: whatever keeps cores busy is someone else */
-    hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));
-    char nbuf[16];
-    hx_json_arr(&j, "engines");
-    hx_json_str(&j, NULL, "host");
-    hx_json_str(&j, NULL, "vec");
-    for (int i = 0; i < x->nvworkers; i++) hx_json_str(&j, NULL, x->vworker[i].name);
-    hx_json_str(&j, NULL, "mx");
-    hx_json_str(&j, NULL, "dma");
-    for (int i = 0; i < c->antagonists; i++) hx_json_str(&j, NULL, hx_placed_name(HX_ENG_BW(i), nbuf, sizeof nbuf));
-    hx_json_close(&j, ']');
-    hx_json_obj(&j, "group_mapping");
-    hx_json_str(&j, "A", "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
-    hx_json_str(&j, "B", HX_GROUP_B);
-    hx_json_str(&j, "C", "one fused request to the vec control thread; full barrier after each task");
-    if (c->window) {
-        char d[200];
-        snprintf(d, sizeof d, "the same fused request with the barrier off: M and D launched async, V run inline; "
-                 "at most %d of its tasks in flight (--window)", c->window);
-        hx_json_str(&j, "D", d);
-    } else {
-        hx_json_str(&j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
-    }
-    hx_json_close(&j, '}');
+    write_machine(&j, x, cores);
+    write_engines(&j, x);
+    write_group_mapping(&j, c);
     hx_json_i64(&j, "device_engines_used", used);
-    hx_json_obj(&j, "affinity");
-    for (int i = 0; i < HX_NENG_NAMED + x->nvworkers; i++)
-        hx_json_i64(&j, hx_placed_name(i, nbuf, sizeof nbuf), c->affinity[i]);
-    for (int i = 0; i < c->antagonists; i++)
-        hx_json_i64(&j, hx_placed_name(HX_ENG_BW(i), nbuf, sizeof nbuf), c->affinity[HX_ENG_BW(i)]);
-    hx_json_close(&j, '}');
+    write_affinity(&j, x);
     hx_json_bool(&j, "engines_exceed_cores", used > cores);
-    hx_json_obj(&j, "clock");
-    hx_json_str(&j, "source", hx_clock_source());
-    hx_json_u64(&j, "resolution_ns", hx_clock_resolution_ns());
-    hx_json_u64(&j, "read_overhead_ns", clock_read_overhead_ns());
-    hx_json_close(&j, '}');
+    write_clock(&j);
     hx_json_u64(&j, "epoch", x->epoch);
-
-    hx_json_obj(&j, "args");
-    hx_json_str(&j, "out", c->out_path);
-    hx_json_str(&j, "npy_dir", c->npy_dir);
-    hx_json_arr(&j, "workloads");
-    for (int w = 0; w < c->nworkloads; w++) hx_json_str(&j, NULL, hx_workload_name(c->workloads[w]));
-    hx_json_close(&j, ']');
-    hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "u8i8");
-    hx_json_i64(&j, "m", c->m), hx_json_i64(&j, "n", c->n), hx_json_i64(&j, "k", c->k);
-    hx_json_i64(&j, "m_tile", c->m_tile);
-    const char *const *variants = hx_v_variant_names;
-    hx_json_str(&j, "v_variant", variants[c->v_variant]);
-    hx_json_str(&j, "v_release", c->v_release == HX_V_RELEASE_AT_COMPLETION ? "at-completion" : "at-entry-end");
-    if (c->window) hx_json_i64(&j, "window", c->window);
-    else hx_json_str(&j, "window", "all");
-    hx_json_i64(&j, "v_rows", c->v_rows), hx_json_i64(&j, "v_cols", c->v_cols);
-    hx_json_i64(&j, "v_passes", c->v_passes), hx_json_i64(&j, "v_workers", c->v_workers);
-    hx_json_i64(&j, "d_rows", c->d_rows), hx_json_i64(&j, "d_row_bytes", c->d_row_bytes);
-    hx_json_i64(&j, "d_src_stride", c->d_src_stride), hx_json_i64(&j, "d_desc_rows", c->d_desc_rows);
-    hx_json_i64(&j, "d_repeat", c->d_repeat);
-    hx_json_i64(&j, "d_buffers", c->d_buffers);
-    hx_json_u64(&j, "scratch_bytes", c->scratch_bytes);
-    hx_json_i64(&j, "antagonist", c->antagonists);
-    hx_json_u64(&j, "antagonist_bytes", c->antagonist_bytes);
-    hx_json_i64(&j, "warmup", c->warmup), hx_json_i64(&j, "rounds", c->rounds);
-    hx_json_u64(&j, "seed", c->seed);
-    hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
-    hx_json_u64(&j, "spin_ns", c->wait.spin_ns);
-    hx_json_bool(&j, "early_completion", c->early_completion);
-    hx_json_str(&j, "affinity", c->affinity_spec);
-    hx_json_bool(&j, "check_at_publish", c->check_at_publish);
-    hx_json_arr(&j, "groups");
-    for (int g = 0; g < HX_NGROUPS; g++)
-        if (c->groups & HX_BIT(g)) hx_json_str(&j, NULL, hx_group_names[g]);
-    hx_json_close(&j, ']');
-    hx_json_close(&j, '}');
-
-    hx_json_arr(&j, "workloads");
-    for (int w = 0; w < c->nworkloads; w++) hx_json_str(&j, NULL, hx_workload_name(c->workloads[w]));
-    hx_json_close(&j, ']');
-
-    size_t ve = hx_elem_bytes_v(c), vab = (size_t)c->v_rows * c->v_cols * ve;
-    hx_json_obj(&j, "tasks");
-    hx_json_obj(&j, "M");
-    hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "u8i8");
-    hx_json_i64(&j, "m", c->m), hx_json_i64(&j, "n", c->n), hx_json_i64(&j, "k", c->k);
-    hx_json_u64(&j, "flops", 2ull * c->m * c->n * c->k);
-    /* logical operand bytes; the prepared layout's own size (padding, widening) is prep_bytes */
-    hx_json_u64(&j, "bytes_in", (uint64_t)c->m * c->k * (c->precision == HX_FP32 ? 4 : 1) +
-                                    (uint64_t)c->k * c->n * (c->precision == HX_FP32 ? 4 : 1));
-    hx_json_u64(&j, "prep_bytes", x->m.prep_bytes);
-    hx_json_u64(&j, "bytes_out", (uint64_t)c->m * c->n * 4);
-    hx_json_u64(&j, "prep_ns", x->m.prep_ns);
-    /* the k-block the GEMM ran with (the backend's fixed blocking is reported as the default) */
-    hx_json_i64(&j, "tile_k", c->m_tile);
-    hx_json_close(&j, '}');
-    hx_json_obj(&j, "V");
-    hx_json_str(&j, "precision", c->precision == HX_FP32 ? "fp32" : "i16");
-    hx_json_str(&j, "activation", c->precision != HX_FP32 ? "hardswish_q13"
-                                  : c->v_variant == HX_V_STREAM ? "hardswish" : "silu");
-    if (c->precision == HX_FP32 && c->v_variant == HX_V_STREAM)
-        hx_json_str(&j, "kernel", x->v.stream_is_ref ? "reference (the backend has no stream kernel)" : x->k->name);
-    hx_json_str(&j, "variant", variants[c->v_variant]);
-    hx_json_i64(&j, "rows", c->v_rows), hx_json_i64(&j, "cols", c->v_cols);
-    hx_json_i64(&j, "passes", c->v_passes), hx_json_i64(&j, "workers", c->v_workers);
-    hx_json_u64(&j, "bytes_in", vab);
-    hx_json_u64(&j, "bytes_out", vab + (uint64_t)c->v_rows * (4 + ve));
-    hx_json_bool(&j, "in_scratch", x->v.in_scratch);
-    hx_json_close(&j, '}');
-    hx_json_obj(&j, "D");
-    hx_json_i64(&j, "rows", c->d_rows), hx_json_i64(&j, "row_bytes", c->d_row_bytes);
-    hx_json_i64(&j, "src_stride", c->d_src_stride), hx_json_i64(&j, "dst_stride", x->d.dst_stride);
-    hx_json_i64(&j, "descriptors", x->d.ndesc);
-    hx_json_i64(&j, "repeat", c->d_repeat);
-    hx_json_u64(&j, "window_bytes", x->d.dst_bytes);
-    hx_json_i64(&j, "buffers", c->d_buffers);
-    /* bytes moved per run: every window, read from DDR and written to scratch once */
-    hx_json_u64(&j, "bytes", x->d.dst_bytes * (uint64_t)c->d_repeat);
-    hx_json_close(&j, '}');
-    hx_json_close(&j, '}');
-
-    hx_json_obj(&j, "scratch");
-    hx_json_u64(&j, "capacity", x->arena.capacity);
-    hx_json_bool(&j, "on_chip", x->arena.on_chip);
-    /* per task; D's includes its second window when double-buffered */
-    hx_json_obj(&j, "reserved");
-    for (int i = 0; i < HX_NTASKS; i++)
-        hx_json_u64(&j, hx_task_names[i], x->arena.slot_bytes[i] + (i == HX_D ? x->arena.slot_bytes[HX_SLOT_D2] : 0));
-    hx_json_close(&j, '}');
-    hx_json_obj(&j, "slots");
-    for (int i = 0; i < HX_NSLOTS; i++) hx_json_u64(&j, x->arena.slot_name[i], x->arena.slot_bytes[i]);
-    hx_json_close(&j, '}');
-    hx_json_u64(&j, "total", hx_arena_total(&x->arena));
-    hx_json_close(&j, '}');
-    if (c->calibrate) {
-        hx_json_obj(&j, "calibration");
-        for (int i = 0; i < HX_NTASKS; i++) hx_json_f64(&j, hx_task_names[i], c->calib_us[i]);
-        hx_json_close(&j, '}');
-    } else {
-        hx_json_null(&j, "calibration");
-    }
-    hx_json_str(&j, "wait", c->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
-    hx_json_u64(&j, "spin_ns", c->wait.spin_ns);
-    hx_json_bool(&j, "early_completion", c->early_completion);
-    hx_json_str(&j, "v_release", c->v_release == HX_V_RELEASE_AT_COMPLETION ? "at-completion" : "at-entry-end");
-    if (c->window) hx_json_i64(&j, "window", c->window);
-    else hx_json_str(&j, "window", "all");
-    if (c->antagonists) {
-        hx_json_obj(&j, "antagonist");
-        hx_json_i64(&j, "threads", c->antagonists);
-        hx_json_u64(&j, "buffer_bytes", c->antagonist_bytes);
-        hx_json_str(&j, "active", "every warm-up and measured trial; not the verification round");
-        hx_json_close(&j, '}');
-    } else {
-        hx_json_null(&j, "antagonist");
-    }
+    write_args(&j, c);
+    write_workloads(&j, "workloads", c);
+    write_tasks(&j, x);
+    write_scratch(&j, x);
+    write_policy(&j, c);
     hx_json_obj(&j, "labels");
     for (int i = 0; i < c->nlabels; i++) hx_json_str(&j, c->label_key[i], c->label_val[i]);
     hx_json_close(&j, '}');

@@ -45,11 +45,11 @@ void hx_task_work(hx_task *t) {
     case HX_M:
         /* --m-tile given: the backend's tiled entry (main checked it exists) */
         if (cfg->precision == HX_FP32) {
-            if (cfg->m_tile_set) x->k->gemm_f32_run_kc(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
-            else x->k->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
+            if (cfg->m_tile_set) x->kern->gemm_f32_run_kc(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
+            else x->kern->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
         } else {
-            if (cfg->m_tile_set) x->k->gemm_u8i8_run_kc(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
-            else x->k->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
+            if (cfg->m_tile_set) x->kern->gemm_u8i8_run_kc(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
+            else x->kern->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
         }
         break;
     case HX_V:
@@ -57,7 +57,7 @@ void hx_task_work(hx_task *t) {
         break;
     case HX_D:
         if (cfg->d_buffers == 1) {
-            x->k->copy2d(x->d.chain); /* one chain through the one window */
+            x->kern->copy2d(x->d.chain); /* one chain through the one window */
             break;
         }
         /* Double-buffered: window w lands in scratch buffer w % 2, one chain
@@ -68,7 +68,7 @@ void hx_task_work(hx_task *t) {
         for (int w = 0; w < cfg->d_repeat; w++) {
             if (w == 1 && hx_arena_reserve(&x->arena, HX_BIT(HX_SLOT_D2)) != 0)
                 fprintf(stderr, "hxrun: internal error: D's second scratch window reserved twice\n");
-            x->k->copy2d(&x->d.chain[(size_t)w * x->d.per_window]);
+            x->kern->copy2d(&x->d.chain[(size_t)w * x->d.per_window]);
         }
         break;
     }
@@ -93,7 +93,7 @@ static int setup_m(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
         for (size_t i = 0; i < mk; i++) A[i] = uniform(rng, -1.f, 1.f);
         for (size_t i = 0; i < kn; i++) B[i] = uniform(rng, -1.f, 1.f);
         x->m.A = A, x->m.B = B;
-        x->m.prep_bytes = x->k->gemm_f32_prep_bytes(c->m, c->n, c->k);
+        x->m.prep_bytes = x->kern->gemm_f32_prep_bytes(c->m, c->n, c->k);
         x->m.C = must_alloc(mn * 4, "M.C", err, errlen);
     } else {
         uint8_t *A = must_alloc(mk, "M.A", err, errlen);
@@ -102,16 +102,16 @@ static int setup_m(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
         fill_bytes(rng, A, mk);
         fill_bytes(rng, B, kn);
         x->m.A = A, x->m.B = B;
-        x->m.prep_bytes = x->k->gemm_u8i8_prep_bytes(c->m, c->n, c->k);
+        x->m.prep_bytes = x->kern->gemm_u8i8_prep_bytes(c->m, c->n, c->k);
         x->m.C = must_alloc(mn * 4, "M.C", err, errlen);
     }
     if (!x->m.C || !(x->m.prep = must_alloc(x->m.prep_bytes, "M prepared layout", err, errlen))) return -1;
     /* Layout preparation is outside the timed region, and timed on its own. */
     uint64_t t0 = hx_now_ns();
     if (c->precision == HX_FP32)
-        x->k->gemm_f32_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
+        x->kern->gemm_f32_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
     else
-        x->k->gemm_u8i8_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
+        x->kern->gemm_u8i8_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
     x->m.prep_ns = hx_now_ns() - t0;
     return 0;
 }
@@ -207,11 +207,9 @@ static void declare_ranges(hx_exec *x) {
     if (c->d_buffers == 2) hx_ranges_add(&D->ranges, "D.dst2", d_buffer(x, 1), x->d.dst_bytes, HX_SCRATCH);
 }
 
-int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *err, size_t errlen) {
-    memset(x, 0, sizeof *x);
-    x->cfg = cfg;
-    x->k = k;
-    x->epoch = hx_now_ns();
+int hx_tasks_prepare(hx_exec *x, char *err, size_t errlen) {
+    const hx_config *cfg = x->cfg;
+    const hx_kernels *k = x->kern;
     uint64_t rng = cfg->seed;
 
     /* The buffer plan: one slot per task, shared by every group, and D's
@@ -242,7 +240,6 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *e
         t->x = x;
         t->slot_mask = bytes[i] ? HX_BIT(i) : 0;
         t->calib_ns = cfg->calibrate ? (uint64_t)(cfg->calib_us[i] * 1000.0) : 0;
-        hx_task_init_jobs(t);
     }
     M->nout = 1, M->out[0] = x->m.C, M->out_bytes[0] = (size_t)cfg->m * cfg->n * 4;
     V->nout = 3, V->out[0] = x->v.y, V->out_bytes[0] = v_array_bytes(cfg);
@@ -253,35 +250,12 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *k, char *e
     D->lazy_mask = cfg->d_buffers == 2 ? HX_BIT(HX_SLOT_D2) : 0;
 
     /* Reject a conflicting plan before any thread starts or any trial runs. */
-    {
-        const hx_range_set *sets[HX_NTASKS] = {&M->ranges, &V->ranges, &D->ranges};
-        if (hx_ranges_check(sets, HX_NTASKS, err, errlen) != 0) return -3;
-    }
-
-    x->nvworkers = cfg->v_workers - 1;
-    if (hx_engine_start(&x->vec, "vec", cfg->affinity[HX_ENG_VEC], &cfg->wait, err, errlen) ||
-        hx_engine_start(&x->mx, "mx", cfg->affinity[HX_ENG_MX], &cfg->wait, err, errlen) ||
-        hx_engine_start(&x->dma, "dma", cfg->affinity[HX_ENG_DMA], &cfg->wait, err, errlen))
-        return -1;
-    for (int i = 0; i < x->nvworkers; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "vec%d", i + 1);
-        if (hx_engine_start(&x->vworker[i], name, cfg->affinity[HX_ENG_VWORKER(i + 1)], &cfg->wait, err, errlen))
-            return -1;
-    }
-    M->engine = &x->mx, V->engine = &x->vec, D->engine = &x->dma;
-    if (hx_antagonists_start(&x->bw, cfg, err, errlen)) return -1;
-    hx_fused_init(&x->fused, x);
-    for (int i = 0; i < HX_NTASKS; i++) __atomic_store_n(&x->task[i].ready, 1, __ATOMIC_RELEASE);
+    const hx_range_set *sets[HX_NTASKS] = {&M->ranges, &V->ranges, &D->ranges};
+    if (hx_ranges_check(sets, HX_NTASKS, err, errlen) != 0) return -3;
     return 0;
 }
 
-void hx_exec_teardown(hx_exec *x) {
-    hx_antagonists_stop(&x->bw);
-    hx_engine_stop(&x->vec);
-    hx_engine_stop(&x->mx);
-    hx_engine_stop(&x->dma);
-    for (int i = 0; i < x->nvworkers; i++) hx_engine_stop(&x->vworker[i]);
+void hx_tasks_free(hx_exec *x) {
     hx_free(x->m.A), hx_free(x->m.B), hx_free(x->m.prep), hx_free(x->m.C);
     if (!x->v.in_scratch) hx_free(x->v.x), hx_free(x->v.y);
     hx_free(x->v.rowsum), hx_free(x->v.rowmax);

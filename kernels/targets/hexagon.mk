@@ -4,7 +4,7 @@
 # toolchain (make -C kernels sdk-check); not yet run on a simulator or phone.
 #
 #   make -C kernels TARGET=hexagon HEXAGON_SDK_ROOT=... [HEXAGON_ARCH=v73] \
-#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...] [HX_ALLOW_FALLBACK=1]
+#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...|HX_DEVICE_SERIALS="s1 s2"] [HX_ALLOW_FALLBACK=1]
 # produces build/hexagon/hxrun, a shared object for the cDSP that the SDK's
 # run_main_on_hexagon executes (its main() is the runner's main()).  Deploy
 # and run with kernels/hexagon/device.sh (adb push to HX_DEVICE_DIR, adb shell
@@ -48,8 +48,8 @@ ifneq ($(HX_NEED_DEVICE),0)
 ifeq ($(shell command -v adb 2>/dev/null),)
 $(error TARGET=$(TARGET) deploys with adb, which is not installed: apt-get install adb (or Android platform-tools), or set HX_BUILD_ONLY=1 to compile only)
 endif
-ifeq ($(strip $(HX_DEVICE_SERIAL)),)
-$(error TARGET=$(TARGET) needs the device serial: set HX_DEVICE_SERIAL (see `adb devices`), or HX_BUILD_ONLY=1 to compile only)
+ifeq ($(strip $(HX_DEVICE_SERIAL)$(HX_DEVICE_SERIALS)),)
+$(error TARGET=$(TARGET) needs the device serial: set HX_DEVICE_SERIAL (see `adb devices`) or, for a device farm, HX_DEVICE_SERIALS, or HX_BUILD_ONLY=1 to compile only)
 endif
 endif
 endif

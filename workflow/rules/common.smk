@@ -13,6 +13,7 @@ sys.path.insert(0, str(REPO))
 
 import hxfuse.config as hxconfig
 import hxfuse.deps as hxdeps
+import hxfuse.targets as hxtargets
 
 # 1. friendly schema check naming every bad key + semantic checks
 #    (hxfuse/config.py), 2. snakemake's own validation, which fills defaults.
@@ -56,8 +57,29 @@ try:
 except hxconfig.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
 
+# The `device` resource (every run job takes device=1): how many run jobs may
+# measure at once.  1, or the number of phones of the hexagon target's device
+# farm (target_settings.hexagon.device_serials), set here so that nobody has
+# to type --resources; a smaller --resources device=N is honoured, a larger
+# one is lowered to the number of phones (more runs than phones would only
+# wait for a phone with their timeout running).
+_device_limit = hxconfig.device_limit(config)
+_device_given = workflow.global_resources.get("device").value
+if _device_given is None or _device_given > _device_limit:
+    if _device_given is not None:
+        print(f"hxfuse: --resources device={_device_given} lowered to {_device_limit}: "
+              f"the device farm has {_device_limit} phone(s)", file=sys.stderr)
+    workflow.global_resources["device"] = _device_limit
+DEVICE_LIMIT = workflow.global_resources.get("device").value
+# ... and the farm's serials, which device.sh leases from (HX_DEVICE_SERIALS),
+# exported to every job rather than passed as a parameter: which phones there
+# are must not rerun a measurement.  (A remote job's Snakemake reads this file
+# again and exports the same.)
+os.environ.update(hxconfig.device_env(config))
+
+
 wildcard_constraints:
-    target="|".join(sorted(hxconfig.TARGETS, key=len, reverse=True)),
+    target="|".join(sorted(hxtargets.NAMES, key=len, reverse=True)),
     sweep="[A-Za-z][A-Za-z0-9_-]*",
     workload="mv|md|mvd",
     point="[A-Za-z][A-Za-z0-9_-]*",
@@ -65,23 +87,29 @@ wildcard_constraints:
 
 
 def is_emulated(target):
-    return target in hxconfig.EMULATED_TARGETS
+    """Timings not performance (hxfuse.targets decides)."""
+    return hxtargets.is_emulated(target)
 
 
 def kernel_sources(wc):
     """What the runner of one target is built from (host: no Hexagon code)."""
     kdir = REPO / "kernels"
-    dirs = ["src"] if wc.target == "host" else ["src", "hexagon"]
-    # graph*.c/h are the graph runner's own (graph_kernel_sources): editing
-    # them must not rebuild hxrun and rerun every sweep point
+    dirs = hxtargets.get(wc.target).sources
+    # serve*.c/h are hxserve's alone (serve.smk), graph*.c/h hxgraph's
+    # (graph_kernel_sources): editing them must not rebuild hxrun and so
+    # rerun every measurement
     srcs = sorted(str(p) for d in dirs for p in (kdir / d).rglob("*")
-                  if p.suffix in (".c", ".h") and not p.name.startswith("graph"))
+                  if p.suffix in (".c", ".h") and not p.name.startswith(("serve", "graph")))
     return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
 
 
 def all_cores(wc):
     """Threads of a run job: every core Snakemake may use (so nothing runs
-    beside a measurement); 1 where no core count is set (--report, --lint)."""
+    beside a measurement); 1 where no core count is set (--report, --lint).
+    The phone target measures on the phone, and its job only drives adb: one
+    thread, so that the runs of a device farm can go on at once."""
+    if getattr(wc, "target", None) == "hexagon":
+        return 1
     try:
         return workflow.cores
     except Exception:

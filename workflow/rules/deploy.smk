@@ -2,7 +2,7 @@
 # `hexagon-qemu` (a static Hexagon Linux binary run by qemu-hexagon) are staged
 # in a directory under results/; `hexagon` is also pushed to the phone with
 # kernels/hexagon/device.sh deploy (adb, target_settings.hexagon.device_serial
-# and device_dir).  deploy.json records the staged binary's sha256, the run
+# and device_dir; with a device farm, device_serials, to every phone).  deploy.json records the staged binary's sha256, the run
 # prefix and whether the target is emulated.
 rule deploy:
     input:
@@ -16,6 +16,7 @@ rule deploy:
         device_sh=str(REPO / "kernels" / "hexagon" / "device.sh"),
         env=lambda wc: hxconfig.run_env(config, wc.target),
         target_info=lambda wc: hxconfig.target_info(wc.target),
+        farm_spans_hosts=lambda wc: bool(hxconfig.target_settings(config, wc.target).get("farm_spans_hosts")),
     log:
         "logs/{target}/deploy.log",
     conda:

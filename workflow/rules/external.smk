@@ -1,4 +1,4 @@
-# ONNX Runtime as group B (docs/ort.md): every host fp32 point run again by
+# ONNX Runtime as group B (docs/ort.md): every host point it can express run again by
 # `python -m hxfuse.ort` (groups A_ort, B_ort, B_ort_graph, alone), compared
 # with the same point's hxrun raw file(s) by hxfuse.external, one CSV row per
 # point x workload.
@@ -6,7 +6,8 @@
 # `all` (and `snakemake --cores 4 external`) runs the middle point of the
 # first sweep for each of its workloads (the default study's "similar"
 # points): results/host/external.csv and paper/generated/external_table.tex.
-# `snakemake --cores 4 external_full` runs every host fp32 point of the study
+# `snakemake --cores 4 external_full` runs every host point of the study ONNX
+# Runtime can express (fp32, no option it would have to drop: docs/ort.md)
 # (about 13 minutes for the default study on 2 cores):
 # results/host/external_full.csv.
 #
@@ -39,6 +40,51 @@ rule ort_run:
         "../../envs/analysis.yaml"
     script:
         "../scripts/ort_run.py"
+
+
+# ONNX Runtime's groups at a point, drawn and traced like the runner's
+# (rules figure_timeline and perfetto, the same scripts and hxfuse.timeline):
+# the representative round of A_ort, B_ort and B_ort_graph from replicate 0,
+# one lane per thread that ran a profiled node (the harness's mx, vec, dma,
+# graph threads; ort1.. for ONNX Runtime's pool threads), one slice per node.
+rule ort_figure_timeline:
+    input:
+        jsonl=f"{EXTERNAL_DIR}/raw/{POINT_WC}/ort0.jsonl",
+        code=CODE["figure_timeline"],
+    output:
+        pdf=f"{EXTERNAL_DIR}/figures/timeline/{POINT_WC}.pdf",
+        png=f"{EXTERNAL_DIR}/figures/timeline/{POINT_WC}.png",
+    params:
+        title=lambda wc: f"host, ONNX Runtime: {wc.sweep} / {wc.workload} / {wc.point}",
+    log:
+        f"logs/host/external/figures/timeline/{POINT_WC}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/figure_timeline.py"
+
+
+rule ort_perfetto:
+    input:
+        jsonl=f"{EXTERNAL_DIR}/raw/{POINT_WC}/ort0.jsonl",
+        code=CODE["perfetto"],
+    output:
+        trace=f"{EXTERNAL_DIR}/timeline/{POINT_WC}.perfetto.json",
+    params:
+        point_id=lambda wc: f"host/external/{wc.sweep}/{wc.workload}/{wc.point}",
+    log:
+        f"logs/host/external/timeline/{POINT_WC}.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/perfetto.py"
+
+
+# every external point's timelines (`snakemake --cores 4 external_timelines`;
+# `all` draws those of the default points)
+rule external_timelines:
+    input:
+        lambda wc: external_timelines(external_points()),
 
 
 rule external_point:

@@ -2,15 +2,19 @@
 # (external.smk includes this file; Snakemake's linter wants functions and
 # rules in separate files).
 
+import hxfuse.ort as hxort
+
 # as many ONNX Runtime invocations per point as the runner has replicates
 EXTERNAL_REPLICATES = hxconfig.replicates(config, "host") if "host" in config["targets"] else 1
 EXTERNAL_DIR = "results/host/external"
 
 
 def external_points():
-    """Host points ONNX Runtime can run: fp32, real kernels (no calibration)."""
-    return [p for p in POINTS if p.target == "host" and p.params["precision"] == "fp32"
-            and not p.params["calibrate"]]
+    """Host points ONNX Runtime can run: those whose every option the harness
+    honours or records (fp32, real kernels, no option that changes the tasks'
+    work in a way ONNX Runtime cannot express: hxfuse.ort.args_problems)."""
+    return [p for p in POINTS if p.target == "host"
+            and not hxort.args_problems(hxconfig.runner_args(config, p))]
 
 
 def external_default_points():
@@ -28,6 +32,18 @@ def external_outputs():
     if not external_default_points():
         return []
     return ["results/host/external.csv", "paper/generated/external_table.tex"]
+
+
+def external_timeline_outputs():
+    """What `all` adds beside: ONNX Runtime's timelines at the default points."""
+    return external_timelines(external_default_points())
+
+
+def external_timelines(points):
+    """ONNX Runtime's timeline figure (PDF, PNG) and Perfetto trace of each
+    point, from its replicate 0 (rules ort_figure_timeline, ort_perfetto)."""
+    return [f"{EXTERNAL_DIR}/{kind}/{p.sweep}/{p.workload}/{p.point}.{ext}" for p in points
+            for kind, ext in (("figures/timeline", "pdf"), ("figures/timeline", "png"), ("timeline", "perfetto.json"))]
 
 
 def external_point(wc):

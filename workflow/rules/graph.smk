@@ -2,13 +2,12 @@
 # graph points (definitions in graph_inputs.smk; docs/graphs.md).
 
 
-# hxgraph is built by the same Makefile after hxrun (never beside it: the
-# two share object files)
+# hxgraph in its own build directory: `build` (hxrun) and `serve_build` may
+# run make at the same time, and two makes must not write the same objects
 rule graph_runner:
     input:
         makefile=str(REPO / "kernels" / "Makefile"),
         sources=graph_kernel_sources,
-        after="results/{target}/build/hxrun",
     output:
         "results/{target}/build/hxgraph",
     params:
@@ -19,8 +18,9 @@ rule graph_runner:
     conda:
         "../../envs/build.yaml"
     shell:
-        "(make -C {params.kernels} TARGET={wildcards.target} {params.make_vars} build/{wildcards.target}/hxgraph"
-        " && cp {params.kernels}/build/{wildcards.target}/hxgraph {output}) > {log} 2>&1"
+        "(make -C {params.kernels} TARGET={wildcards.target} BUILD=build/{wildcards.target}-graph"
+        " {params.make_vars} hxgraph"
+        " && cp {params.kernels}/build/{wildcards.target}-graph/hxgraph {output}) > {log} 2>&1"
 
 
 rule graph_build:

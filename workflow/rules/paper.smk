@@ -16,7 +16,7 @@ rule paper:
         r"""
         if ! command -v latexmk >/dev/null 2>&1; then
             echo "hxfuse: latexmk not found. Install LaTeX, e.g. on Debian/Ubuntu:" \
-                 "apt-get install -y latexmk texlive-latex-recommended texlive-latex-extra" \
+                 "apt-get install -y --no-install-recommends latexmk texlive-latex-recommended" \
                  "texlive-fonts-recommended lmodern (or use --sdm conda with envs/paper.yaml)" | tee {log} >&2
             exit 1
         fi

@@ -16,9 +16,14 @@
 # -- for the phone, which pushes, runs under ADSP_LIBRARY_PATH and pulls the
 # JSON Lines and .npy back; sim.sh for the simulator).
 #
-# Exclusive device: every run job takes the `device` resource (limit 1 in
-# workflow/profiles/default/profile.yaml) and all cores (threads), so on the
-# host no build or analysis job runs beside a measurement.
+# Exclusive device: every run job takes the `device` resource and all cores
+# (threads), so on the host no build or analysis job runs beside a
+# measurement.  The limit is 1, or the number of phones of the hexagon
+# target's device farm (target_settings.hexagon.device_serials; set in
+# common.smk): there a run job takes one thread (the measurement is on the
+# phone) and device.sh leases one free phone per run through a lock file, so
+# two runs never share a phone; the runner's records name it
+# (labels.device_serial) and the provenance sidecar too (device_serial).
 rule run:
     input:
         runner="results/{target}/stage/hxrun",

@@ -19,13 +19,33 @@ manifest = {"target": target, "runner": dst, "sha256": provenance.sha256_file(ds
             **provenance.base_record()}
 if target == "hexagon":
     env = {**os.environ, **sm.params.env}
-    r = subprocess.run([sm.params.device_sh, "deploy", dst], env=env, stdout=sys.stderr,
-                       stderr=subprocess.STDOUT)
-    if r.returncode != 0:
-        print(f"hxfuse: deploy of {dst} to {env.get('HX_DEVICE_SERIAL')}:{env.get('HX_DEVICE_DIR')} "
-              f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})", file=sys.__stderr__)
-        sys.exit(1)
-    manifest.update({"device_serial": env.get("HX_DEVICE_SERIAL"), "device_dir": env.get("HX_DEVICE_DIR")})
+    # a device farm (HX_DEVICE_SERIALS, exported by the workflow): every phone
+    # gets the runner, each under its own lease, so that a phone that is
+    # missing or refuses stops the workflow here, before any run.  A farm
+    # spread over several device hosts (target_settings.hexagon
+    # .farm_spans_hosts) deploys to the phones attached to this host only.
+    farm = env.get("HX_DEVICE_SERIALS", "").split()
+    elsewhere = []
+    if farm and sm.params.farm_spans_hosts:
+        listed = subprocess.run(["adb", "devices"], capture_output=True, text=True).stdout.splitlines()
+        here = {ln.split()[0] for ln in listed[1:] if len(ln.split()) == 2 and ln.split()[1] == "device"}
+        elsewhere = [s for s in farm if s not in here]
+        farm = [s for s in farm if s in here]
+        if not farm:
+            print(f"hxfuse: deploy of {dst}: none of the farm's phones ({' '.join(elsewhere)}) is attached "
+                  "to this host (adb devices)", file=sys.__stderr__)
+            sys.exit(1)
+    for serial in farm or [env.get("HX_DEVICE_SERIAL")]:
+        r = subprocess.run([sm.params.device_sh, "deploy", dst],
+                           env={**env, "HX_DEVICE_SERIALS": serial} if farm else env,
+                           stdout=sys.stderr, stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            print(f"hxfuse: deploy of {dst} to {serial}:{env.get('HX_DEVICE_DIR')} "
+                  f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})", file=sys.__stderr__)
+            sys.exit(1)
+    manifest.update({"device_serial": None if farm else env.get("HX_DEVICE_SERIAL"),
+                     "device_serials": farm, "device_serials_elsewhere": elsewhere,
+                     "device_dir": env.get("HX_DEVICE_DIR")})
 with open(sm.output.manifest, "w") as fh:
     json.dump(manifest, fh, indent=1, sort_keys=True)
 print(f"staged {src} -> {dst}", file=sys.stderr)

@@ -1,10 +1,12 @@
-"""figures: Gantt timeline of the median round of each group for one point."""
+"""figures: Gantt timeline of the median round of each group for one point
+(the runner's, or ONNX Runtime's groups for rule ort_figure_timeline)."""
 import sys
 
 from hxfuse import plots
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-w = snakemake.wildcards  # noqa: F821
-plots.timeline_figure(snakemake.input.jsonl, snakemake.input.check,  # noqa: F821
-                      title=f"{w.target}: {w.sweep} / {w.workload} / {w.point}",
-                      out=[snakemake.output.pdf, snakemake.output.png])  # noqa: F821
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+w = sm.wildcards
+plots.timeline_figure(sm.input.jsonl, sm.input.get("check"),
+                      title=sm.params.get("title") or f"{w.target}: {w.sweep} / {w.workload} / {w.point}",
+                      out=[sm.output.pdf, sm.output.png])

@@ -1,0 +1,44 @@
+/* The executor's lifecycle: prepare the tasks, start the engines and the
+ * fused entry, and stop them again.  What the tasks are and compute lives in
+ * tasks.c, what runs on the engines in exec_device.c, how the host submits in
+ * exec_host.c. */
+#include <stdio.h>
+#include <string.h>
+#include "exec.h"
+
+int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen) {
+    memset(x, 0, sizeof *x);
+    x->cfg = cfg;
+    x->kern = kern;
+    x->epoch = hx_now_ns();
+    int rc = hx_tasks_prepare(x, err, errlen);
+    if (rc != 0) return rc;
+
+    x->nvworkers = cfg->v_workers - 1;
+    if (hx_engine_start(&x->vec, "vec", cfg->affinity[HX_ENG_VEC], &cfg->wait, err, errlen) ||
+        hx_engine_start(&x->mx, "mx", cfg->affinity[HX_ENG_MX], &cfg->wait, err, errlen) ||
+        hx_engine_start(&x->dma, "dma", cfg->affinity[HX_ENG_DMA], &cfg->wait, err, errlen))
+        return -1;
+    for (int i = 0; i < x->nvworkers; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "vec%d", i + 1);
+        if (hx_engine_start(&x->vworker[i], name, cfg->affinity[HX_ENG_VWORKER(i + 1)], &cfg->wait, err, errlen))
+            return -1;
+    }
+    x->task[HX_M].engine = &x->mx, x->task[HX_V].engine = &x->vec, x->task[HX_D].engine = &x->dma;
+    for (int i = 0; i < HX_NTASKS; i++) hx_task_init_jobs(&x->task[i]);
+    if (hx_antagonists_start(&x->bw, cfg, err, errlen)) return -1;
+    hx_fused_init(&x->fused, x);
+    /* Inputs are prepared: the fused entry's readiness check may pass. */
+    for (int i = 0; i < HX_NTASKS; i++) __atomic_store_n(&x->task[i].ready, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void hx_exec_teardown(hx_exec *x) {
+    hx_antagonists_stop(&x->bw);
+    hx_engine_stop(&x->vec);
+    hx_engine_stop(&x->mx);
+    hx_engine_stop(&x->dma);
+    for (int i = 0; i < x->nvworkers; i++) hx_engine_stop(&x->vworker[i]);
+    hx_tasks_free(x);
+}

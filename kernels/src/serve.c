@@ -1,0 +1,375 @@
+/* hxserve: the service mode's runner (docs/serve.md).  Reads a trace, replays
+ * it once per policy and repetition (policies in a seeded order within each
+ * repetition, so slow drift of the machine falls on every policy alike), and
+ * writes JSON Lines: a meta record, per replay a replay record and one
+ * record per request, verify records naming the dumped .npy sets, and an end
+ * record with the record count and digest.  Written to FILE.tmp and renamed
+ * when complete. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "json.h"
+#include "platform.h"
+#include "rng.h"
+#include "serve.h"
+
+#ifndef HX_COMPILER
+#define HX_COMPILER "unknown"
+#endif
+#ifndef HX_CFLAGS
+#define HX_CFLAGS "unknown"
+#endif
+
+#define MAX_LABELS 16
+
+typedef struct sv_args {
+    const char *trace, *out, *npy_dir;
+    int npol, pol[SV_NPOL];
+    int reps;
+    sv_params p;
+    int nlabels;
+    const char *label_key[MAX_LABELS], *label_val[MAX_LABELS];
+} sv_args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: hxserve --trace FILE --out FILE [options]\n"
+            "  --trace FILE          CSV: arrival_ns,kind,size,deadline_ns (kind compute|bandwidth)\n"
+            "  --out FILE            JSON Lines output (written to FILE.tmp, renamed when complete)\n"
+            "  --npy-dir DIR         dump every input set and one request's outputs for it (.npy)\n"
+            "  --policies LIST       comma-separated subset of A,B,D (default A,B,D)\n"
+            "  --reps N              repetitions; each replays the trace once per policy (default 2, 1..100)\n"
+            "  --window-us W         D's pairing window in microseconds (default 0, 0..10000000)\n"
+            "  --seed S              inputs and policy order (default 1)\n"
+            "  --gemm-nk N,K         compute request: C[size][N] = A[size][K] B[K][N] (default 256,256)\n"
+            "  --gemv-cols C         bandwidth request: y[size] = W[size][C] x[C] (default 2048)\n"
+            "  --copy-row-bytes R    bandwidth request: size rows of R bytes copied (default 512)\n"
+            "  --copy-src-stride S   source row pitch in bytes, >= R (default 1024)\n"
+            "  --pool P              distinct inputs per (kind, size) (default 2, 1..%d)\n"
+            "  --label KEY=VALUE     copied into the meta record (up to %d)\n",
+            SV_MAX_POOL, MAX_LABELS);
+}
+
+static int int_arg(const char *opt, const char *s, long lo, long hi, long *v, char *err, size_t errlen) {
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi) {
+        snprintf(err, errlen, "%s: '%s' is not an integer in [%ld, %ld]", opt, s, lo, hi);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
+    memset(a, 0, sizeof *a);
+    a->reps = 2;
+    a->p = (sv_params){.gemm_n = 256, .gemm_k = 256, .gemv_cols = 2048, .copy_row_bytes = 512,
+                       .copy_src_stride = 1024, .pool = 2, .seed = 1, .window_ns = 0};
+    a->npol = 3, a->pol[0] = SV_POL_A, a->pol[1] = SV_POL_B, a->pol[2] = SV_POL_D;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) return 1;
+        if (i + 1 >= argc) {
+            snprintf(err, errlen, "%s: missing value (or unknown option)", o);
+            return -1;
+        }
+        const char *v = argv[++i];
+        long x;
+        if (!strcmp(o, "--trace")) a->trace = v;
+        else if (!strcmp(o, "--out")) a->out = v;
+        else if (!strcmp(o, "--npy-dir")) a->npy_dir = v;
+        else if (!strcmp(o, "--policies")) {
+            a->npol = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                int p = -1;
+                for (int k = 0; k < SV_NPOL; k++)
+                    if (!strcmp(tok, sv_policy_names[k])) p = k;
+                if (p < 0) {
+                    snprintf(err, errlen, "--policies: '%s' is not A, B or D", tok);
+                    return -1;
+                }
+                for (int k = 0; k < a->npol; k++)
+                    if (a->pol[k] == p) {
+                        snprintf(err, errlen, "--policies: %s given twice", tok);
+                        return -1;
+                    }
+                a->pol[a->npol++] = p;
+            }
+            if (!a->npol) {
+                snprintf(err, errlen, "--policies: empty list");
+                return -1;
+            }
+        } else if (!strcmp(o, "--reps")) {
+            if (int_arg(o, v, 1, 100, &x, err, errlen)) return -1;
+            a->reps = (int)x;
+        } else if (!strcmp(o, "--window-us")) {
+            if (int_arg(o, v, 0, 10000000, &x, err, errlen)) return -1;
+            a->p.window_ns = (uint64_t)x * 1000u;
+        } else if (!strcmp(o, "--seed")) {
+            if (int_arg(o, v, 0, 2147483647, &x, err, errlen)) return -1;
+            a->p.seed = (uint64_t)x;
+        } else if (!strcmp(o, "--gemm-nk")) {
+            long n, k;
+            char buf[64], *c;
+            snprintf(buf, sizeof buf, "%s", v);
+            if (!(c = strchr(buf, ','))) {
+                snprintf(err, errlen, "--gemm-nk: '%s' is not N,K", v);
+                return -1;
+            }
+            *c = 0;
+            if (int_arg(o, buf, 1, 4096, &n, err, errlen) || int_arg(o, c + 1, 1, 4096, &k, err, errlen)) return -1;
+            a->p.gemm_n = (int)n, a->p.gemm_k = (int)k;
+        } else if (!strcmp(o, "--gemv-cols")) {
+            if (int_arg(o, v, 1, 65536, &x, err, errlen)) return -1;
+            a->p.gemv_cols = (int)x;
+        } else if (!strcmp(o, "--copy-row-bytes")) {
+            if (int_arg(o, v, 1, 1 << 20, &x, err, errlen)) return -1;
+            a->p.copy_row_bytes = (int)x;
+        } else if (!strcmp(o, "--copy-src-stride")) {
+            if (int_arg(o, v, 1, 1 << 21, &x, err, errlen)) return -1;
+            a->p.copy_src_stride = (int)x;
+        } else if (!strcmp(o, "--pool")) {
+            if (int_arg(o, v, 1, SV_MAX_POOL, &x, err, errlen)) return -1;
+            a->p.pool = (int)x;
+        } else if (!strcmp(o, "--label")) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || a->nlabels == MAX_LABELS) {
+                snprintf(err, errlen, "--label: '%s' is not KEY=VALUE (at most %d labels)", v, MAX_LABELS);
+                return -1;
+            }
+            char *key = strndup(v, (size_t)(eq - v));
+            a->label_key[a->nlabels] = key, a->label_val[a->nlabels++] = eq + 1;
+        } else {
+            snprintf(err, errlen, "unknown option '%s'", o);
+            return -1;
+        }
+    }
+    if (!a->trace || !a->out) {
+        snprintf(err, errlen, "--trace and --out are required");
+        return -1;
+    }
+    if (a->p.copy_src_stride < a->p.copy_row_bytes) {
+        snprintf(err, errlen, "--copy-src-stride %d is below --copy-row-bytes %d (rows would overlap)",
+                 a->p.copy_src_stride, a->p.copy_row_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static void write_meta(FILE *out, const sv_args *a, const sv_run *s, const sv_trace *t) {
+    hx_json j;
+    char buf[256];
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "meta");
+    hx_json_str(&j, "runner", "hxserve");
+    hx_json_str(&j, "target", hx_platform_name());
+    hx_json_str(&j, "trace", a->trace);
+    hx_json_hex64(&j, "trace_fnv1a64", t->digest);
+    hx_json_i64(&j, "requests", t->n);
+    hx_json_arr(&j, "policies");
+    for (int i = 0; i < a->npol; i++) hx_json_str(&j, NULL, sv_policy_names[a->pol[i]]);
+    hx_json_close(&j, ']');
+    hx_json_i64(&j, "reps", a->reps);
+    hx_json_u64(&j, "window_ns", a->p.window_ns);
+    hx_json_u64(&j, "seed", a->p.seed);
+    hx_json_obj(&j, "params");
+    hx_json_i64(&j, "gemm_n", a->p.gemm_n);
+    hx_json_i64(&j, "gemm_k", a->p.gemm_k);
+    hx_json_i64(&j, "gemv_cols", a->p.gemv_cols);
+    hx_json_i64(&j, "copy_row_bytes", a->p.copy_row_bytes);
+    hx_json_i64(&j, "copy_src_stride", a->p.copy_src_stride);
+    hx_json_i64(&j, "pool", a->p.pool);
+    hx_json_close(&j, '}');
+    hx_json_obj(&j, "labels");
+    for (int i = 0; i < a->nlabels; i++) hx_json_str(&j, a->label_key[i], a->label_val[i]);
+    hx_json_close(&j, '}');
+    hx_json_str(&j, "kernels", s->k->name);
+    hx_json_str(&j, "compiler", HX_COMPILER);
+    hx_json_str(&j, "cflags", HX_CFLAGS);
+    hx_json_str(&j, "clock", hx_clock_source());
+    hx_json_u64(&j, "clock_resolution_ns", hx_clock_resolution_ns());
+    hx_json_i64(&j, "online_cores", hx_online_cores());
+    hx_cpu_model(buf, sizeof buf);
+    hx_json_str(&j, "cpu_model", buf);
+    hx_json_f64(&j, "load_average_before", hx_load_average_1min());
+    hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));
+    hx_json_end(&j);
+}
+
+static void write_replay(FILE *out, int rep, int slot, int pol, const sv_replay_stats *st) {
+    hx_json j;
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "replay");
+    hx_json_i64(&j, "rep", rep);
+    hx_json_i64(&j, "slot", slot);
+    hx_json_str(&j, "policy", sv_policy_names[pol]);
+    hx_json_u64(&j, "makespan_ns", st->makespan_ns);
+    hx_json_u64(&j, "max_admit_lag_ns", st->max_admit_lag_ns);
+    hx_json_u64(&j, "entries", st->entries);
+    hx_json_u64(&j, "pairs", st->pairs);
+    hx_json_end(&j);
+}
+
+static void write_request(FILE *out, int rep, int pol, const sv_run *s, const sv_req *r) {
+    hx_json j;
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "request");
+    hx_json_i64(&j, "rep", rep);
+    hx_json_str(&j, "policy", sv_policy_names[pol]);
+    hx_json_i64(&j, "id", r->id);
+    hx_json_str(&j, "kind", sv_kind_names[r->kind]);
+    hx_json_i64(&j, "size", r->size);
+    hx_json_i64(&j, "input", r->in->pool);
+    hx_json_u64(&j, "arrival_ns", r->arrival);
+    hx_json_u64(&j, "deadline_ns", r->deadline);
+    hx_json_u64(&j, "admit_ns", r->admit);
+    hx_json_u64(&j, "launch_ns", r->launch);
+    hx_json_u64(&j, "start_ns", r->start);
+    hx_json_u64(&j, "end_ns", r->end);
+    hx_json_u64(&j, "pairing_wait_ns", r->pairing_wait);
+    if (r->paired_with >= 0) hx_json_i64(&j, "paired_with", r->paired_with);
+    else hx_json_null(&j, "paired_with");
+    hx_json_arr(&j, "tasks");
+    for (int t = 0; t < r->ntasks; t++) {
+        const sv_task *k = &r->task[t];
+        hx_json_obj(&j, NULL);
+        hx_json_str(&j, "engine", k->engine->name);
+        hx_json_u64(&j, "push_ns", k->push);
+        hx_json_u64(&j, "begin_ns", k->begin);
+        hx_json_u64(&j, "end_ns", k->end);
+        hx_json_u64(&j, "cpu_ns", k->cpu_ns);
+        hx_json_close(&j, '}');
+    }
+    hx_json_close(&j, ']');
+    hx_json_hex64(&j, "checksum", r->checksum);
+    hx_json_end(&j);
+    (void)s;
+}
+
+static int run(const sv_args *a, sv_run *s, const sv_trace *t, FILE *out, char *err, size_t errlen) {
+    uint64_t t0 = hx_now_ns();
+    write_meta(out, a, s, t);
+    uint64_t order_rng = a->p.seed * 0x9E3779B97F4A7C15ull + 7;
+    int dumped = 0;
+    for (int rep = 0; rep < a->reps; rep++) {
+        int order[SV_NPOL];
+        memcpy(order, a->pol, sizeof(int) * (size_t)a->npol);
+        for (int i = a->npol - 1; i > 0; i--) { /* Fisher-Yates, seeded */
+            int j = (int)(hx_splitmix64(&order_rng) % (uint64_t)(i + 1)), tmp = order[i];
+            order[i] = order[j], order[j] = tmp;
+        }
+        for (int slot = 0; slot < a->npol; slot++) {
+            int pol = order[slot];
+            sv_replay_stats st;
+            sv_poison_outputs(s);
+            if (sv_replay(s, pol, &st, err, errlen)) return 1;
+            for (int i = 0; i < t->n; i++) s->req[i].checksum = sv_req_checksum(&s->req[i]);
+            write_replay(out, rep, slot, pol, &st);
+            for (int i = 0; i < t->n; i++) write_request(out, rep, pol, s, &s->req[i]);
+            if (a->npy_dir && !dumped) {
+                /* The evidence for the numpy check: every input set and the
+                 * outputs of the first request that used it. */
+                for (int in = 0; in < s->ninputs; in++) {
+                    const sv_req *r = NULL;
+                    for (int i = 0; i < t->n && !r; i++)
+                        if (s->req[i].in == &s->inputs[in]) r = &s->req[i];
+                    if (!r) continue;
+                    char name[64];
+                    if (sv_dump_input(s, r, a->npy_dir, name, sizeof name, err, errlen)) return 1;
+                    hx_json j;
+                    hx_json_begin(&j, out);
+                    hx_json_str(&j, "record", "verify");
+                    hx_json_str(&j, "name", name);
+                    hx_json_str(&j, "kind", sv_kind_names[r->kind]);
+                    hx_json_i64(&j, "size", r->size);
+                    hx_json_i64(&j, "input", r->in->pool);
+                    hx_json_i64(&j, "rep", rep);
+                    hx_json_str(&j, "policy", sv_policy_names[pol]);
+                    hx_json_i64(&j, "request", r->id);
+                    hx_json_hex64(&j, "checksum", r->checksum);
+                    hx_json_end(&j);
+                }
+                dumped = 1;
+            }
+        }
+    }
+    uint64_t digest;
+    int64_t records;
+    hx_json_digest(out, &digest, &records);
+    char dig[32];
+    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
+    hx_json j;
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "end");
+    hx_json_i64(&j, "records", records);
+    hx_json_str(&j, "digest", dig);
+    hx_json_str(&j, "status", "ok");
+    hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
+    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
+    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_json_end(&j);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    sv_args a;
+    char err[1024] = "";
+    int rc = parse(argc, argv, &a, err, sizeof err);
+    if (rc > 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "hxserve: error: %s\n", err);
+        usage(stderr);
+        return 2;
+    }
+    /* A bad trace stops here, before any input is made or thread started. */
+    sv_trace t;
+    if (sv_trace_read(a.trace, &t, err, sizeof err)) {
+        fprintf(stderr, "hxserve: error: %s\n", err);
+        return 2;
+    }
+    /* The dispatcher's futex timeouts: the default 50 us slack would be
+     * added to every pairing window. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    static sv_run s;
+    if (sv_setup(&s, &a.p, &t, err, sizeof err)) {
+        fprintf(stderr, "hxserve: error: %s\n", err);
+        sv_teardown(&s);
+        sv_trace_free(&t);
+        return 1;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", a.out);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        fprintf(stderr, "hxserve: error: cannot open %s for writing\n", tmp);
+        sv_teardown(&s);
+        sv_trace_free(&t);
+        return 1;
+    }
+    rc = run(&a, &s, &t, out, err, sizeof err);
+    sv_teardown(&s);
+    sv_trace_free(&t);
+    if (fclose(out) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "write error on %.900s", tmp);
+        rc = 1;
+    }
+    if (rc) {
+        fprintf(stderr, "hxserve: error: %s\n", err);
+        remove(tmp);
+        return 1;
+    }
+    if (rename(tmp, a.out) != 0) {
+        fprintf(stderr, "hxserve: error: cannot rename %s to %s\n", tmp, a.out);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+"""The paper end to end: `snakemake paper` on the smoke study builds
+paper/main.pdf with latexmk, every section is in the text, and nothing is left
+unresolved (no "??" in the PDF, no undefined reference or citation in the
+LaTeX log).  Needs latexmk and TeX Live (.ci/run installs them); skipped,
+saying so, only where latexmk is absent."""
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from pipeline_util import REPO, TINY, snakemake, write_config
+
+pytestmark = pytest.mark.skipif(shutil.which("latexmk") is None,
+                                reason="latexmk is not installed (the paper rule needs LaTeX: see README, "
+                                       "'build the paper'; .ci/run installs it)")
+
+# \section titles of paper/main.tex and paper/related.tex, in order
+SECTIONS = ["Question", "Platform and scope", "Method", "Mechanism validation", "Answers", "Results",
+            "Limitations and threats to validity", "Related work"]
+
+
+def test_sections_are_those_of_the_paper():
+    tex = (REPO / "paper" / "main.tex").read_text() + (REPO / "paper" / "related.tex").read_text()
+    assert re.findall(r"\\section\{([^}]*)\}", tex) == SECTIONS
+
+
+def test_paper_builds_from_the_smoke_study(tmp_path):
+    assert shutil.which("pdftotext"), "pdftotext (poppler-utils) is needed to read the PDF back"
+    cfg = {k: copy.deepcopy(v) for k, v in TINY.items() if k != "sweeps"}
+    # the smoke study: mv, md, mvd at one small size; one replicate, few rounds
+    cfg["study"] = "smoke"
+    cfg["run"] |= {"replicates": 1, "rounds": 4}
+    write_config(tmp_path, cfg)
+    r = snakemake(tmp_path, "paper", timeout=900)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    pdf = tmp_path / "paper" / "main.pdf"
+    assert pdf.stat().st_size > 50_000
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+    assert 6 <= pages <= 16, pages
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    flat = re.sub(r"\s+", " ", text)
+    for i, title in enumerate(SECTIONS, start=1):
+        assert f"{i} {title}" in flat, f"section {i} {title!r} not in the PDF's text"
+    assert "??" not in text, "an unresolved reference: " + text[max(0, text.find("??") - 200):text.find("??") + 50]
+    # the smoke sweep's points and the external comparison made it into the text
+    assert "smoke" in flat and "ONNX Runtime" in flat
+    log = (tmp_path / "paper" / "build" / "main.log").read_text(errors="replace")
+    bad = re.findall(r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hyper reference) [^\n]*undefined"
+                     r"|There were undefined (?:references|citations)", log)
+    assert not bad, bad

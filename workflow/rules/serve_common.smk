@@ -1,0 +1,53 @@
+# Shared definitions of the service mode (rules: serve.smk; docs/serve.md).
+# Host target only (hxserve's dispatcher sleeps on a Linux futex
+# with a timeout).  The configuration (config.serve, config.serve_study) is
+# validated here, when the workflow is read, before any job
+# (hxfuse/serve_config.py).
+import hxfuse.serve_config as hxserve_cfg
+
+try:
+    SERVE = hxserve_cfg.resolve(config)
+except hxserve_cfg.ServeConfigError as err:
+    raise ValueError(f"hxfuse: {err}") from None
+SERVE_POINTS = {p.name: p for p in hxserve_cfg.points(SERVE)}
+# A serve study writes beside the default point, not over it (its point
+# names may repeat the config's).
+_serve_study = config.get("serve_study")
+SERVE_DIR = "results/host/serve" + (f"-{Path(_serve_study).stem}" if _serve_study else "")
+SERVE_LOG = SERVE_DIR.replace("results/", "logs/", 1)
+SERVE_REP = "{spoint}/rep{rep}"
+
+wildcard_constraints:
+    spoint="|".join(sorted(SERVE_POINTS, key=len, reverse=True)),
+
+
+def serve_sources(wc):
+    """What hxserve is built from: the host target's sources, its own included."""
+    kdir = REPO / "kernels"
+    return sorted(str(p) for p in (kdir / "src").glob("*") if p.suffix in (".c", ".h")) + [
+        str(kdir / "targets" / "host.mk")]
+
+
+def serve_reps(path_of):
+    return [path_of(p, r) for p in SERVE_POINTS for r in range(SERVE["replicates"])]
+
+
+def serve_raw(p, r):
+    return f"{SERVE_DIR}/raw/{p}/rep{r}.jsonl"
+
+
+def serve_check_of(p, r):
+    return f"{SERVE_DIR}/check/{p}/rep{r}.json"
+
+
+SERVE_FIGURES = [f"{SERVE_DIR}/figures/{name}.{ext}"
+                 for name in ("latency_cdf", "vs_rate", "vs_window") for ext in ("pdf", "png")]
+
+
+def serve_outputs():
+    """What `all` makes of the service mode: nothing when the host is not a
+    configured target (hxserve measures the host; `serve_all` still runs it)."""
+    if "host" not in config["targets"]:
+        return []
+    return (serve_reps(serve_check_of) + SERVE_FIGURES
+            + [f"{SERVE_DIR}/summary.csv", f"{SERVE_DIR}/summary.json", f"{SERVE_DIR}/serve_table.tex"])

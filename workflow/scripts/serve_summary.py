@@ -1,0 +1,42 @@
+"""serve_summary: per-replay metrics of every serve point and their medians
+with bootstrap intervals (hxfuse.serve)."""
+import json
+import sys
+
+import pandas as pd
+
+from hxfuse import serve
+
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+points = {p["name"]: p for p in sm.params.points}
+reqs, envs = [], []
+for check, raw in zip(sm.input.checks, sm.input.raws):
+    with open(check) as fh:
+        c = json.load(fh)
+    if not c["ok"]:  # the check job fails first; never summarise a failed run
+        raise SystemExit(f"hxfuse: {check}: failed check, not summarised")
+    recs = serve.read_records(raw)
+    t = serve.request_table(recs, replicate=c["replicate"])
+    p = points[c["point"]]
+    reqs.append(t.assign(point=p["name"], rate=p["rate"], window_us=p["window_us"]))
+    env = serve.run_environment(recs)
+    envs.append({"point": p["name"], "replicate": c["replicate"], **env, "loaded": serve.is_loaded(env)})
+env = pd.DataFrame(envs)
+# a point is loaded when any of its runs was: its numbers are then read with care
+loaded = env.groupby("point")["loaded"].any()
+requests = pd.concat(reqs, ignore_index=True)
+replays = pd.concat([serve.replay_metrics(g).assign(point=k[0], rate=k[1], window_us=k[2])
+                     for k, g in requests.groupby(["point", "rate", "window_us"], sort=True)],
+                    ignore_index=True)
+summary = serve.summarize(replays, n_resamples=sm.params.bootstrap, level=sm.params.ci)
+summary["loaded"] = summary["point"].map(loaded).astype(bool)
+requests.to_csv(sm.output.requests, index=False)
+replays.to_csv(sm.output.replays, index=False)
+summary.to_csv(sm.output.summary, index=False)
+with open(sm.output.json, "w") as fh:
+    json.dump({"points": sm.params.points, "replicates": sm.params.replicates,
+               "replays": int(len(replays)), "requests": int(len(requests)),
+               "environment": env.to_dict(orient="records"),
+               "loaded_points": sorted(p for p, v in loaded.items() if v),
+               "summary": summary.to_dict(orient="records")}, fh, indent=1)
