@@ -38,6 +38,8 @@ include: "workflow/rules/external.smk"
 include: "workflow/rules/mechanism.smk"
 include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/graph_inputs.smk"
+include: "workflow/rules/graph.smk"
 include: "workflow/rules/serve_common.smk"
 include: "workflow/rules/serve.smk"
 include: "workflow/rules/search.smk"
@@ -48,6 +50,7 @@ rule all:
         all_outputs(),
         analysis_outputs(),
         external_outputs(),
+        graph_outputs(),
         external_timeline_outputs(),
         serve_outputs(),
     default_target: True

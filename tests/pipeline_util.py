@@ -26,7 +26,8 @@ def copy_repo(dest: Path) -> Path:
 
     ignore = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".snakemake", "results", "logs")
     dest.mkdir(parents=True, exist_ok=True)
-    for d in ("workflow", "hxfuse", "kernels", "envs"):
+    # config/: the study files (the graph study's default is one of them)
+    for d in ("workflow", "hxfuse", "kernels", "envs", "config"):
         shutil.copytree(REPO / d, dest / d, ignore=ignore)
     (dest / "paper").mkdir(exist_ok=True)
     shutil.copy2(REPO / "paper" / "main.tex", dest / "paper" / "main.tex")

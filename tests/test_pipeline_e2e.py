@@ -205,6 +205,9 @@ ANALYSIS = {"aggregate", "perfetto", "ort_perfetto", "report_tables"} | FIG
 COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
+# workload 4, the task graphs (workflow/rules/graph.smk)
+GRAPH = {"graph_build", "graph_run", "graph_check", "graph_summary", "graph_figure_profile",
+         "graph_figure_speedup", "graph_figure_timeline", "graph_table"}
 # the service mode (workflow/rules/serve.smk)
 SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
 # fixed vs searched (workflow/rules/search.smk, not part of `all`): the
@@ -215,34 +218,42 @@ SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_ta
 NOT_IN_ALL = PAPER | {"mechanism"} | SEARCH_RUN | SEARCH_ANALYSIS
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
-    | ANALYSIS | COMPARE | NOT_IN_ALL | SERVE,
+    | ANALYSIS | COMPARE | NOT_IN_ALL | SERVE | GRAPH,
     "aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "answers": PAPER,
-    "checks": {"check", "ort_run", "serve_check"} | SEARCH_ANALYSIS,
+    "checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
     # the Snakefile's; no job script imports it (the rules pass what they
     # need as params)
     "config": set(),
     "deps": set(),
     "external": COMPARE,
     "families": {"aggregate", "figure_family", "families_tex"},
+    "graphcheck": {"graph_check"},
+    "graphplots": {"graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline"},
+    "graphprofile": {"graph_summary", "graph_figure_profile"},
+    "graphs": {"graph_build", "graph_summary", "graph_figure_profile"},
+    "graphstats": {"graph_summary", "graph_figure_timeline"},
+    "graphstudy": set(),  # the Snakefile's validation only
+    "graphtable": {"graph_table"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary"} | SEARCH_RUN | SEARCH_ANALYSIS,
+    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary", "graph_run",
+                  "graph_check", "graph_summary"} | SEARCH_RUN | SEARCH_ANALYSIS,
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
     "io": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check"} | ANALYSIS | COMPARE | PAPER
-    | SEARCH_RUN | SEARCH_ANALYSIS,
-    "latex": {"table", "external_table", "serve_table", "search_table"} | PAPER,
+    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
+    | ANALYSIS | COMPARE | PAPER | SEARCH_RUN | SEARCH_ANALYSIS,
+    "latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "mechanism": PAPER | {"mechanism"},
     "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     "ort": {"ort_run"},
     "paper": PAPER,
     "pipeline": {"aggregate"},
     "plots": FIG | PAPER | {"figure_search"},
-    "provenance": {"run", "deploy", "aggregate"} | SEARCH_RUN,
+    "provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
     "report": {"report_tables"},
-    "runpoint": {"run"} | SEARCH_RUN,
+    "runpoint": {"run", "graph_run"} | SEARCH_RUN,
     "search": SEARCH_ANALYSIS,
     "search_plots": {"figure_search"},
     "searchrun": SEARCH_RUN,
@@ -253,9 +264,10 @@ RULES_OF_MODULE = {
     "serve_latex": {"serve_table"},
     "serve_plots": {"serve_figures"},
     "serve_trace": {"serve_trace", "serve_check"},
-    "stats": {"aggregate", "serve_check", "serve_summary"} | COMPARE | SEARCH_ANALYSIS,
-    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table"} | FIG | COMPARE | PAPER
+    "stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"} | COMPARE
     | SEARCH_ANALYSIS,
+    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"} | FIG
+    | COMPARE | PAPER | SEARCH_ANALYSIS,
     "timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
 }
@@ -273,6 +285,10 @@ CONSUMERS = {
     "serve_build": {"serve_run"}, "serve_trace": {"serve_run", "serve_check"},
     "serve_run": {"serve_check", "serve_summary"}, "serve_check": {"serve_summary"},
     "serve_summary": {"serve_figures", "serve_table"},
+    "graph_build": {"graph_run", "graph_check", "graph_summary", "graph_figure_profile"},
+    "graph_run": {"graph_check", "graph_summary", "graph_figure_timeline"},
+    "graph_check": {"graph_summary", "graph_figure_timeline"},
+    "graph_summary": {"graph_figure_speedup", "graph_table"},
 }
 
 
@@ -302,6 +318,10 @@ def test_derived_code_dependencies_match_the_imports():
                  "search_run": "search_run", "search_select": "search_select",
                  "search_confirm": "search_confirm", "search_result": "search_result",
                  "figure_search": "figure_search", "search_table": "search_table",
+                 "graph_build": "graph_build", "graph_run": "run_point", "graph_check": "graph_check",
+                 "graph_summary": "graph_summary", "graph_figure_profile": "graph_figure_profile",
+                 "graph_figure_speedup": "graph_figure_speedup", "graph_table": "graph_table",
+                 "graph_figure_timeline": "graph_figure_timeline",
                  **{r: r for r in SERVE}}
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}

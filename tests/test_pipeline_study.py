@@ -31,7 +31,7 @@ def checkout(tmp_path_factory):
     """A copy of the repository with the default config.yaml and config/."""
     wd = copy_repo(tmp_path_factory.mktemp("clone"))
     shutil.copy2(REPO / "config.yaml", wd / "config.yaml")
-    shutil.copytree(REPO / "config", wd / "config")
+    shutil.copytree(REPO / "config", wd / "config", dirs_exist_ok=True)  # copy_repo has it too
     return wd
 
 

@@ -95,10 +95,11 @@ def kernel_sources(wc):
     """What the runner of one target is built from (host: no Hexagon code)."""
     kdir = REPO / "kernels"
     dirs = hxtargets.get(wc.target).sources
-    # serve*.c/h are hxserve's alone (serve.smk): editing them must not rebuild
-    # hxrun and so rerun every measurement
+    # serve*.c/h are hxserve's alone (serve.smk), graph*.c/h hxgraph's
+    # (graph_kernel_sources): editing them must not rebuild hxrun and so
+    # rerun every measurement
     srcs = sorted(str(p) for d in dirs for p in (kdir / d).rglob("*")
-                  if p.suffix in (".c", ".h") and not p.name.startswith("serve"))
+                  if p.suffix in (".c", ".h") and not p.name.startswith(("serve", "graph")))
     return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
 
 

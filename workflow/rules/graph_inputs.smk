@@ -1,0 +1,48 @@
+# Workload 4, shared definitions (the rules are in graph.smk): the graph
+# study and the paths of its points.
+#
+# Workload 4: task graphs from model blocks (docs/graphs.md).  The graph
+# study (config.graph_study, checked by hxfuse/graphstudy.py here, before any
+# job) lists graph points; each is built into a graph file, run by hxgraph
+# in groups A-D (run.replicates-like replicates of its own, each its own
+# target file), checked against numpy, summarised, drawn and tabulated.
+# Host target only: the graph runner is the POSIX one.
+import hxfuse.graphstudy as hxgraphstudy
+
+try:
+    GRAPH_STUDY = hxgraphstudy.load_study(config.get("graph_study"))
+except hxconfig.ConfigError as err:
+    raise ValueError(f"hxfuse: {err}") from None
+GRAPH_POINTS = {p["name"]: p for p in GRAPH_STUDY["points"]}
+GRAPH_RUN = GRAPH_STUDY["run"]
+GRAPH_TARGETS = [t for t in config["targets"] if t == "host"]
+
+
+wildcard_constraints:
+    gpoint="[A-Za-z][A-Za-z0-9_-]*",
+
+
+def graph_reps(target, what, ext):
+    return [f"results/{target}/graph/{what}/{g}/rep{r}{ext}" for g in GRAPH_POINTS
+            for r in range(GRAPH_RUN["replicates"])]
+
+
+def graph_kernel_sources(wc):
+    """What hxgraph is built from: hxrun's sources and the graph runner's own."""
+    own = sorted(str(p) for p in (REPO / "kernels" / "src").glob("graph*") if p.suffix in (".c", ".h"))
+    return kernel_sources(wc) + own
+
+
+def graph_outputs():
+    """What `all` asks of the graph study: checks, summary, figures, table."""
+    out = []
+    for t in GRAPH_TARGETS:
+        out += graph_reps(t, "check", ".json")
+        out += [f"results/{t}/graph/summary.csv", f"results/{t}/graph/trials.csv.gz"]
+        for ext in ("pdf", "png"):
+            out += [f"results/{t}/graph/figures/profile_{g}.{ext}" for g in GRAPH_POINTS]
+            out += [f"results/{t}/graph/figures/timeline_{g}.{ext}" for g in GRAPH_POINTS]
+            out.append(f"results/{t}/graph/figures/speedup.{ext}")
+    if GRAPH_TARGETS and GRAPH_POINTS:
+        out.append("paper/generated/graph_table.tex")
+    return out

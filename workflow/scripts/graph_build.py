@@ -1,0 +1,9 @@
+"""graph_build: the graph file of one graph point (hxfuse.graphs)."""
+import sys
+
+from hxfuse.graphs import build, write_graph
+
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+p = sm.params.point
+write_graph(build(p["model"], p["params"], p["reuse"]), sm.output[0])

@@ -1,0 +1,11 @@
+"""graph_figure_profile: ready nodes per topological step and engine class."""
+import json
+import sys
+
+from hxfuse import graphplots
+from hxfuse.graphprofile import ready_profile
+
+sm = snakemake  # noqa: F821
+sys.stderr = open(sm.log[0], "w")
+graph = json.load(open(sm.input.graph))
+graphplots.profile_figure(ready_profile(graph), f"ready profile: {sm.params.label}", [sm.output.pdf, sm.output.png])
