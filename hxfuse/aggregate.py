@@ -207,36 +207,60 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
         out.append(("device_fallback", f"device fallbacks: {fb:g} (an engine or memory was replaced; "
                                        "end.resources of the runner says which)"))
     cores = _float(env.get("online_cores"))
+    have_cores = math.isfinite(cores) and cores >= 1
+    rw = env.get("runner_warnings")
+    runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
+    if have_cores and math.isfinite(_float(env.get("other_busy_cores_before"))):
+        out += _busy_sample_findings(env, cores)
+    else:
+        out += _load_average_findings(env, cores, have_cores, loaded_per_core)
+    out += [("runner", f"runner: {w}") for w in runner]
+    return out
+
+
+def _runner_says_exceed(env: Mapping[str, Any]) -> bool:
+    """The runner's own ``engines_exceed_cores`` warning is in ``runner_warning_codes``."""
+    # keyed on the runner's stable codes, never on its wording
+    rc = env.get("runner_warning_codes")
+    return isinstance(rc, str) and "engines_exceed_cores" in rc.split("; ")
+
+
+def _exceed_finding(used: float, cores: float) -> tuple[str, str]:
+    n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
+    return ("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)")
+
+
+def _busy_sample_findings(env: Mapping[str, Any], cores: float) -> list[tuple[str, str]]:
+    """Findings from the runner's own sample of other work (``other_busy_cores_*``)."""
+    out: list[tuple[str, str]] = []
+    used = _float(env.get("device_engines_used"))
+    busy_b = _float(env.get("other_busy_cores_before"))
+    busy_a = _float(env.get("other_busy_cores_after"))
+    busy_limit = BUSY_PER_CORE * cores
+    if busy_b > busy_limit:
+        out.append(("loaded_before", f"loaded before (other processes kept {busy_b:.2f} cores busy > "
+                                     f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)"))
+    if math.isfinite(busy_a) and busy_a > busy_limit:
+        out.append(("loaded_after",
+                    f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
+    if bool(env.get("engines_exceed_cores")):
+        if not _runner_says_exceed(env):
+            out.append(_exceed_finding(used, cores))
+    elif math.isfinite(used) and cores - busy_b < used - 0.5:
+        out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy "
+                                      f"with other work leaves ~{cores - busy_b:.1f} for {used:g} device engines)"))
+    return out
+
+
+def _load_average_findings(env: Mapping[str, Any], cores: float, have_cores: bool,
+                           loaded_per_core: float) -> list[tuple[str, str]]:
+    """Findings from the 1-minute load average (no sample of other work)."""
+    out: list[tuple[str, str]] = []
     used = _float(env.get("device_engines_used"))
     before = _float(env.get("load_average_before"))
     after = _float(env.get("load_average_after"))
     wall = _float(env.get("runner_wall_s"))
-    have_cores = math.isfinite(cores) and cores >= 1
     limit = loaded_per_core * cores if have_cores else math.nan
-    busy_b = _float(env.get("other_busy_cores_before"))
-    busy_a = _float(env.get("other_busy_cores_after"))
-    rw = env.get("runner_warnings")
-    runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
-    # keyed on the runner's stable codes, never on its wording
-    rc = env.get("runner_warning_codes")
-    runner_says_exceed = isinstance(rc, str) and "engines_exceed_cores" in rc.split("; ")
-    if have_cores and math.isfinite(busy_b):
-        busy_limit = BUSY_PER_CORE * cores
-        if busy_b > busy_limit:
-            out.append(("loaded_before", f"loaded before (other processes kept {busy_b:.2f} cores busy > "
-                                         f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)"))
-        if math.isfinite(busy_a) and busy_a > busy_limit:
-            out.append(("loaded_after",
-                        f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
-        if bool(env.get("engines_exceed_cores")):
-            if not runner_says_exceed:
-                n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
-                out.append(("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)"))
-        elif math.isfinite(used) and cores - busy_b < used - 0.5:
-            out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy "
-                                          f"with other work leaves ~{cores - busy_b:.1f} for {used:g} device engines)"))
-        out += [("runner", f"runner: {w}") for w in runner]
-        return out
     if not math.isfinite(before):
         out.append(("load_unknown", "load unknown (load average unreadable)"))
     elif have_cores and before > limit:
@@ -249,17 +273,15 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
             out.append(("loaded_after",
                         f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
-        if runner_says_exceed:
+        if _runner_says_exceed(env):
             pass  # the runner says so itself (listed below)
         else:
-            n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
-            out.append(("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)"))
+            out.append(_exceed_finding(used, cores))
     elif have_cores and math.isfinite(used) and math.isfinite(before):
         free = max(0.0, cores - math.floor(before + 0.5))
         if free < used:
             out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
                                           f"leaves ~{free:g} for {used:g} device engines)"))
-    out += [("runner", f"runner: {w}") for w in runner]
     return out
 
 

@@ -129,85 +129,96 @@ def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
     return run_of(jsonl.parse(lines, source))
 
 
+def _trial_keys(rec: dict[str, Any], trial_id: int) -> dict[str, Any]:
+    """The columns that name a trial, shared by all its rows."""
+    return {
+        "trial_id": trial_id,
+        "round": int(rec["round"]),
+        "seq": int(rec.get("seq", -1)),
+        "warmup": bool(rec["warmup"]),
+        "workload": str(rec["workload"]),
+        "group": str(rec["group"]),
+        "empty": bool(rec.get("empty", False)),
+    }
+
+
+def _trial_row(keys: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    """One row of ``Run.trials``."""
+    host = rec["host"]
+    device = rec.get("device") or {}
+    return keys | {
+        "host_submit_begin": host["submit_begin"],
+        "host_submit_end": host["submit_end"],
+        "host_wait_begin": host["wait_begin"],
+        "host_wait_end": host["wait_end"],
+        # Sums over the trial's requests (A submits and
+        # waits once per task, so the begin/end spans of
+        # submit and wait interleave there).
+        "host_submit_total_ns": _num(host.get("submit_ns")),
+        "host_wait_total_ns": _num(host.get("wait_ns")),
+        "host_requests": _num(host.get("requests")),
+        "host_submit_max_ns": _max_submit(host),
+        "host_cpu": _num(host.get("cpu")),
+        "device_entry_begin": _num(device.get("entry_begin")),
+        "device_entry_end": _num(device.get("entry_end")),
+        "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),
+        "makespan_ns": rec["makespan_ns"],
+        "checksums_ok": bool(rec["checksums_ok"]),
+    }
+
+
+def _task_row(keys: dict[str, Any], t: dict[str, Any]) -> dict[str, Any]:
+    """One row of ``Run.tasks``."""
+    return keys | {
+        "task": str(t["task"]),
+        "engine": str(t["engine"]),
+        "launch": _num(t.get("launch")),
+        "begin": t["begin"],
+        "end": t["end"],
+        "host_seen": _num(t.get("host_seen")),
+        "checksum": t.get("checksum"),
+        "cpu_ns": _num(t.get("cpu_ns")),
+        "cpu_begin": _num(t.get("cpu_begin")),
+        "cpu_end": _num(t.get("cpu_end")),
+    }
+
+
+def _node_rows(keys: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
+    """The profiled nodes of one task (rows of ``Run.nodes``)."""
+    return [keys | {"task": str(t["task"]), "name": str(n[0]), "lane": str(n[1]), "begin": n[2], "end": n[3]}
+            for n in t.get("nodes") or ()]
+
+
+def _wait_row(keys: dict[str, Any], w: dict[str, Any]) -> dict[str, Any]:
+    """One row of ``Run.waits``."""
+    return keys | {"who": str(w["who"]), "on": str(w["on"]), "begin": w["begin"], "end": w["end"]}
+
+
+def _add_trial(rec: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Appends the rows of one trial record to *rows* (trials, tasks, workers, nodes, waits)."""
+    keys = _trial_keys(rec, len(rows["trials"]))
+    rows["trials"].append(_trial_row(keys, rec))
+    for t in rec.get("tasks") or []:
+        rows["tasks"].append(_task_row(keys, t))
+        rows["workers"].extend(_worker_rows(keys, t))
+        rows["nodes"].extend(_node_rows(keys, t))
+    for w in rec.get("waits") or []:
+        rows["waits"].append(_wait_row(keys, w))
+
+
 def run_of(records: jsonl.Records) -> Run:
     """Build a :class:`Run` from the records of a runner output."""
     source = records.source
     meta = {k: v for k, v in records.meta.items() if k != "record"}
 
-    trial_rows: list[dict[str, Any]] = []
-    task_rows: list[dict[str, Any]] = []
-    wait_rows: list[dict[str, Any]] = []
-    worker_rows: list[dict[str, Any]] = []
-    node_rows: list[dict[str, Any]] = []
+    rows: dict[str, list[dict[str, Any]]] = {k: [] for k in ("trials", "tasks", "waits", "workers", "nodes")}
     verify: list[dict[str, Any]] = []
 
     for lineno, rec in records.lines[1:]:
         kind = rec["record"]
         if kind == "trial":
             try:
-                trial_id = len(trial_rows)
-                keys = {
-                    "trial_id": trial_id,
-                    "round": int(rec["round"]),
-                    "seq": int(rec.get("seq", -1)),
-                    "warmup": bool(rec["warmup"]),
-                    "workload": str(rec["workload"]),
-                    "group": str(rec["group"]),
-                    "empty": bool(rec.get("empty", False)),
-                }
-                host = rec["host"]
-                device = rec.get("device") or {}
-                trial_rows.append(
-                    keys
-                    | {
-                        "host_submit_begin": host["submit_begin"],
-                        "host_submit_end": host["submit_end"],
-                        "host_wait_begin": host["wait_begin"],
-                        "host_wait_end": host["wait_end"],
-                        # Sums over the trial's requests (A submits and
-                        # waits once per task, so the begin/end spans of
-                        # submit and wait interleave there).
-                        "host_submit_total_ns": _num(host.get("submit_ns")),
-                        "host_wait_total_ns": _num(host.get("wait_ns")),
-                        "host_requests": _num(host.get("requests")),
-                        "host_submit_max_ns": _max_submit(host),
-                        "host_cpu": _num(host.get("cpu")),
-                        "device_entry_begin": _num(device.get("entry_begin")),
-                        "device_entry_end": _num(device.get("entry_end")),
-                        "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),
-                        "makespan_ns": rec["makespan_ns"],
-                        "checksums_ok": bool(rec["checksums_ok"]),
-                    }
-                )
-                for t in rec.get("tasks") or []:
-                    task_rows.append(
-                        keys
-                        | {
-                            "task": str(t["task"]),
-                            "engine": str(t["engine"]),
-                            "launch": _num(t.get("launch")),
-                            "begin": t["begin"],
-                            "end": t["end"],
-                            "host_seen": _num(t.get("host_seen")),
-                            "checksum": t.get("checksum"),
-                            "cpu_ns": _num(t.get("cpu_ns")),
-                            "cpu_begin": _num(t.get("cpu_begin")),
-                            "cpu_end": _num(t.get("cpu_end")),
-                        }
-                    )
-                    worker_rows.extend(_worker_rows(keys, t))
-                    node_rows.extend(keys | {"task": str(t["task"]), "name": str(n[0]), "lane": str(n[1]),
-                                             "begin": n[2], "end": n[3]} for n in t.get("nodes") or ())
-                for w in rec.get("waits") or []:
-                    wait_rows.append(
-                        keys
-                        | {
-                            "who": str(w["who"]),
-                            "on": str(w["on"]),
-                            "begin": w["begin"],
-                            "end": w["end"],
-                        }
-                    )
+                _add_trial(rec, rows)
             except (KeyError, TypeError, ValueError) as exc:
                 raise IncompleteRunError(
                     f"{source}:{lineno}: malformed trial record ({type(exc).__name__}: {exc})"
@@ -219,11 +230,11 @@ def run_of(records: jsonl.Records) -> Run:
         # not invalidate old analysis code.
     end = {k: v for k, v in records.end.items() if k != "record"}
 
-    trials = pd.DataFrame(trial_rows, columns=TRIAL_COLUMNS)
-    tasks = pd.DataFrame(task_rows, columns=TASK_COLUMNS)
-    waits = pd.DataFrame(wait_rows, columns=WAIT_COLUMNS)
-    workers = pd.DataFrame(worker_rows, columns=WORKER_COLUMNS)
-    nodes = pd.DataFrame(node_rows, columns=NODE_COLUMNS)
+    trials = pd.DataFrame(rows["trials"], columns=TRIAL_COLUMNS)
+    tasks = pd.DataFrame(rows["tasks"], columns=TASK_COLUMNS)
+    waits = pd.DataFrame(rows["waits"], columns=WAIT_COLUMNS)
+    workers = pd.DataFrame(rows["workers"], columns=WORKER_COLUMNS)
+    nodes = pd.DataFrame(rows["nodes"], columns=NODE_COLUMNS)
     for df in (trials, tasks, waits, workers, nodes):
         _fix_dtypes(df)
     return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, workers=workers, verify=verify, end=end,

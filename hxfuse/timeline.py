@@ -79,64 +79,90 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     nodes = run.nodes[run.nodes["trial_id"].isin(ids)]
     for _, tr in chosen.iterrows():
         tid = int(tr["trial_id"])
-        key = {
-            "trial_id": tid, "round": int(tr["round"]), "workload": tr["workload"],
-            "group": tr["group"], "makespan_ns": float(tr["makespan_ns"]),
-        }
-        t0 = float(tr["host_submit_begin"])
-
-        def add(lane: str, kind: str, name: str, b: float, e: float, share: float = math.nan,
-                core: float = math.nan, task: str = "") -> None:
-            rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
-                               "start_rel_ns": b - t0, "end_rel_ns": e - t0, "run_share": share,
-                               "core": core, "task": task})
-
+        add = _adder(rows, tr)
         tw = waits[waits["trial_id"] == tid]
-        host_waits = tw[tw["who"] == HOST]
-        trial_span = [(tr["host_submit_begin"], tr["host_wait_end"])]
-        if len(host_waits):
-            # In A the host submits and waits once per task, so the trial's
-            # submit and wait spans interleave; the wait records are exact,
-            # and the host is busy (submitting, waking up) in between.
-            for _, w in host_waits.iterrows():
-                add(HOST, "host_wait", f"wait {w['on']}", w["begin"], w["end"])
-            busy = iv.subtract(trial_span, host_waits[["begin", "end"]].to_numpy(float))
-        else:
-            wait_from = max(tr["host_wait_begin"], tr["host_submit_end"])
-            add(HOST, "host_wait", "wait", wait_from, tr["host_wait_end"])
-            busy = iv.subtract(trial_span, [(wait_from, tr["host_wait_end"])])
-        for b, e in busy:
-            add(HOST, "submit", "submit", b, e)
+        _host_slices(add, tr, tw[tw["who"] == HOST])
         tt = tasks[tasks["trial_id"] == tid]
-        if np.isfinite(tr["device_entry_begin"]):
-            # The fused entry runs on the device control thread, which also
-            # runs V; fall back to "vec" when V is absent (workload md).
-            v = tt[tt["task"] == "V"]
-            lane = str(v["engine"].iloc[0]) if len(v) else "vec"
-            add(lane, "entry", "entry", tr["device_entry_begin"], tr["device_entry_end"])
-        for _, t in tt.iterrows():
-            launch = t.get("launch", math.nan)
-            if np.isfinite(launch) and launch < t["begin"]:
-                add(str(t["engine"]), "queue", f"queue {t['task']}", launch, t["begin"], task=str(t["task"]))
+        _entry_and_queue_slices(add, tr, tt)
         tn = nodes[nodes["trial_id"] == tid]
-        if len(tn):
-            # longer first at equal start, so a Loop precedes the body nodes it holds
-            tn = tn.assign(dur=tn["end"] - tn["begin"]).sort_values(["begin", "dur"], ascending=[True, False],
-                                                                     kind="stable")
-            for n in tn.itertuples(index=False):
-                add(str(n.lane), "node", str(n.name), n.begin, n.end, task=str(n.task))
+        _node_slices(add, tn)
         # (where there are nodes, they stand for the task slices)
-        for _, w in workers[(workers["trial_id"] == tid) & (len(tn) == 0)].iterrows():
-            span = w["end"] - w["begin"]
-            share = w["cpu_ns"] / span if np.isfinite(w.get("cpu_ns", math.nan)) and span > 0 else math.nan
-            add(str(w["engine"]), "task", str(w["task"]), w["begin"], w["end"], share, w.get("cpu_begin", math.nan),
-                task=str(w["task"]))
+        _task_slices(add, workers[(workers["trial_id"] == tid) & (len(tn) == 0)])
         for _, w in tw[tw["who"] != HOST].iterrows():
             add(str(w["who"]), "wait", f"wait {w['on']}", w["begin"], w["end"])
     out = pd.DataFrame(rows, columns=GANTT_COLUMNS)
     for c in ("begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "makespan_ns", "run_share", "core"):
         out[c] = out[c].astype(float)
     return out
+
+
+def _adder(rows: list[dict[str, Any]], tr: pd.Series):
+    """``add(lane, kind, name, begin, end, share, core, task)``: appends one
+    interval of trial *tr* to *rows*, times also relative to its first submit."""
+    key = {
+        "trial_id": int(tr["trial_id"]), "round": int(tr["round"]), "workload": tr["workload"],
+        "group": tr["group"], "makespan_ns": float(tr["makespan_ns"]),
+    }
+    t0 = float(tr["host_submit_begin"])
+
+    def add(lane: str, kind: str, name: str, b: float, e: float, share: float = math.nan,
+            core: float = math.nan, task: str = "") -> None:
+        rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
+                           "start_rel_ns": b - t0, "end_rel_ns": e - t0, "run_share": share,
+                           "core": core, "task": task})
+
+    return add
+
+
+def _host_slices(add, tr: pd.Series, host_waits: pd.DataFrame) -> None:
+    """The host lane: its waits, and ``submit`` for the rest of the trial."""
+    trial_span = [(tr["host_submit_begin"], tr["host_wait_end"])]
+    if len(host_waits):
+        # In A the host submits and waits once per task, so the trial's
+        # submit and wait spans interleave; the wait records are exact,
+        # and the host is busy (submitting, waking up) in between.
+        for _, w in host_waits.iterrows():
+            add(HOST, "host_wait", f"wait {w['on']}", w["begin"], w["end"])
+        busy = iv.subtract(trial_span, host_waits[["begin", "end"]].to_numpy(float))
+    else:
+        wait_from = max(tr["host_wait_begin"], tr["host_submit_end"])
+        add(HOST, "host_wait", "wait", wait_from, tr["host_wait_end"])
+        busy = iv.subtract(trial_span, [(wait_from, tr["host_wait_end"])])
+    for b, e in busy:
+        add(HOST, "submit", "submit", b, e)
+
+
+def _entry_and_queue_slices(add, tr: pd.Series, tt: pd.DataFrame) -> None:
+    """The fused entry (C/D) and each task's time queued after its launch."""
+    if np.isfinite(tr["device_entry_begin"]):
+        # The fused entry runs on the device control thread, which also
+        # runs V; fall back to "vec" when V is absent (workload md).
+        v = tt[tt["task"] == "V"]
+        lane = str(v["engine"].iloc[0]) if len(v) else "vec"
+        add(lane, "entry", "entry", tr["device_entry_begin"], tr["device_entry_end"])
+    for _, t in tt.iterrows():
+        launch = t.get("launch", math.nan)
+        if np.isfinite(launch) and launch < t["begin"]:
+            add(str(t["engine"]), "queue", f"queue {t['task']}", launch, t["begin"], task=str(t["task"]))
+
+
+def _node_slices(add, tn: pd.DataFrame) -> None:
+    """The profiled nodes of a trial (ONNX Runtime harness), if any."""
+    if len(tn):
+        # longer first at equal start, so a Loop precedes the body nodes it holds
+        tn = tn.assign(dur=tn["end"] - tn["begin"]).sort_values(["begin", "dur"], ascending=[True, False],
+                                                                 kind="stable")
+        for n in tn.itertuples(index=False):
+            add(str(n.lane), "node", str(n.name), n.begin, n.end, task=str(n.task))
+
+
+def _task_slices(add, workers: pd.DataFrame) -> None:
+    """One ``task`` slice per thread that ran part of a task."""
+    for _, w in workers.iterrows():
+        span = w["end"] - w["begin"]
+        share = w["cpu_ns"] / span if np.isfinite(w.get("cpu_ns", math.nan)) and span > 0 else math.nan
+        add(str(w["engine"]), "task", str(w["task"]), w["begin"], w["end"], share, w.get("cpu_begin", math.nan),
+            task=str(w["task"]))
 
 
 def improper_nesting(gi: pd.DataFrame) -> list[tuple]:
