@@ -127,11 +127,7 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
     if emulated:
         title = f"{EMULATED_MARK}   {title}"
     gi = gantt_intervals(run)
-    # groups A-D; a file without them (the ONNX Runtime harness) shows its own
-    # groups but alone, in the order of its meta.group_mapping
-    mapping = run.meta.get("group_mapping") if isinstance(run.meta.get("group_mapping"), dict) else {}
-    present = set(gi["group"])
-    groups = [g for g in GROUPS if g in present] or [g for g in mapping if g in present and g != "alone"]
+    groups = _timeline_groups(run.meta, gi)
     gi = gi[gi["group"].isin(groups)]
     status = None
     if check:
@@ -150,56 +146,83 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
     fig, axes = plt.subplots(len(groups), 1, figsize=(7.2, h * len(groups) + 0.6), sharex=True,
                              squeeze=False)
     for ax, g in zip(axes[:, 0], groups):
-        sub = gi[gi["group"] == g]
-        ypos = {lane: i for i, lane in enumerate(lanes)}
-        for r in sub.itertuples(index=False):
-            y = ypos[r.lane]
-            b, e = r.start_rel_ns / scale, r.end_rel_ns / scale
-            w = max(e - b, span / scale * 0.002)
-            if r.kind == "task":
-                color = TASK_COLORS.get(r.name, "#999")
-                share = r.run_share if math.isfinite(r.run_share) else 1.0
-                # full span pale, the running share solid: a task that shared
-                # its core shows a half-filled bar however long its span
-                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color=color, alpha=0.3, lw=0, zorder=3))
-                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68 * min(max(share, 0.0), 1.0), color=color,
-                                       lw=0, zorder=3.2))
-                if math.isfinite(r.run_share) and e - b > span / scale * 0.06:
-                    core = f" c{int(r.core)}" if math.isfinite(r.core) else ""
-                    ax.text(b + (e - b) / 2, y + 0.05, f"{r.run_share:.0%}{core}", ha="center", va="center",
-                            fontsize=6, color="black", zorder=5)
-            elif r.kind == "node":
-                # a profiled node (ONNX Runtime): the task's colour, edged so
-                # that back-to-back nodes and a Loop's body nodes stay apart
-                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, fc=TASK_COLORS.get(r.task, "#999"), ec="white",
-                                       lw=0.3, alpha=0.9, zorder=3))
-            elif r.kind == "queue":
-                ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=False, ec=TASK_COLORS.get(
-                    r.name.split()[-1], "#999"), hatch="....", lw=0.6, zorder=3))
-            elif r.kind == "entry":
-                ax.add_patch(Rectangle((b, y - 0.44), w, 0.88, fill=False, ec="black", lw=0.8,
-                                       ls="--", zorder=4))
-            elif r.kind == "wait" and r.lane == "host":
-                ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
-            elif r.kind == "wait":
-                ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=True, fc="white", ec="#555",
-                                       hatch="////", lw=0.5, zorder=3.5))
-            elif r.kind == "submit":
-                ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color="#333333", lw=0, zorder=3))
-            elif r.kind == "host_wait":
-                ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
-        mk = float(sub["makespan_ns"].iloc[0])
-        ax.axvline(mk / scale, color="black", lw=0.6, ls=":")
-        rnd = int(sub["round"].iloc[0])
-        ax.set_title(f"{GROUP_TITLES.get(g, g)}   makespan {mk / scale:.3g} {unit} (round {rnd})",
-                     loc="left", fontsize=8.5)
-        ax.set_yticks(range(len(lanes)))
-        ax.set_yticklabels(lanes, fontsize=8)
-        ax.set_ylim(len(lanes) - 0.5, -0.5)
-        ax.set_xlim(0, span / scale * 1.02)
-        ax.grid(axis="y", visible=False)
+        _timeline_panel(ax, gi[gi["group"] == g], g, lanes, span, scale, unit)
     axes[-1, 0].set_xlabel(f"time since the host's first submit [{unit}]")
     nodes = (gi["kind"] == "node").any()
+    fig.legend(handles=_timeline_handles(gi, nodes), loc="lower center", ncol=4, fontsize=7.5, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    _timeline_title(fig, run.meta, title, status, emulated, nodes)
+    fig.tight_layout(rect=(0, 0.07 if len(groups) > 2 else 0.14, 1, 1))
+    save(fig, out)
+    return gi
+
+
+def _timeline_groups(meta: dict, gi: pd.DataFrame) -> list[str]:
+    """The groups drawn: A-D; a file without them (the ONNX Runtime harness)
+    shows its own groups but alone, in the order of its meta.group_mapping."""
+    mapping = meta.get("group_mapping") if isinstance(meta.get("group_mapping"), dict) else {}
+    present = set(gi["group"])
+    return [g for g in GROUPS if g in present] or [g for g in mapping if g in present and g != "alone"]
+
+
+def _timeline_panel(ax, sub: pd.DataFrame, g: str, lanes: list[str], span: float, scale: float,
+                    unit: str) -> None:
+    """One group's panel: its intervals, one row per lane, and its makespan."""
+    ypos = {lane: i for i, lane in enumerate(lanes)}
+    for r in sub.itertuples(index=False):
+        _draw_interval(ax, r, ypos[r.lane], span, scale)
+    mk = float(sub["makespan_ns"].iloc[0])
+    ax.axvline(mk / scale, color="black", lw=0.6, ls=":")
+    rnd = int(sub["round"].iloc[0])
+    ax.set_title(f"{GROUP_TITLES.get(g, g)}   makespan {mk / scale:.3g} {unit} (round {rnd})",
+                 loc="left", fontsize=8.5)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels(lanes, fontsize=8)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    ax.set_xlim(0, span / scale * 1.02)
+    ax.grid(axis="y", visible=False)
+
+
+def _draw_interval(ax, r, y: int, span: float, scale: float) -> None:
+    """One interval *r* (a row of hxfuse.timeline.gantt_intervals) on row *y*."""
+    b, e = r.start_rel_ns / scale, r.end_rel_ns / scale
+    w = max(e - b, span / scale * 0.002)
+    if r.kind == "task":
+        color = TASK_COLORS.get(r.name, "#999")
+        share = r.run_share if math.isfinite(r.run_share) else 1.0
+        # full span pale, the running share solid: a task that shared
+        # its core shows a half-filled bar however long its span
+        ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color=color, alpha=0.3, lw=0, zorder=3))
+        ax.add_patch(Rectangle((b, y - 0.34), w, 0.68 * min(max(share, 0.0), 1.0), color=color,
+                               lw=0, zorder=3.2))
+        if math.isfinite(r.run_share) and e - b > span / scale * 0.06:
+            core = f" c{int(r.core)}" if math.isfinite(r.core) else ""
+            ax.text(b + (e - b) / 2, y + 0.05, f"{r.run_share:.0%}{core}", ha="center", va="center",
+                    fontsize=6, color="black", zorder=5)
+    elif r.kind == "node":
+        # a profiled node (ONNX Runtime): the task's colour, edged so
+        # that back-to-back nodes and a Loop's body nodes stay apart
+        ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, fc=TASK_COLORS.get(r.task, "#999"), ec="white",
+                               lw=0.3, alpha=0.9, zorder=3))
+    elif r.kind == "queue":
+        ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=False, ec=TASK_COLORS.get(
+            r.name.split()[-1], "#999"), hatch="....", lw=0.6, zorder=3))
+    elif r.kind == "entry":
+        ax.add_patch(Rectangle((b, y - 0.44), w, 0.88, fill=False, ec="black", lw=0.8,
+                               ls="--", zorder=4))
+    elif r.kind == "wait" and r.lane == "host":
+        ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
+    elif r.kind == "wait":
+        ax.add_patch(Rectangle((b, y - 0.2), w, 0.4, fill=True, fc="white", ec="#555",
+                               hatch="////", lw=0.5, zorder=3.5))
+    elif r.kind == "submit":
+        ax.add_patch(Rectangle((b, y - 0.34), w, 0.68, color="#333333", lw=0, zorder=3))
+    elif r.kind == "host_wait":
+        ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
+
+
+def _timeline_handles(gi: pd.DataFrame, nodes: bool) -> list[Patch]:
+    """Legend entries for what the timeline shows."""
     handles = [Patch(color=c, label=f"task {t}" + (" (profiled nodes)" if nodes else "")) for t, c in
                TASK_COLORS.items() if t in set(gi.loc[gi["kind"].isin(["task", "node"]), "task"])]
     handles += [Patch(color="#333333", label="host submit"), Patch(color="#bbbbbb", label="host wait")]
@@ -211,20 +234,20 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str,
         handles.append(Patch(fill=False, ec="#555", hatch="....", label="launched, queued"))
     if gi.loc[gi["kind"] == "task", "run_share"].notna().any():
         handles.append(Patch(color="#777", alpha=0.3, label="task span (solid height: share running, cN: core)"))
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
+    return handles
+
+
+def _timeline_title(fig, meta: dict, title: str, status, emulated: bool, nodes: bool) -> None:
+    """The figure's title (and, for an emulated run, the watermark)."""
     sup = title + ("" if status in (None, "ok") else f"   [CHECK {str(status).upper()}]")
     if emulated:
-        fig.suptitle(sup + f"\n{run.meta.get('cpu_model') or 'emulator'}: the schedule under "
+        fig.suptitle(sup + f"\n{meta.get('cpu_model') or 'emulator'}: the schedule under "
                      "emulation, durations are NOT Hexagon performance", fontsize=9, color="#C44E52")
         fig.text(0.5, 0.5, EMULATED_MARK, ha="center", va="center", rotation=25, fontsize=34,
                  color="#C44E52", alpha=0.18, zorder=10, fontweight="bold")
     else:
         fig.suptitle(sup + "\nrepresentative round = median makespan of each group"
                      + ("; ONNX Runtime's profiled nodes, one lane per thread" if nodes else ""), fontsize=9)
-    fig.tight_layout(rect=(0, 0.07 if len(groups) > 2 else 0.14, 1, 1))
-    save(fig, out)
-    return gi
 
 
 # --------------------------------------------------------------------------
