@@ -59,63 +59,15 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     for j, w in enumerate(workloads):
         sub = long[long["workload"] == w]
         pts = sub.drop_duplicates("point").sort_values("x")
-        order = {p: i for i, p in enumerate(pts["point"])}
-
-        def xpos(df, k=0, n=1, order=order):
-            if categorical:
-                return df["point"].map(order).to_numpy(float) + (k - (n - 1) / 2) * 0.08
-            x = df["x"].to_numpy(float)
-            return x * (10 ** ((k - (n - 1) / 2) * 0.02)) if log_x else x
-
+        xpos = _xpos_of(pts, categorical, log_x)
         for i, panel in enumerate(panels):
             ax = axes[i, j]
-            p = sub[sub["panel"] == panel]
-            series = list(dict.fromkeys(p["series"]))
-            for k, sname in enumerate(series):
-                c = p[p["series"] == sname].sort_values("x")
-                if panel == "speedup":
-                    color = SPEEDUP_COLORS.get(sname)
-                elif fam == "bandwidth":  # one colour per task, in D and alone
-                    color = plots.TASK_COLORS.get(sname.split()[0])
-                else:
-                    color = SECONDARY_COLORS[k % len(SECONDARY_COLORS)]
-                fmt = "-o" if panel == "speedup" or "alone" not in sname else "--o"
-                mfc = "white" if "alone" in sname else None
-                yerr = None
-                if c["lo"].notna().any():
-                    yerr = np.vstack([(c["value"] - c["lo"]).clip(lower=0).fillna(0),
-                                      (c["hi"] - c["value"]).clip(lower=0).fillna(0)])
-                ax.errorbar(xpos(c, k, len(series)), c["value"], yerr=yerr, fmt=fmt, ms=4, lw=1.2,
-                            capsize=2.5, color=color, mfc=mfc, label=sname)
+            _draw_panel_series(ax, sub[sub["panel"] == panel], panel, fam, xpos)
             if panel == "speedup":
-                ax.axhspan(1 - min_effect, 1 + min_effect, color="0.85", zorder=0,
-                           label=f"no difference (1 ± {min_effect:g})")
-                ax.axhline(1.0, color="black", lw=0.7, ls="--")
-                ax.set_title(plots.WORKLOAD_TITLES.get(w, w), fontsize=9)
-                if j == 0:
-                    ax.set_ylabel("speedup T_Y / T_X\n(median, 95% CI)")
+                _speedup_panel_frame(ax, w, j, min_effect)
             else:
-                title, ylabel, log_y, _ = SECONDARY[fam][i - 1]
-                ax.set_title(title, fontsize=8)
-                if log_y:
-                    ax.set_yscale("log")
-                if j == 0:
-                    ax.set_ylabel(ylabel)
-                if fam == "ratio" or (fam == "share" and i == 1):
-                    bottom = min(ax.get_ylim()[0], 0.95)
-                    ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0,
-                               label=f"no progress overlap (<= 1 + {min_effect:g})")
-                    ax.set_ylim(bottom=bottom)
-                ax.legend(fontsize=6.5, loc="best", frameon=False)
-            if log_x:
-                ax.set_xscale("log")
-            ax.minorticks_off()
-            if categorical:
-                ax.set_xticks(range(len(pts)))
-                ax.set_xticklabels(pts["label"], fontsize=7, rotation=30, ha="right")
-            else:
-                ax.set_xticks(pts["x"].to_numpy(float))
-                ax.set_xticklabels([f"{x:.3g}\n{l}" for x, l in zip(pts["x"], pts["label"])], fontsize=7)
+                _secondary_panel_frame(ax, fam, i, j, min_effect)
+            _family_xaxis(ax, pts, log_x, categorical)
         axes[nrows - 1, j].set_xlabel("point" if categorical else x_axis_label(sweep_cfg))
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
@@ -127,3 +79,77 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     fig.tight_layout()
     plots.save(fig, out)
     return long
+
+
+def _xpos_of(pts: pd.DataFrame, categorical: bool, log_x: bool):
+    """``xpos(df, k, n)``: the x of each row of *df* for series k of n (dodged
+    around a categorical or log x; *pts* gives the order of the points)."""
+    order = {p: i for i, p in enumerate(pts["point"])}
+
+    def xpos(df, k=0, n=1):
+        if categorical:
+            return df["point"].map(order).to_numpy(float) + (k - (n - 1) / 2) * 0.08
+        x = df["x"].to_numpy(float)
+        return x * (10 ** ((k - (n - 1) / 2) * 0.02)) if log_x else x
+
+    return xpos
+
+
+def _draw_panel_series(ax, p: pd.DataFrame, panel: str, fam, xpos) -> None:
+    """Every series of one panel, with its 95% interval where it has one."""
+    series = list(dict.fromkeys(p["series"]))
+    for k, sname in enumerate(series):
+        c = p[p["series"] == sname].sort_values("x")
+        if panel == "speedup":
+            color = SPEEDUP_COLORS.get(sname)
+        elif fam == "bandwidth":  # one colour per task, in D and alone
+            color = plots.TASK_COLORS.get(sname.split()[0])
+        else:
+            color = SECONDARY_COLORS[k % len(SECONDARY_COLORS)]
+        fmt = "-o" if panel == "speedup" or "alone" not in sname else "--o"
+        mfc = "white" if "alone" in sname else None
+        yerr = None
+        if c["lo"].notna().any():
+            yerr = np.vstack([(c["value"] - c["lo"]).clip(lower=0).fillna(0),
+                              (c["hi"] - c["value"]).clip(lower=0).fillna(0)])
+        ax.errorbar(xpos(c, k, len(series)), c["value"], yerr=yerr, fmt=fmt, ms=4, lw=1.2,
+                    capsize=2.5, color=color, mfc=mfc, label=sname)
+
+
+def _speedup_panel_frame(ax, w: str, j: int, min_effect: float) -> None:
+    """The no-difference band, the line at 1, the workload's title."""
+    ax.axhspan(1 - min_effect, 1 + min_effect, color="0.85", zorder=0,
+               label=f"no difference (1 ± {min_effect:g})")
+    ax.axhline(1.0, color="black", lw=0.7, ls="--")
+    ax.set_title(plots.WORKLOAD_TITLES.get(w, w), fontsize=9)
+    if j == 0:
+        ax.set_ylabel("speedup T_Y / T_X\n(median, 95% CI)")
+
+
+def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float) -> None:
+    """Title, y axis and (ratio, share) the no-overlap band of secondary panel i."""
+    title, ylabel, log_y, _ = SECONDARY[fam][i - 1]
+    ax.set_title(title, fontsize=8)
+    if log_y:
+        ax.set_yscale("log")
+    if j == 0:
+        ax.set_ylabel(ylabel)
+    if fam == "ratio" or (fam == "share" and i == 1):
+        bottom = min(ax.get_ylim()[0], 0.95)
+        ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0,
+                   label=f"no progress overlap (<= 1 + {min_effect:g})")
+        ax.set_ylim(bottom=bottom)
+    ax.legend(fontsize=6.5, loc="best", frameon=False)
+
+
+def _family_xaxis(ax, pts: pd.DataFrame, log_x: bool, categorical: bool) -> None:
+    """x scale and ticks: the points in order, or their x labelled with their names."""
+    if log_x:
+        ax.set_xscale("log")
+    ax.minorticks_off()
+    if categorical:
+        ax.set_xticks(range(len(pts)))
+        ax.set_xticklabels(pts["label"], fontsize=7, rotation=30, ha="right")
+    else:
+        ax.set_xticks(pts["x"].to_numpy(float))
+        ax.set_xticklabels([f"{x:.3g}\n{l}" for x, l in zip(pts["x"], pts["label"])], fontsize=7)
