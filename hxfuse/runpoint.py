@@ -183,21 +183,7 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
                                         preexec_fn=_die_with_parent)
             except OSError as exc:
                 return fail(lf, f"cannot start the runner: {exc}", 127)
-            deadline = t0 + float(timeout_s)
-            timed_out = False
-            while True:
-                try:
-                    rc = proc.wait(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                if time.monotonic() >= deadline:
-                    timed_out = True
-                    _stop_runner(proc, KILL_AFTER_S)
-                    rc = proc.returncode
-                    break
-                if _orphaned(ancestors):
-                    raise _Stop(signal.SIGHUP)
+            rc, timed_out = _wait_runner(proc, t0 + float(timeout_s), ancestors)
             wall = time.monotonic() - t0
             _kill_group(proc, signal.SIGKILL)  # anything the runner left behind
         except _Stop as stop:
@@ -212,17 +198,9 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
             for sig, h in handlers.items():
                 signal.signal(sig, h)
 
-        if timed_out:
-            return fail(lf, f"runner timed out after {float(timeout_s):g} s (config run.timeout_s) "
-                            "and was killed: it hung or is too slow for the timeout")
-        if rc < 0:
-            return fail(lf, f"runner killed by signal {-rc} ({_signame(-rc)}) after {wall:.1f} s")
-        if rc not in ACCEPTED_EXIT:
-            return fail(lf, f"runner exited with status {rc} after {wall:.1f} s")
-        try:
-            integrity.verify_end_record(work / "trials.jsonl")
-        except (OSError, integrity.IntegrityError) as exc:
-            return fail(lf, f"runner output rejected: {exc}")
+        problem = _runner_problem(work, rc, timed_out, wall, timeout_s)
+        if problem:
+            return fail(lf, problem)
         lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")
 
     rec = provenance.sidecar(point, work / "trials.jsonl", Path(runner), list(args), load_before)
@@ -230,6 +208,46 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
     rec["runner_wall_s"] = wall
     rec["run_prefix"] = prefix or ""
     rec["emulated"] = bool(rec.get("runner_env", {}).get("emulated")) or bool(emulated)
+    _move_into_place(work, rec, out_jsonl, out_provenance, out_npy)
+    return 0
+
+
+def _wait_runner(proc: subprocess.Popen, deadline: float, ancestors: list[tuple[int, str]]) -> tuple[int, bool]:
+    """Waits for the runner until *deadline* (monotonic): (exit status, timed
+    out).  A timed-out runner's group is stopped; raises :class:`_Stop` when
+    Snakemake is gone."""
+    while True:
+        try:
+            rc = proc.wait(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+            return rc, False
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= deadline:
+            _stop_runner(proc, KILL_AFTER_S)
+            return proc.returncode, True
+        if _orphaned(ancestors):
+            raise _Stop(signal.SIGHUP)
+
+
+def _runner_problem(work: Path, rc: int, timed_out: bool, wall: float, timeout_s: float) -> str | None:
+    """Why the runner's output cannot be kept (None: it can)."""
+    if timed_out:
+        return (f"runner timed out after {float(timeout_s):g} s (config run.timeout_s) "
+                "and was killed: it hung or is too slow for the timeout")
+    if rc < 0:
+        return f"runner killed by signal {-rc} ({_signame(-rc)}) after {wall:.1f} s"
+    if rc not in ACCEPTED_EXIT:
+        return f"runner exited with status {rc} after {wall:.1f} s"
+    try:
+        integrity.verify_end_record(work / "trials.jsonl")
+    except (OSError, integrity.IntegrityError) as exc:
+        return f"runner output rejected: {exc}"
+    return None
+
+
+def _move_into_place(work: Path, rec: dict, out_jsonl: str, out_provenance: str, out_npy: str) -> None:
+    """Writes the provenance sidecar *rec* (with the raw files' hashes) and
+    moves the outputs out of *work*, the JSON Lines last."""
     # hashes of the files as they will be named once moved into place
     hashes = integrity.raw_hashes(work / "trials.jsonl", work / "npy")
     rec["raw_sha256"] = hashes
@@ -239,4 +257,3 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
     os.replace(work / "provenance.json", out_provenance)
     os.replace(work / "trials.jsonl", out_jsonl)  # last: the result appears whole
     shutil.rmtree(work, ignore_errors=True)
-    return 0
