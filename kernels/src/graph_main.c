@@ -58,6 +58,39 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
     return 0;
 }
 
+/* --label KEY=VALUE: at most 16, the key of letters, digits and _. */
+static int add_label(opts *o, const char *v, char *err, size_t n) {
+    if (!strchr(v, '=') || v[0] == '=' || o->nlabels == 16) {
+        snprintf(err, n, "--label: expected KEY=VALUE, at most 16 (got '%s')", v);
+        return -1;
+    }
+    for (const char *q = v; *q != '='; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_')) {
+            snprintf(err, n, "--label: the key may hold letters, digits and _ only (got '%s')", v);
+            return -1;
+        }
+    o->label[o->nlabels++] = v;
+    return 0;
+}
+
+/* --groups: a comma-separated, non-empty subset of A,B,C,D, as a bit mask. */
+static int parse_groups(const char *v, uint32_t *groups, char *err, size_t n) {
+    *groups = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p == ',') continue;
+        if (*p < 'A' || *p > 'D' || (p[1] && p[1] != ',')) {
+            snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
+            return -1;
+        }
+        *groups |= 1u << (*p - 'A');
+    }
+    if (!*groups) {
+        snprintf(err, n, "--groups: empty");
+        return -1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
     memset(o, 0, sizeof *o);
     o->warmup = 2, o->rounds = 10, o->seed = 1, o->groups = 0xF, o->affinity = "spread";
@@ -75,16 +108,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
         else if (!strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--npy-dir")) o->npy_dir = v;
         else if (!strcmp(a, "--label")) {
-            if (!strchr(v, '=') || v[0] == '=' || o->nlabels == 16) {
-                snprintf(err, n, "--label: expected KEY=VALUE, at most 16 (got '%s')", v);
-                return -1;
-            }
-            for (const char *q = v; *q != '='; q++)
-                if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_')) {
-                    snprintf(err, n, "--label: the key may hold letters, digits and _ only (got '%s')", v);
-                    return -1;
-                }
-            o->label[o->nlabels++] = v;
+            if (add_label(o, v, err, n)) return -1;
         }
         else if (!strcmp(a, "--warmup")) {
             if (parse_int(a, v, 0, 1000000, &x, err, n)) return -1;
@@ -117,19 +141,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
             }
             o->affinity = v;
         } else if (!strcmp(a, "--groups")) {
-            o->groups = 0;
-            for (const char *p = v; *p; p++) {
-                if (*p == ',') continue;
-                if (*p < 'A' || *p > 'D' || (p[1] && p[1] != ',')) {
-                    snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
-                    return -1;
-                }
-                o->groups |= 1u << (*p - 'A');
-            }
-            if (!o->groups) {
-                snprintf(err, n, "--groups: empty");
-                return -1;
-            }
+            if (parse_groups(v, &o->groups, err, n)) return -1;
         } else {
             snprintf(err, n, "unknown option %s", a);
             return -1;
@@ -253,6 +265,72 @@ static void after(hxg_exec *x, hxg_node *nd, void *ctx) {
 
 /* ---- records ---------------------------------------------------------- */
 
+/* meta.args and meta.labels: the options the run was given. */
+static void write_meta_args(hx_json *jp, const opts *o) {
+    hx_json_obj(jp, "args");
+    hx_json_str(jp, "graph", o->graph);
+    hx_json_str(jp, "out", o->out);
+    hx_json_str(jp, "npy_dir", o->npy_dir);
+    hx_json_i64(jp, "warmup", o->warmup);
+    hx_json_i64(jp, "rounds", o->rounds);
+    hx_json_u64(jp, "seed", o->seed);
+    hx_json_str(jp, "wait", o->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
+    hx_json_u64(jp, "spin_ns", o->wait.spin_ns);
+    hx_json_str(jp, "affinity", o->affinity);
+    hx_json_arr(jp, "groups");
+    for (int gr = 0; gr < HXG_NGROUPS; gr++)
+        if (o->groups >> gr & 1) hx_json_str(jp, NULL, hxg_group_names[gr]);
+    hx_json_close(jp, ']');
+    hx_json_close(jp, '}');
+    hx_json_obj(jp, "labels");
+    for (int i = 0; i < o->nlabels; i++) {
+        char key[64];
+        const char *eq = strchr(o->label[i], '=');
+        snprintf(key, sizeof key, "%.*s", (int)(eq - o->label[i]) < 63 ? (int)(eq - o->label[i]) : 63, o->label[i]);
+        hx_json_str(jp, key, eq + 1);
+    }
+    hx_json_close(jp, '}');
+}
+
+/* meta.graph: the buffers and nodes, nodes in the fixed topological order. */
+static void write_meta_graph(hx_json *jp, const hxg_graph *g) {
+    hx_json_obj(jp, "graph");
+    hx_json_str(jp, "name", g->name);
+    hx_json_u64(jp, "arena_bytes", g->arena_bytes);
+    hx_json_i64(jp, "edges", g->nedges);
+    hx_json_arr(jp, "buffers");
+    for (int b = 0; b < g->nbufs; b++) {
+        hx_json_obj(jp, NULL);
+        hx_json_str(jp, "name", g->buf[b].name);
+        hx_json_u64(jp, "bytes", g->buf[b].bytes);
+        hx_json_u64(jp, "offset", g->buf[b].offset);
+        hx_json_str(jp, "alias", g->buf[b].alias >= 0 ? g->buf[g->buf[b].alias].name : NULL);
+        hx_json_bool(jp, "input", input_storage[g->buf[b].storage]);
+        hx_json_close(jp, '}');
+    }
+    hx_json_close(jp, ']');
+    hx_json_arr(jp, "nodes");
+    for (int t = 0; t < g->nnodes; t++) {
+        const hxg_node *nd = &g->node[g->order[t]];
+        hx_json_obj(jp, NULL);
+        hx_json_str(jp, "name", nd->name);
+        hx_json_str(jp, "op", hxg_op_names[nd->op]);
+        hx_json_str(jp, "engine", hxg_engine_names[nd->engine]);
+        char cls[2] = {hxg_class_names[nd->engine], 0};
+        hx_json_str(jp, "class", cls);
+        hx_json_i64(jp, "topo", nd->topo);
+        hx_json_i64(jp, "level", nd->level);
+        hx_json_arr(jp, "after");
+        for (int p = 0; p < nd->npred; p++) hx_json_str(jp, NULL, g->node[nd->pred[p]].name);
+        hx_json_close(jp, ']');
+        hx_json_u64(jp, "workspace_bytes", nd->priv_bytes);
+        if (nd->op == HXG_GEMM) hx_json_u64(jp, "flops", 2ull * nd->m * nd->n * nd->k);
+        hx_json_close(jp, '}');
+    }
+    hx_json_close(jp, ']');
+    hx_json_close(jp, '}');
+}
+
 static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int host_core) {
     hxg_graph *g = &G;
     hx_json j;
@@ -292,64 +370,8 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     hx_json_str(&j, "D", "the same fused request without barriers: every ready M and D node launched on its engine (fixed order), "
                          "ready V nodes run inline");
     hx_json_close(&j, '}');
-    hx_json_obj(&j, "args");
-    hx_json_str(&j, "graph", o->graph);
-    hx_json_str(&j, "out", o->out);
-    hx_json_str(&j, "npy_dir", o->npy_dir);
-    hx_json_i64(&j, "warmup", o->warmup);
-    hx_json_i64(&j, "rounds", o->rounds);
-    hx_json_u64(&j, "seed", o->seed);
-    hx_json_str(&j, "wait", o->wait.strategy == HX_WAIT_SPIN ? "spin" : "spin-block");
-    hx_json_u64(&j, "spin_ns", o->wait.spin_ns);
-    hx_json_str(&j, "affinity", o->affinity);
-    hx_json_arr(&j, "groups");
-    for (int gr = 0; gr < HXG_NGROUPS; gr++)
-        if (o->groups >> gr & 1) hx_json_str(&j, NULL, hxg_group_names[gr]);
-    hx_json_close(&j, ']');
-    hx_json_close(&j, '}');
-    hx_json_obj(&j, "labels");
-    for (int i = 0; i < o->nlabels; i++) {
-        char key[64];
-        const char *eq = strchr(o->label[i], '=');
-        snprintf(key, sizeof key, "%.*s", (int)(eq - o->label[i]) < 63 ? (int)(eq - o->label[i]) : 63, o->label[i]);
-        hx_json_str(&j, key, eq + 1);
-    }
-    hx_json_close(&j, '}');
-    hx_json_obj(&j, "graph");
-    hx_json_str(&j, "name", g->name);
-    hx_json_u64(&j, "arena_bytes", g->arena_bytes);
-    hx_json_i64(&j, "edges", g->nedges);
-    hx_json_arr(&j, "buffers");
-    for (int b = 0; b < g->nbufs; b++) {
-        hx_json_obj(&j, NULL);
-        hx_json_str(&j, "name", g->buf[b].name);
-        hx_json_u64(&j, "bytes", g->buf[b].bytes);
-        hx_json_u64(&j, "offset", g->buf[b].offset);
-        hx_json_str(&j, "alias", g->buf[b].alias >= 0 ? g->buf[g->buf[b].alias].name : NULL);
-        hx_json_bool(&j, "input", input_storage[g->buf[b].storage]);
-        hx_json_close(&j, '}');
-    }
-    hx_json_close(&j, ']');
-    hx_json_arr(&j, "nodes");
-    for (int t = 0; t < g->nnodes; t++) {
-        const hxg_node *nd = &g->node[g->order[t]];
-        hx_json_obj(&j, NULL);
-        hx_json_str(&j, "name", nd->name);
-        hx_json_str(&j, "op", hxg_op_names[nd->op]);
-        hx_json_str(&j, "engine", hxg_engine_names[nd->engine]);
-        char cls[2] = {hxg_class_names[nd->engine], 0};
-        hx_json_str(&j, "class", cls);
-        hx_json_i64(&j, "topo", nd->topo);
-        hx_json_i64(&j, "level", nd->level);
-        hx_json_arr(&j, "after");
-        for (int p = 0; p < nd->npred; p++) hx_json_str(&j, NULL, g->node[nd->pred[p]].name);
-        hx_json_close(&j, ']');
-        hx_json_u64(&j, "workspace_bytes", nd->priv_bytes);
-        if (nd->op == HXG_GEMM) hx_json_u64(&j, "flops", 2ull * nd->m * nd->n * nd->k);
-        hx_json_close(&j, '}');
-    }
-    hx_json_close(&j, ']');
-    hx_json_close(&j, '}');
+    write_meta_args(&j, o);
+    write_meta_graph(&j, g);
     hx_json_end(&j);
 }
 

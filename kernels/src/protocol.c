@@ -532,9 +532,12 @@ static int verify(hx_exec *x, FILE *out, uint64_t *verified, int *mismatches, ch
     return 0;
 }
 
-int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
-    const hx_config *c = x->cfg;
-    trial_kind kinds[HX_MAX_WORKLOADS * HX_NGROUPS * 2 + HX_NTASKS];
+#define MAX_KINDS (HX_MAX_WORKLOADS * HX_NGROUPS * 2 + HX_NTASKS)
+
+/* The kinds of trial of one round, in the fixed order before shuffling:
+ * every workload in every group (measured and empty), then every task
+ * alone.  Returns how many. */
+static int trial_kinds(const hx_config *c, trial_kind kinds[MAX_KINDS]) {
     int nk = 0;
     uint32_t all = 0;
     for (int w = 0; w < c->nworkloads; w++) {
@@ -547,6 +550,53 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     }
     for (int i = 0; i < HX_NTASKS; i++)
         if (all & HX_BIT(i)) kinds[nk++] = (trial_kind){HX_G_ALONE, HX_BIT(i), 0};
+    return nk;
+}
+
+/* The end record: counts, outliers, what the antagonists applied, the
+ * load after the run and the platform's resources. */
+static void write_end(hx_exec *x, FILE *out, int trials, int mismatches, int outliers, const int *outliers_by,
+                      int handover, uint64_t t0) {
+    const hx_config *c = x->cfg;
+    uint64_t digest;
+    int64_t records;
+    hx_json_digest(out, &digest, &records);
+    char dig[32];
+    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
+    hx_json j;
+    hx_json_begin(&j, out);
+    hx_json_str(&j, "record", "end");
+    hx_json_i64(&j, "records", records);
+    hx_json_str(&j, "digest", dig);
+    hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
+    hx_json_i64(&j, "trials", trials);
+    hx_json_i64(&j, "checksum_mismatches", mismatches);
+    /* measured trials with any single submit above the threshold */
+    hx_json_i64(&j, "submit_outliers", outliers);
+    hx_json_obj(&j, "submit_outliers_by_group");
+    for (int g = 0; g <= HX_NGROUPS; g++)
+        if (g == HX_G_ALONE || (c->groups & HX_BIT(g))) hx_json_i64(&j, hx_group_names[g], outliers_by[g]);
+    hx_json_close(&j, '}');
+    hx_json_i64(&j, "b_handover_outliers", handover);
+    hx_json_u64(&j, "submit_outlier_ns", HX_SUBMIT_OUTLIER_NS);
+    hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
+    if (x->bw.n) {
+        /* what the antagonists applied: bytes read while active, and the rate */
+        uint64_t bytes = hx_antagonists_bytes(&x->bw);
+        hx_json_u64(&j, "antagonist_bytes", bytes);
+        hx_json_u64(&j, "antagonist_active_ns", x->bw.active_ns);
+        hx_json_f64(&j, "antagonist_bytes_per_s", x->bw.active_ns ? bytes * 1e9 / (double)x->bw.active_ns : 0.0);
+    }
+    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
+    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_platform_resources(&j); /* what the run really held and used */
+    hx_json_end(&j);
+}
+
+int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    trial_kind kinds[MAX_KINDS];
+    int nk = trial_kinds(c, kinds);
 
     uint64_t verified[HX_NTASKS] = {0};
     int mismatches = 0, trials = 0, outliers = 0, handover = 0;
@@ -581,38 +631,6 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     /* Integrity: the number of records before this one and the FNV-1a 64
      * digest of their bytes (newlines included), taken before the end
      * record's first byte; the pipeline's check refuses a file that differs. */
-    uint64_t digest;
-    int64_t records;
-    hx_json_digest(out, &digest, &records);
-    char dig[32];
-    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
-    hx_json j;
-    hx_json_begin(&j, out);
-    hx_json_str(&j, "record", "end");
-    hx_json_i64(&j, "records", records);
-    hx_json_str(&j, "digest", dig);
-    hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
-    hx_json_i64(&j, "trials", trials);
-    hx_json_i64(&j, "checksum_mismatches", mismatches);
-    /* measured trials with any single submit above the threshold */
-    hx_json_i64(&j, "submit_outliers", outliers);
-    hx_json_obj(&j, "submit_outliers_by_group");
-    for (int g = 0; g <= HX_NGROUPS; g++)
-        if (g == HX_G_ALONE || (c->groups & HX_BIT(g))) hx_json_i64(&j, hx_group_names[g], outliers_by[g]);
-    hx_json_close(&j, '}');
-    hx_json_i64(&j, "b_handover_outliers", handover);
-    hx_json_u64(&j, "submit_outlier_ns", HX_SUBMIT_OUTLIER_NS);
-    hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
-    if (x->bw.n) {
-        /* what the antagonists applied: bytes read while active, and the rate */
-        uint64_t bytes = hx_antagonists_bytes(&x->bw);
-        hx_json_u64(&j, "antagonist_bytes", bytes);
-        hx_json_u64(&j, "antagonist_active_ns", x->bw.active_ns);
-        hx_json_f64(&j, "antagonist_bytes_per_s", x->bw.active_ns ? bytes * 1e9 / (double)x->bw.active_ns : 0.0);
-    }
-    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
-    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
-    hx_platform_resources(&j); /* what the run really held and used */
-    hx_json_end(&j);
+    write_end(x, out, trials, mismatches, outliers, outliers_by, handover, t0);
     return mismatches ? 4 : 0;
 }

@@ -64,6 +64,48 @@ static int int_arg(const char *opt, const char *s, long lo, long hi, long *v, ch
     return 0;
 }
 
+/* --policies: a comma-separated list of A, B and D, none twice. */
+static int parse_policies(const char *v, sv_args *a, char *err, size_t errlen) {
+    a->npol = 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int p = -1;
+        for (int k = 0; k < SV_NPOL; k++)
+            if (!strcmp(tok, sv_policy_names[k])) p = k;
+        if (p < 0) {
+            snprintf(err, errlen, "--policies: '%s' is not A, B or D", tok);
+            return -1;
+        }
+        for (int k = 0; k < a->npol; k++)
+            if (a->pol[k] == p) {
+                snprintf(err, errlen, "--policies: %s given twice", tok);
+                return -1;
+            }
+        a->pol[a->npol++] = p;
+    }
+    if (!a->npol) {
+        snprintf(err, errlen, "--policies: empty list");
+        return -1;
+    }
+    return 0;
+}
+
+/* --gemm-nk N,K: each in [1, 4096]. */
+static int parse_gemm_nk(const char *o, const char *v, sv_args *a, char *err, size_t errlen) {
+    long n, k;
+    char buf[64], *c;
+    snprintf(buf, sizeof buf, "%s", v);
+    if (!(c = strchr(buf, ','))) {
+        snprintf(err, errlen, "--gemm-nk: '%s' is not N,K", v);
+        return -1;
+    }
+    *c = 0;
+    if (int_arg(o, buf, 1, 4096, &n, err, errlen) || int_arg(o, c + 1, 1, 4096, &k, err, errlen)) return -1;
+    a->p.gemm_n = (int)n, a->p.gemm_k = (int)k;
+    return 0;
+}
+
 static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
     memset(a, 0, sizeof *a);
     a->reps = 2;
@@ -83,28 +125,7 @@ static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
         else if (!strcmp(o, "--out")) a->out = v;
         else if (!strcmp(o, "--npy-dir")) a->npy_dir = v;
         else if (!strcmp(o, "--policies")) {
-            a->npol = 0;
-            char buf[64];
-            snprintf(buf, sizeof buf, "%s", v);
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                int p = -1;
-                for (int k = 0; k < SV_NPOL; k++)
-                    if (!strcmp(tok, sv_policy_names[k])) p = k;
-                if (p < 0) {
-                    snprintf(err, errlen, "--policies: '%s' is not A, B or D", tok);
-                    return -1;
-                }
-                for (int k = 0; k < a->npol; k++)
-                    if (a->pol[k] == p) {
-                        snprintf(err, errlen, "--policies: %s given twice", tok);
-                        return -1;
-                    }
-                a->pol[a->npol++] = p;
-            }
-            if (!a->npol) {
-                snprintf(err, errlen, "--policies: empty list");
-                return -1;
-            }
+            if (parse_policies(v, a, err, errlen)) return -1;
         } else if (!strcmp(o, "--reps")) {
             if (int_arg(o, v, 1, 100, &x, err, errlen)) return -1;
             a->reps = (int)x;
@@ -115,16 +136,7 @@ static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
             if (int_arg(o, v, 0, 2147483647, &x, err, errlen)) return -1;
             a->p.seed = (uint64_t)x;
         } else if (!strcmp(o, "--gemm-nk")) {
-            long n, k;
-            char buf[64], *c;
-            snprintf(buf, sizeof buf, "%s", v);
-            if (!(c = strchr(buf, ','))) {
-                snprintf(err, errlen, "--gemm-nk: '%s' is not N,K", v);
-                return -1;
-            }
-            *c = 0;
-            if (int_arg(o, buf, 1, 4096, &n, err, errlen) || int_arg(o, c + 1, 1, 4096, &k, err, errlen)) return -1;
-            a->p.gemm_n = (int)n, a->p.gemm_k = (int)k;
+            if (parse_gemm_nk(o, v, a, err, errlen)) return -1;
         } else if (!strcmp(o, "--gemv-cols")) {
             if (int_arg(o, v, 1, 65536, &x, err, errlen)) return -1;
             a->p.gemv_cols = (int)x;

@@ -21,6 +21,76 @@ static int parse_u64(const char *s, uint64_t *v) {
     return 0;
 }
 
+/* One request line (header and line ending already stripped): its four
+ * fields checked, arrivals not decreasing (*last: the previous one). */
+static int parse_request(const char *path, int lineno, char *line, size_t len, uint64_t *last,
+                         sv_trace_req *r, char *err, size_t errlen) {
+    if (!len) {
+        snprintf(err, errlen, "trace %s:%d: empty line", path, lineno);
+        return -1;
+    }
+    char *field[5];
+    int nf = 0;
+    for (char *p = line; nf < 5;) {
+        field[nf++] = p;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = 0;
+        p = c + 1;
+    }
+    if (nf != 4) {
+        snprintf(err, errlen, "trace %s:%d: %d fields, expected 4 (%s)", path, lineno, nf, HEADER);
+        return -1;
+    }
+    uint64_t size;
+    if (parse_u64(field[0], &r->arrival_ns)) {
+        snprintf(err, errlen, "trace %s:%d: arrival_ns '%.100s' is not a non-negative integer", path, lineno, field[0]);
+        return -1;
+    }
+    if (r->arrival_ns < *last) {
+        snprintf(err, errlen, "trace %s:%d: arrival_ns %llu is before the previous arrival %llu (arrivals must not decrease)",
+                 path, lineno, (unsigned long long)r->arrival_ns, (unsigned long long)*last);
+        return -1;
+    }
+    *last = r->arrival_ns;
+    r->kind = -1;
+    for (int k = 0; k < SV_NKINDS; k++)
+        if (!strcmp(field[1], sv_kind_names[k])) r->kind = k;
+    if (r->kind < 0) {
+        snprintf(err, errlen, "trace %s:%d: kind '%.100s' is not compute or bandwidth", path, lineno, field[1]);
+        return -1;
+    }
+    if (parse_u64(field[2], &size) || size < 1 || size > SV_MAX_SIZE) {
+        snprintf(err, errlen, "trace %s:%d: size '%.100s' is not an integer in [1, %d]", path, lineno, field[2], SV_MAX_SIZE);
+        return -1;
+    }
+    r->size = (int)size;
+    if (parse_u64(field[3], &r->deadline_ns) || r->deadline_ns == 0) {
+        snprintf(err, errlen, "trace %s:%d: deadline_ns '%.100s' is not a positive integer", path, lineno, field[3]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends *r to the trace, growing it (*cap: its capacity). */
+static int push_request(const char *path, sv_trace *t, int *cap, const sv_trace_req *r, char *err, size_t errlen) {
+    if (t->n == SV_MAX_REQUESTS) {
+        snprintf(err, errlen, "trace %s: more than %d requests", path, SV_MAX_REQUESTS);
+        return -1;
+    }
+    if (t->n == *cap) {
+        *cap = *cap ? 2 * *cap : 256;
+        sv_trace_req *q = realloc(t->req, (size_t)*cap * sizeof *q);
+        if (!q) {
+            snprintf(err, errlen, "trace %s: out of memory", path);
+            return -1;
+        }
+        t->req = q;
+    }
+    t->req[t->n++] = *r;
+    return 0;
+}
+
 int sv_trace_read(const char *path, sv_trace *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "rb");
@@ -48,65 +118,9 @@ int sv_trace_read(const char *path, sv_trace *t, char *err, size_t errlen) {
             }
             continue;
         }
-        if (!len) {
-            snprintf(err, errlen, "trace %s:%d: empty line", path, lineno);
-            goto out;
-        }
-        char *field[5];
-        int nf = 0;
-        for (char *p = line; nf < 5;) {
-            field[nf++] = p;
-            char *c = strchr(p, ',');
-            if (!c) break;
-            *c = 0;
-            p = c + 1;
-        }
-        if (nf != 4) {
-            snprintf(err, errlen, "trace %s:%d: %d fields, expected 4 (%s)", path, lineno, nf, HEADER);
-            goto out;
-        }
         sv_trace_req r;
-        uint64_t size;
-        if (parse_u64(field[0], &r.arrival_ns)) {
-            snprintf(err, errlen, "trace %s:%d: arrival_ns '%.100s' is not a non-negative integer", path, lineno, field[0]);
-            goto out;
-        }
-        if (r.arrival_ns < last) {
-            snprintf(err, errlen, "trace %s:%d: arrival_ns %llu is before the previous arrival %llu (arrivals must not decrease)",
-                     path, lineno, (unsigned long long)r.arrival_ns, (unsigned long long)last);
-            goto out;
-        }
-        last = r.arrival_ns;
-        r.kind = -1;
-        for (int k = 0; k < SV_NKINDS; k++)
-            if (!strcmp(field[1], sv_kind_names[k])) r.kind = k;
-        if (r.kind < 0) {
-            snprintf(err, errlen, "trace %s:%d: kind '%.100s' is not compute or bandwidth", path, lineno, field[1]);
-            goto out;
-        }
-        if (parse_u64(field[2], &size) || size < 1 || size > SV_MAX_SIZE) {
-            snprintf(err, errlen, "trace %s:%d: size '%.100s' is not an integer in [1, %d]", path, lineno, field[2], SV_MAX_SIZE);
-            goto out;
-        }
-        r.size = (int)size;
-        if (parse_u64(field[3], &r.deadline_ns) || r.deadline_ns == 0) {
-            snprintf(err, errlen, "trace %s:%d: deadline_ns '%.100s' is not a positive integer", path, lineno, field[3]);
-            goto out;
-        }
-        if (t->n == SV_MAX_REQUESTS) {
-            snprintf(err, errlen, "trace %s: more than %d requests", path, SV_MAX_REQUESTS);
-            goto out;
-        }
-        if (t->n == cap) {
-            cap = cap ? 2 * cap : 256;
-            sv_trace_req *q = realloc(t->req, (size_t)cap * sizeof *q);
-            if (!q) {
-                snprintf(err, errlen, "trace %s: out of memory", path);
-                goto out;
-            }
-            t->req = q;
-        }
-        t->req[t->n++] = r;
+        if (parse_request(path, lineno, line, len, &last, &r, err, errlen)) goto out;
+        if (push_request(path, t, &cap, &r, err, errlen)) goto out;
     }
     if (ferror(f)) {
         snprintf(err, errlen, "trace %s: read error", path);
