@@ -54,6 +54,7 @@ from typing import Any, Iterable
 import yaml
 
 from . import targets as _targets
+from .model import V_VARIANT_DEFAULTS, WORKLOAD_TASKS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -126,14 +127,7 @@ RUNNER_DEFAULTS = {
 # cores an affinity map may name (the runner also refuses a core the machine
 # does not have; check_semantics does that for the host target)
 AFFINITY_MAX_CORE = 1023
-WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
-# runner defaults per V variant (docs/runner.md): rows, cols, passes
-V_VARIANT_DEFAULTS = {
-    "compute": ((64, 256), 32),
-    "onchip": ((512, 1024), 1),
-    "ddr": ((4096, 4096), 1),
-    "stream": ((4096, 4096), 1),
-}
+# the workloads and the runner's per-variant V defaults: hxfuse.model
 # path of one point's files, relative to results/<target>/<stage>/
 POINT_PATTERN = "{sweep}/{workload}/{point}"
 
@@ -623,7 +617,7 @@ def _scratch_need(p: dict) -> int:
 
 
 def _v_shape(p: dict) -> tuple[int, int]:
-    (vr, vc), _ = V_VARIANT_DEFAULTS[p["v_variant"]]
+    vr, vc, _ = V_VARIANT_DEFAULTS[p["v_variant"]]
     return tuple(p["v_shape"]) if p["v_shape"] else (vr, vc)
 
 

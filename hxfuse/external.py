@@ -43,6 +43,7 @@ import pandas as pd
 from .aggregate import BUSY_PER_CORE, LOADED_PER_CORE
 from .io import Run, read_run
 from .metrics import trial_metrics
+from .model import ORT_GROUPS, WORKLOAD_TASKS
 from .stats import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -55,8 +56,6 @@ from .stats import (
 )
 from .verdicts import DEFAULT_MIN_EFFECT, classify, relation
 
-WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
-ORT_GROUPS = ("A_ort", "B_ort", "B_ort_graph")
 # What must agree between the two sides for them to be the same point
 # (meta.tasks of both schemas).
 SAME_POINT_KEYS = {"M": ("m", "n", "k", "precision"),

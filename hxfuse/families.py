@@ -34,10 +34,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .model import TASKS, WORKLOAD_TASKS
+
 FAMILIES = ("granularity", "ratio", "share", "bandwidth", "wait")
 X_MEASURED = ("M/V", "M/D", "M/partners", "longest")
-TASKS = ("M", "V", "D")
-WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
 
 
 # --------------------------------------------------------------------------

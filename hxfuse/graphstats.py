@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from .model import GROUPS
 
-GROUPS = ("A", "B", "C", "D")
 # A replicate ran on a loaded machine when other work kept more than this
 # many cores busy per online core around it (the sweep points' rule,
 # hxfuse.aggregate.BUSY_PER_CORE; a test keeps the two equal).  A point with

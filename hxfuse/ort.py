@@ -53,16 +53,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .checks import DEFAULT_F32_ATOL, DEFAULT_F32_RTOL, check_outputs, checksum_hex, task_checksum
+from .model import ENGINE_OF, ORT_GROUPS, TASKS, V_VARIANT_DEFAULTS, WORKLOAD_TASKS
 
 OPSET = 17
 IR_VERSION = 8
-TASKS = ("M", "V", "D")
-WORKLOAD_TASKS = {"mv": ("M", "V"), "md": ("M", "D"), "mvd": ("M", "V", "D")}
-ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
-GROUPS = ("A_ort", "B_ort", "B_ort_graph")
-# hxrun's per-variant V defaults (kernels/src/args.c): rows, cols, passes
-V_VARIANT_DEFAULTS = {"compute": (64, 256, 32), "onchip": (512, 1024, 1), "ddr": (4096, 4096, 1),
-                      "stream": (4096, 4096, 1)}
+GROUPS = ORT_GROUPS
 # hxrun options that only shape how hxrun schedules its own groups (its
 # engines' waits, group D's fused entry and concurrency window) or bound its
 # scratch arena: ONNX Runtime's groups schedule themselves and the tasks' work

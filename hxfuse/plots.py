@@ -41,9 +41,9 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
+from .model import GROUPS  # noqa: E402
 from .targets import emulated_flag, emulated_results  # noqa: E402
 
-GROUPS = ("A", "B", "C", "D")
 GROUP_TITLES = {"A": "A  existing serial", "B": "B  existing concurrency",
                 "C": "C  fused, internally serial", "D": "D  fused, internally concurrent",
                 # the external groups (ONNX Runtime on the host, docs/ort.md)

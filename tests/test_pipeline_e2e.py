@@ -247,6 +247,9 @@ RULES_OF_MODULE = {
     "latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "mechanism": PAPER | {"mechanism"},
     "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    # the vocabulary (tasks, workloads, groups, pairs, V defaults)
+    "model": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS
+    | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "ort": {"ort_run"},
     "paper": PAPER,
     "pipeline": {"aggregate"},
