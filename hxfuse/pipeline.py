@@ -123,7 +123,8 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
     tables, prov, reasons = _read_replicates(target, layout, raws, checks, provenances, npys)
     emulated = emulated_results(target, doc=target_info) or any(
         emulated_flag((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
-    trials = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    # .copy(): one block per dtype, so the columns added below do not fragment it
+    trials = pd.concat(tables, ignore_index=True).copy() if tables else pd.DataFrame()
     if len(trials):
         # a point is correct only when every replicate passed its check
         trials["check_ok"] = ~trials["point_id"].isin(set(reasons))
