@@ -24,6 +24,7 @@ Rows:
              memcpy of the same rows, strides and windows; target >= 70%
   each again under --antagonist N (N threads stream-reading 64 MiB buffers)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,28 @@ D_ROWS, D_ROW_BYTES, D_STRIDE, D_REPEAT = 1024, 2048, 4096, 32
 
 
 def bwref(binary: Path, antagonists: int, reps: int) -> dict:
-    out = subprocess.run([str(binary), "--read-mib", "256", "--rows", str(D_ROWS), "--row-bytes", str(D_ROW_BYTES),
-                          "--stride", str(D_STRIDE), "--repeat", str(D_REPEAT), "--reps", str(reps),
-                          "--antagonist", str(antagonists)], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            str(binary),
+            "--read-mib",
+            "256",
+            "--rows",
+            str(D_ROWS),
+            "--row-bytes",
+            str(D_ROW_BYTES),
+            "--stride",
+            str(D_STRIDE),
+            "--repeat",
+            str(D_REPEAT),
+            "--reps",
+            str(reps),
+            "--antagonist",
+            str(antagonists),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -52,21 +72,52 @@ def hxrun_alone(variant: str, rounds: int, antagonists: int) -> dict:
     """Median bytes/s of alone-V (read + written) and alone-D (moved) in one run."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "b.jsonl"
-        subprocess.run([str(HXRUN), "--out", str(out), "--workloads", "mvd", "--groups", "A",
-                        "--m-shape", "32,32,32", "--v-variant", variant,
-                        "--d-shape", f"{D_ROWS},{D_ROW_BYTES}", "--d-src-stride", str(D_STRIDE),
-                        "--d-repeat", str(D_REPEAT), "--rounds", str(rounds), "--warmup", "1",
-                        "--antagonist", str(antagonists)], check=True)
+        subprocess.run(
+            [
+                str(HXRUN),
+                "--out",
+                str(out),
+                "--workloads",
+                "mvd",
+                "--groups",
+                "A",
+                "--m-shape",
+                "32,32,32",
+                "--v-variant",
+                variant,
+                "--d-shape",
+                f"{D_ROWS},{D_ROW_BYTES}",
+                "--d-src-stride",
+                str(D_STRIDE),
+                "--d-repeat",
+                str(D_REPEAT),
+                "--rounds",
+                str(rounds),
+                "--warmup",
+                "1",
+                "--antagonist",
+                str(antagonists),
+            ],
+            check=True,
+        )
         recs = [json.loads(line) for line in out.read_text().splitlines()]
     meta = recs[0]
 
     def med(task):
-        return statistics.median(t["tasks"][0]["end"] - t["tasks"][0]["begin"] for t in recs
-                                 if t["record"] == "trial" and t["group"] == "alone" and t["workload"] == task
-                                 and not t["warmup"])
+        return statistics.median(
+            t["tasks"][0]["end"] - t["tasks"][0]["begin"]
+            for t in recs
+            if t["record"] == "trial" and t["group"] == "alone" and t["workload"] == task and not t["warmup"]
+        )
+
     v, tv = meta["tasks"]["V"], med("V")
-    return {"V": (v["bytes_in"] + v["bytes_out"]) / tv * 1e9, "V_read": v["bytes_in"] / tv * 1e9,
-            "D": meta["tasks"]["D"]["bytes"] / med("D") * 1e9, "meta": meta, "end": recs[-1]}
+    return {
+        "V": (v["bytes_in"] + v["bytes_out"]) / tv * 1e9,
+        "V_read": v["bytes_in"] / tv * 1e9,
+        "D": meta["tasks"]["D"]["bytes"] / med("D") * 1e9,
+        "meta": meta,
+        "end": recs[-1],
+    }
 
 
 def cell(values, scale=1e-9, fmt="{:.1f}"):
@@ -83,11 +134,14 @@ def main() -> int:
     a = p.parse_args()
     subprocess.run(["make", "-s", "-C", str(REPO / "kernels")], check=True)
     ref_bin = Path(tempfile.mkdtemp()) / "bwref"
-    subprocess.run(["cc", "-O3", "-march=native", "-pthread", str(REPO / "benchmarks" / "bwref.c"), "-o", str(ref_bin)],
-                   check=True)
+    subprocess.run(
+        ["cc", "-O3", "-march=native", "-pthread", str(REPO / "benchmarks" / "bwref.c"), "-o", str(ref_bin)], check=True
+    )
 
-    res = {n: {k: [] for k in ("read", "copy", "Vddr", "Vstream", "D", "Vddr_share", "Vstream_share", "D_share",
-                                "bw")} for n in (0, a.antagonist)}
+    res = {
+        n: {k: [] for k in ("read", "copy", "Vddr", "Vstream", "D", "Vddr_share", "Vstream_share", "D_share", "bw")}
+        for n in (0, a.antagonist)
+    }
     meta = None
     for _ in range(a.repeats):
         for n in (0, a.antagonist):
@@ -109,30 +163,56 @@ def main() -> int:
     for n in (0, a.antagonist):
         x, tag = res[n], (f" + {n} antagonist" if n else "")
         rows.append((f"read, 1 thread{tag}", cell(x["read"]) + " GB/s", "-", "-", "-"))
-        rows.append((f"V ddr (SiLU){tag}", cell(x["Vddr"]) + " GB/s", "V's reads / read",
-                     cell(x["Vddr_share"], 100, "{:.0f}") + "%", "-"))
-        rows.append((f"V stream (hard-swish){tag}", cell(x["Vstream"]) + " GB/s", "V's reads / read",
-                     cell(x["Vstream_share"], 100, "{:.0f}") + "%", ">= 60%"))
-        rows.append((f"D copy 2-D strided, cold{tag}", cell(x["D"]) + " GB/s",
-                     f"memcpy same pattern {cell(x['copy'])} GB/s",
-                     cell(x["D_share"], 100, "{:.0f}") + "%", ">= 70%"))
+        rows.append(
+            (
+                f"V ddr (SiLU){tag}",
+                cell(x["Vddr"]) + " GB/s",
+                "V's reads / read",
+                cell(x["Vddr_share"], 100, "{:.0f}") + "%",
+                "-",
+            )
+        )
+        rows.append(
+            (
+                f"V stream (hard-swish){tag}",
+                cell(x["Vstream"]) + " GB/s",
+                "V's reads / read",
+                cell(x["Vstream_share"], 100, "{:.0f}") + "%",
+                ">= 60%",
+            )
+        )
+        rows.append(
+            (
+                f"D copy 2-D strided, cold{tag}",
+                cell(x["D"]) + " GB/s",
+                f"memcpy same pattern {cell(x['copy'])} GB/s",
+                cell(x["D_share"], 100, "{:.0f}") + "%",
+                ">= 70%",
+            )
+        )
         if n:
             rows.append(("antagonist rate during the V stream run", cell(x["bw"]) + " GB/s", "-", "-", "-"))
     for key, label in (("read", "read"), ("Vstream", "V stream"), ("D", "D copy")):
         base, cont = statistics.median(res[0][key]), statistics.median(res[a.antagonist][key])
         rows.append((f"antagonist effect on {label}", f"{cont / base * 100:.0f}% of uncontended", "-", "-", "-"))
 
-    print(f"# hxrun bandwidth benchmark on {meta['cpu_model']}, {meta['online_cores']} cores, {meta['compiler']}; "
-          f"{a.repeats} repetitions, median [min, max] of per-repetition medians")
+    print(
+        f"# hxrun bandwidth benchmark on {meta['cpu_model']}, {meta['online_cores']} cores, {meta['compiler']}; "
+        f"{a.repeats} repetitions, median [min, max] of per-repetition medians"
+    )
     if meta["online_cores"] < 2 + a.antagonist:
-        print(f"# note: {meta['online_cores']} cores: the antagonist time-shares a core with the runner's threads, "
-              "so its effect mixes bandwidth contention with lost CPU time")
+        print(
+            f"# note: {meta['online_cores']} cores: the antagonist time-shares a core with the runner's threads, "
+            "so its effect mixes bandwidth contention with lost CPU time"
+        )
     hdr = ("measure", "hxrun / reference", "against", "share", "target")
     w = [max(len(str(r[i])) for r in rows + [hdr]) for i in range(5)]
     for r in [hdr, tuple("-" * x for x in w)] + rows:
         print(" | ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
-    print("# V's GB/s count bytes read + written (in + out arrays), its share only the bytes read; D and memcpy "
-          "count bytes moved (each read once, written once); read counts bytes read")
+    print(
+        "# V's GB/s count bytes read + written (in + out arrays), its share only the bytes read; D and memcpy "
+        "count bytes moved (each read once, written once); read counts bytes read"
+    )
     return 0
 
 

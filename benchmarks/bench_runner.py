@@ -15,6 +15,7 @@ Targets of the runner's design: M >= 60% of OpenBLAS; empty D <= 5 us with spin 
 Bandwidth (V ddr / stream, D's copy) is measured against same-work references
 (single-thread streaming read, same-pattern cold memcpy) by bench_bandwidth.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,14 +42,25 @@ def run(args: list[str]) -> list[dict]:
 
 def alone_ns(recs, task):
     return statistics.median(
-        t["tasks"][0]["end"] - t["tasks"][0]["begin"] for t in recs
-        if t["record"] == "trial" and t["group"] == "alone" and t["workload"] == task and not t["warmup"])
+        t["tasks"][0]["end"] - t["tasks"][0]["begin"]
+        for t in recs
+        if t["record"] == "trial" and t["group"] == "alone" and t["workload"] == task and not t["warmup"]
+    )
 
 
 def empty_rt_us(recs, group, workload):
-    return statistics.median(
-        t["makespan_ns"] for t in recs if t["record"] == "trial" and t["group"] == group
-        and t["workload"] == workload and t["empty"] and not t["warmup"]) / 1e3
+    return (
+        statistics.median(
+            t["makespan_ns"]
+            for t in recs
+            if t["record"] == "trial"
+            and t["group"] == group
+            and t["workload"] == workload
+            and t["empty"]
+            and not t["warmup"]
+        )
+        / 1e3
+    )
 
 
 def numpy_single_thread(code: str) -> float:
@@ -69,8 +81,22 @@ def main() -> int:
     subprocess.run(["make", "-s", "-C", str(REPO / "kernels")], check=True)
     s, rows = a.shape, []
 
-    recs = run(["--workloads", "mvd", "--m-shape", f"{s},{s},{s}", "--v-shape", "8,64", "--d-shape", "8,64",
-                "--rounds", str(a.rounds), "--groups", "A"])
+    recs = run(
+        [
+            "--workloads",
+            "mvd",
+            "--m-shape",
+            f"{s},{s},{s}",
+            "--v-shape",
+            "8,64",
+            "--d-shape",
+            "8,64",
+            "--rounds",
+            str(a.rounds),
+            "--groups",
+            "A",
+        ]
+    )
     m_ns = alone_ns(recs, "M")
     np_ns = numpy_single_thread(
         "import numpy as np, time\n"
@@ -78,10 +104,18 @@ def main() -> int:
         "for _ in range(5): a@b\n"
         "t=[]\n"
         f"for _ in range({a.rounds}):\n t0=time.perf_counter_ns(); a@b; t.append(time.perf_counter_ns()-t0)\n"
-        "t.sort(); print(t[len(t)//2])")
-    flops = 2 * s ** 3
-    rows.append(("M fp32 GEMM %d^3" % s, f"{flops / m_ns:.1f} GFLOP/s", f"{flops / np_ns:.1f} GFLOP/s",
-                  f"{np_ns / m_ns * 100:.0f}%", ">= 60%"))
+        "t.sort(); print(t[len(t)//2])"
+    )
+    flops = 2 * s**3
+    rows.append(
+        (
+            "M fp32 GEMM %d^3" % s,
+            f"{flops / m_ns:.1f} GFLOP/s",
+            f"{flops / np_ns:.1f} GFLOP/s",
+            f"{np_ns / m_ns * 100:.0f}%",
+            ">= 60%",
+        )
+    )
 
     def pool_rt_us() -> float:
         noop = lambda: None
@@ -95,14 +129,36 @@ def main() -> int:
                     f.result()
                 t.append(time.perf_counter_ns() - t0)
         return statistics.median(t) / 1e3
+
     pool = pool_rt_us()
     for wait in ("spin", "spin-block"):
-        e = run(["--workloads", "mvd", "--m-shape", "16,16,16", "--v-shape", "8,64", "--d-shape", "8,64",
-                 "--rounds", str(max(a.rounds, 200)), "--wait", wait])
+        e = run(
+            [
+                "--workloads",
+                "mvd",
+                "--m-shape",
+                "16,16,16",
+                "--v-shape",
+                "8,64",
+                "--d-shape",
+                "8,64",
+                "--rounds",
+                str(max(a.rounds, 200)),
+                "--wait",
+                wait,
+            ]
+        )
         for g in "ABCD":
             us = empty_rt_us(e, g, "mvd")
-            rows.append((f"empty {g} round trip ({wait})", f"{us:.1f} us", f"{pool:.1f} us",
-                         f"{us / pool * 100:.0f}%", "<= 5 us" if (g == "D" and wait == "spin") else "-"))
+            rows.append(
+                (
+                    f"empty {g} round trip ({wait})",
+                    f"{us:.1f} us",
+                    f"{pool:.1f} us",
+                    f"{us / pool * 100:.0f}%",
+                    "<= 5 us" if (g == "D" and wait == "spin") else "-",
+                )
+            )
 
     cores = recs[0]["online_cores"]
     print(f"# hxrun benchmark on {recs[0]['cpu_model']}, {cores} cores, {recs[0]['compiler']}")
@@ -112,8 +168,10 @@ def main() -> int:
     w = [max(len(str(r[i])) for r in rows + [hdr]) for i in range(5)]
     for r in [hdr, tuple("-" * x for x in w)] + rows:
         print(" | ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
-    print("# reference: numpy matmul (OpenBLAS, 1 thread) for M; ThreadPoolExecutor(3) no-op submit+wait for "
-          "round trips; bandwidth: benchmarks/bench_bandwidth.py")
+    print(
+        "# reference: numpy matmul (OpenBLAS, 1 thread) for M; ThreadPoolExecutor(3) no-op submit+wait for "
+        "round trips; bandwidth: benchmarks/bench_bandwidth.py"
+    )
     return 0
 
 

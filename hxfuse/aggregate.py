@@ -28,19 +28,47 @@ META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "ea
 # The machine a point ran on (hxfuse.aggregate.environment), copied onto every
 # trial row and onto every summary row of the point, with ``env_warning``.
 ENV_COLUMNS = (
-    "emulated", "cpu_model", "cpu_governor", "compiler", "sdk_version", "device_engines_used",
-    "load_average_before", "load_average_after", "other_busy_cores_before", "other_busy_cores_after",
-    "runner_wall_s", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "runner_warning_codes", "device_fallbacks", "device_serial",
+    "emulated",
+    "cpu_model",
+    "cpu_governor",
+    "compiler",
+    "sdk_version",
+    "device_engines_used",
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "runner_wall_s",
+    "clock_resolution_ns",
+    "clock_read_overhead_ns",
+    "runner_warnings",
+    "runner_warning_codes",
+    "device_fallbacks",
+    "device_serial",
 )
 # Summary columns of the environment, in order (online_cores and
 # engines_exceed_cores come from META_COLUMNS).
 ENV_SUMMARY_COLUMNS = (
-    "emulated", "cpu_model", "cpu_governor", "online_cores", "device_engines_used",
-    "engines_exceed_cores", "load_average_before", "load_average_after", "other_busy_cores_before",
-    "other_busy_cores_after", "runner_wall_s",
-    "compiler", "sdk_version", "clock_resolution_ns", "clock_read_overhead_ns", "runner_warnings",
-    "runner_warning_codes", "device_fallbacks", "device_serial", "env_warning",
+    "emulated",
+    "cpu_model",
+    "cpu_governor",
+    "online_cores",
+    "device_engines_used",
+    "engines_exceed_cores",
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "runner_wall_s",
+    "compiler",
+    "sdk_version",
+    "clock_resolution_ns",
+    "clock_read_overhead_ns",
+    "runner_warnings",
+    "runner_warning_codes",
+    "device_fallbacks",
+    "device_serial",
+    "env_warning",
 )
 # A machine counts as loaded when its 1-minute load average exceeds this many
 # runnable processes per online core (docs/metrics.md, "Environment").
@@ -55,15 +83,55 @@ BUSY_PER_CORE = 0.25
 LOAD_WINDOW_S = 60.0
 
 _TASK_SUFFIXES = (
-    "duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns", "bytes",
-    "bandwidth_GBps", "slowdown", "np", "cpu_ns", "queue_ns", "run_share", "cpu_begin",
+    "duration_ns",
+    "completion_ns",
+    "host_seen_latency_ns",
+    "latency_no_early_ns",
+    "bytes",
+    "bandwidth_GBps",
+    "slowdown",
+    "np",
+    "cpu_ns",
+    "queue_ns",
+    "run_share",
+    "cpu_begin",
 )
 _FIXED = {
-    "trial_id", "round", "seq", "warmup", "workload", "group", "empty", "makespan_ns", "device_ns",
-    "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "device_start_ns", "scratch_peak_bytes",
-    "checksums_ok", "n_tasks", "prep_ns", "end_to_end_ns", "overlap_max", "concurrent_ns", "stp",
-    "antt", "fairness", "k_engines", *META_COLUMNS, *ENV_COLUMNS, "env_warning",
-    "cpu_ns", "parallelism", "host_submit_max_ns", "host_cpu", "submit_outlier", "handover_ns", "late_handover",
+    "trial_id",
+    "round",
+    "seq",
+    "warmup",
+    "workload",
+    "group",
+    "empty",
+    "makespan_ns",
+    "device_ns",
+    "host_submit_ns",
+    "host_wait_ns",
+    "host_requests",
+    "host_overhead_ns",
+    "device_start_ns",
+    "scratch_peak_bytes",
+    "checksums_ok",
+    "n_tasks",
+    "prep_ns",
+    "end_to_end_ns",
+    "overlap_max",
+    "concurrent_ns",
+    "stp",
+    "antt",
+    "fairness",
+    "k_engines",
+    *META_COLUMNS,
+    *ENV_COLUMNS,
+    "env_warning",
+    "cpu_ns",
+    "parallelism",
+    "host_submit_max_ns",
+    "host_cpu",
+    "submit_outlier",
+    "handover_ns",
+    "late_handover",
     mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
 
@@ -204,8 +272,12 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     fb = _float(env.get("device_fallbacks"))
     if math.isfinite(fb) and fb > 0:
         # the point measured something other than the engines it names
-        out.append(("device_fallback", f"device fallbacks: {fb:g} (an engine or memory was replaced; "
-                                       "end.resources of the runner says which)"))
+        out.append(
+            (
+                "device_fallback",
+                f"device fallbacks: {fb:g} (an engine or memory was replaced; end.resources of the runner says which)",
+            )
+        )
     cores = _float(env.get("online_cores"))
     have_cores = math.isfinite(cores) and cores >= 1
     rw = env.get("runner_warnings")
@@ -238,22 +310,32 @@ def _busy_sample_findings(env: Mapping[str, Any], cores: float) -> list[tuple[st
     busy_a = _float(env.get("other_busy_cores_after"))
     busy_limit = BUSY_PER_CORE * cores
     if busy_b > busy_limit:
-        out.append(("loaded_before", f"loaded before (other processes kept {busy_b:.2f} cores busy > "
-                                     f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)"))
+        out.append(
+            (
+                "loaded_before",
+                f"loaded before (other processes kept {busy_b:.2f} cores busy > "
+                f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)",
+            )
+        )
     if math.isfinite(busy_a) and busy_a > busy_limit:
-        out.append(("loaded_after",
-                    f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
+        out.append(("loaded_after", f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
     if bool(env.get("engines_exceed_cores")):
         if not _runner_says_exceed(env):
             out.append(_exceed_finding(used, cores))
     elif math.isfinite(used) and cores - busy_b < used - 0.5:
-        out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy "
-                                      f"with other work leaves ~{cores - busy_b:.1f} for {used:g} device engines)"))
+        out.append(
+            (
+                "few_free_cores",
+                f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy "
+                f"with other work leaves ~{cores - busy_b:.1f} for {used:g} device engines)",
+            )
+        )
     return out
 
 
-def _load_average_findings(env: Mapping[str, Any], cores: float, have_cores: bool,
-                           loaded_per_core: float) -> list[tuple[str, str]]:
+def _load_average_findings(
+    env: Mapping[str, Any], cores: float, have_cores: bool, loaded_per_core: float
+) -> list[tuple[str, str]]:
     """Findings from the 1-minute load average (no sample of other work)."""
     out: list[tuple[str, str]] = []
     used = _float(env.get("device_engines_used"))
@@ -264,14 +346,20 @@ def _load_average_findings(env: Mapping[str, Any], cores: float, have_cores: boo
     if not math.isfinite(before):
         out.append(("load_unknown", "load unknown (load average unreadable)"))
     elif have_cores and before > limit:
-        out.append(("loaded_before", f"loaded before (1-min load {before:.2f} > {limit:.2f} = "
-                                     f"{loaded_per_core:g} x {cores:g} cores)"))
+        out.append(
+            (
+                "loaded_before",
+                f"loaded before (1-min load {before:.2f} > {limit:.2f} = {loaded_per_core:g} x {cores:g} cores)",
+            )
+        )
     if math.isfinite(after) and have_cores:
         own = (used if math.isfinite(used) else 0.0) * (
-            1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0)
+            1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0
+        )
         if after - own > limit:
-            out.append(("loaded_after",
-                        f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})"))
+            out.append(
+                ("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})")
+            )
     if bool(env.get("engines_exceed_cores")):
         if _runner_says_exceed(env):
             pass  # the runner says so itself (listed below)
@@ -280,8 +368,13 @@ def _load_average_findings(env: Mapping[str, Any], cores: float, have_cores: boo
     elif have_cores and math.isfinite(used) and math.isfinite(before):
         free = max(0.0, cores - math.floor(before + 0.5))
         if free < used:
-            out.append(("few_free_cores", f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
-                                          f"leaves ~{free:g} for {used:g} device engines)"))
+            out.append(
+                (
+                    "few_free_cores",
+                    f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
+                    f"leaves ~{free:g} for {used:g} device engines)",
+                )
+            )
     return out
 
 
@@ -296,16 +389,15 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     # Names of computed metrics cannot be reused.
     # ``replicate`` is given by the caller (which runner invocation) and is
     # not a point parameter: infer_point_cols leaves it out.
-    clash = [k for k in point if k not in META_COLUMNS and k != mx.REPLICATE
-             and (k in tm.columns or is_metric_column(k))]
+    clash = [
+        k for k in point if k not in META_COLUMNS and k != mx.REPLICATE and (k in tm.columns or is_metric_column(k))
+    ]
     if clash:
         raise ValueError(f"point parameter names clash with metric columns: {clash}")
     alone = mx.alone_durations(tm)
     sd = mx.slowdowns(tm, alone)
     meta = run.meta
-    extra = pd.DataFrame(
-        {c: [_scalar(meta.get(c))] * len(tm) for c in META_COLUMNS if c not in point}, index=tm.index
-    )
+    extra = pd.DataFrame({c: [_scalar(meta.get(c))] * len(tm) for c in META_COLUMNS if c not in point}, index=tm.index)
     for c, v in environment(run).items():
         if c not in point:
             extra[c] = [v] * len(tm)
@@ -403,8 +495,9 @@ def summarize(
             overhead=pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)],
         )
         for workload, wdf in pdf.groupby("workload", sort=False):
-            rows += _workload_rows(point, str(workload), wdf, median_cols, boot,
-                                   cv_threshold, overlap_threshold, min_effect)
+            rows += _workload_rows(
+                point, str(workload), wdf, median_cols, boot, cv_threshold, overlap_threshold, min_effect
+            )
     out = pd.DataFrame(rows)
     if out.empty:
         return out
@@ -417,6 +510,7 @@ def summarize(
 @dataclass(frozen=True)
 class _Point:
     """What every workload of one point shares in its summary rows."""
+
     values: dict[str, Any]
     reason: str  # why the point is excluded; "" when it passed its checks
     env: dict[str, Any]
@@ -432,23 +526,53 @@ class _Point:
 def _median_columns(trials: pd.DataFrame) -> list[str]:
     """Columns summarised by their plain median (no interval)."""
     engine_cols = [
-        c for c in trials.columns
+        c
+        for c in trials.columns
         if (c.startswith("busy_") and c.endswith("_ns")) or c.startswith("util_") or c.startswith("overlap_")
     ]
     per_task_cols = [
-        f"{t}_{s}" for t in mx.TASKS
-        for s in ("duration_ns", "completion_ns", "slowdown", "host_seen_latency_ns",
-                  "latency_no_early_ns", "bandwidth_GBps", "cpu_ns", "queue_ns", "run_share")
+        f"{t}_{s}"
+        for t in mx.TASKS
+        for s in (
+            "duration_ns",
+            "completion_ns",
+            "slowdown",
+            "host_seen_latency_ns",
+            "latency_no_early_ns",
+            "bandwidth_GBps",
+            "cpu_ns",
+            "queue_ns",
+            "run_share",
+        )
     ]
     return [
-        "device_ns", "host_submit_ns", "host_wait_ns", "host_requests", "host_overhead_ns", "end_to_end_ns",
-        *per_task_cols, "stp", "antt", "fairness", *engine_cols, "concurrent_ns", "cpu_ns",
-        "host_submit_max_ns", "handover_ns",
+        "device_ns",
+        "host_submit_ns",
+        "host_wait_ns",
+        "host_requests",
+        "host_overhead_ns",
+        "end_to_end_ns",
+        *per_task_cols,
+        "stp",
+        "antt",
+        "fairness",
+        *engine_cols,
+        "concurrent_ns",
+        "cpu_ns",
+        "host_submit_max_ns",
+        "handover_ns",
     ]
 
 
-def _group_row(point: _Point, workload: str, group: str, gdf: pd.DataFrame, wdf: pd.DataFrame,
-               median_cols: Sequence[str], boot: Mapping[str, Any]) -> tuple[dict[str, Any], st.Estimate]:
+def _group_row(
+    point: _Point,
+    workload: str,
+    group: str,
+    gdf: pd.DataFrame,
+    wdf: pd.DataFrame,
+    median_cols: Sequence[str],
+    boot: Mapping[str, Any],
+) -> tuple[dict[str, Any], st.Estimate]:
     """One group's descriptive row (makespan with its interval, medians,
     parallelism, control overhead) and its parallelism estimate."""
     ms = gdf["makespan_ns"].to_numpy(float)
@@ -461,8 +585,7 @@ def _group_row(point: _Point, workload: str, group: str, gdf: pd.DataFrame, wdf:
         "group": group,
         "n": est.n,
         "n_replicates": point.n_reps,
-        "n_warmup": int((wdf["warmup"].astype(bool) & ~wdf["empty"].astype(bool)
-                          & (wdf["group"] == group)).sum()),
+        "n_warmup": int((wdf["warmup"].astype(bool) & ~wdf["empty"].astype(bool) & (wdf["group"] == group)).sum()),
         "makespan_ns": est.value,
         "makespan_lo_ns": est.lo,
         "makespan_hi_ns": est.hi,
@@ -471,8 +594,11 @@ def _group_row(point: _Point, workload: str, group: str, gdf: pd.DataFrame, wdf:
         "makespan_outliers": int(st.mad_outliers(ms).sum()),
         # between-replicate spread: (max - min) / median of the
         # replicates' medians (0 with one replicate)
-        "makespan_rep_spread": (float((np.nanmax(rep_meds) - np.nanmin(rep_meds)) / est.value)
-                                if est.value and np.isfinite(rep_meds).any() else math.nan),
+        "makespan_rep_spread": (
+            float((np.nanmax(rep_meds) - np.nanmin(rep_meds)) / est.value)
+            if est.value and np.isfinite(rep_meds).any()
+            else math.nan
+        ),
         "scratch_peak_bytes": float(gdf["scratch_peak_bytes"].max()),
     }
     for c in median_cols:
@@ -480,21 +606,24 @@ def _group_row(point: _Point, workload: str, group: str, gdf: pd.DataFrame, wdf:
             row[c] = _median(gdf[c])
     for t in mx.TASKS:
         row[f"{t}_bytes"] = _median(gdf[f"{t}_bytes"]) if f"{t}_bytes" in gdf else math.nan
-    pe = (st.hierarchical_bootstrap_median(gdf["parallelism"].to_numpy(float), reps, **boot)
-          if "parallelism" in gdf else st.NAN_ESTIMATE)
+    pe = (
+        st.hierarchical_bootstrap_median(gdf["parallelism"].to_numpy(float), reps, **boot)
+        if "parallelism" in gdf
+        else st.NAN_ESTIMATE
+    )
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
     for flag in ("submit_outlier", "late_handover"):
         f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
         row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
     emp = point.overhead[(point.overhead["workload"] == workload) & (point.overhead["group"] == group)]
     oe = st.hierarchical_bootstrap_median(emp["makespan_ns"].to_numpy(float), _replicates(emp), **boot)
-    row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo,
-            "control_overhead_hi_ns": oe.hi}
+    row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo, "control_overhead_hi_ns": oe.hi}
     return row, pe
 
 
-def _speedup_estimates(speed: pd.DataFrame, speed_reps: np.ndarray | None, groups: Iterable[str],
-                       boot: Mapping[str, Any]) -> tuple[dict[str, st.Estimate], dict[str, list[float]]]:
+def _speedup_estimates(
+    speed: pd.DataFrame, speed_reps: np.ndarray | None, groups: Iterable[str], boot: Mapping[str, Any]
+) -> tuple[dict[str, st.Estimate], dict[str, list[float]]]:
     """Each speedup pair's median with its two-level interval, and the
     replicates' own medians, for the pairs whose groups ran."""
     present = set(groups)
@@ -505,13 +634,21 @@ def _speedup_estimates(speed: pd.DataFrame, speed_reps: np.ndarray | None, group
         if x in present and y in present and col in speed and speed[col].notna().any():
             vals = speed[col].to_numpy(float)
             spd[f"{x}/{y}"] = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
-            spd_reps[f"{x}/{y}"] = (list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None
-                                    else [spd[f"{x}/{y}"].value])
+            spd_reps[f"{x}/{y}"] = (
+                list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None else [spd[f"{x}/{y}"].value]
+            )
     return spd, spd_reps
 
 
-def _comparison_columns(row: dict[str, Any], group: str, ok: bool, spd: Mapping[str, st.Estimate],
-                        spd_reps: Mapping[str, list[float]], bounds: Mapping[str, float], t_a: float) -> None:
+def _comparison_columns(
+    row: dict[str, Any],
+    group: str,
+    ok: bool,
+    spd: Mapping[str, st.Estimate],
+    spd_reps: Mapping[str, list[float]],
+    bounds: Mapping[str, float],
+    t_a: float,
+) -> None:
     """Speedups over A, B and C and the overlap efficiencies (NaN for an
     excluded point)."""
     row["t_serial_measured_ns"] = t_a
@@ -532,21 +669,26 @@ def _comparison_columns(row: dict[str, Any], group: str, ok: bool, spd: Mapping[
     # Two references: T_ideal = max T_i (eta_vs_alone) and the
     # resource-aware bound max(T_ideal, T_serial / k) (eta_vs_bound).
     row["eta_vs_alone"] = (
-        mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"])
-        if is_group else math.nan
+        mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"]) if is_group else math.nan
     )
     row["eta_vs_bound"] = (
         mx.overlap_efficiency_vs_bound(bounds["t_serial_ns"], bounds["t_bound_ns"], row["device_ns"])
-        if is_group else math.nan
+        if is_group
+        else math.nan
     )
-    row["eta_vs_A"] = (
-        mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
-    )
+    row["eta_vs_A"] = mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
 
 
-def _verdict_columns(point: _Point, spd: Mapping[str, st.Estimate], spd_reps: Mapping[str, list[float]],
-                     parallelism: st.Estimate | None, overlap_max: Any, noise: list[str],
-                     overlap_threshold: float, min_effect: float) -> dict[str, Any]:
+def _verdict_columns(
+    point: _Point,
+    spd: Mapping[str, st.Estimate],
+    spd_reps: Mapping[str, list[float]],
+    parallelism: st.Estimate | None,
+    overlap_max: Any,
+    noise: list[str],
+    overlap_threshold: float,
+    min_effect: float,
+) -> dict[str, Any]:
     """The D row's verdict and what it rests on."""
     emulated = emulated_flag(point.env.get("emulated"))
     if not point.ok:
@@ -555,9 +697,14 @@ def _verdict_columns(point: _Point, spd: Mapping[str, st.Estimate], spd_reps: Ma
         v = vd.Verdict.of(vd.EMULATED)
     else:
         v = vd.classify(
-            spd, parallelism, overlap_max, noise=noise,
-            min_effect=min_effect, overlap_threshold=overlap_threshold,
-            replicate_speedups=spd_reps, disturbances=disturbance_warnings(point.env),
+            spd,
+            parallelism,
+            overlap_max,
+            noise=noise,
+            min_effect=min_effect,
+            overlap_threshold=overlap_threshold,
+            replicate_speedups=spd_reps,
+            disturbances=disturbance_warnings(point.env),
         )
     return {
         "verdict": v.result,
@@ -573,18 +720,29 @@ def _verdict_columns(point: _Point, spd: Mapping[str, st.Estimate], spd_reps: Ma
     }
 
 
-def _workload_rows(point: _Point, workload: str, wdf: pd.DataFrame, median_cols: Sequence[str],
-                   boot: Mapping[str, Any], cv_threshold: float, overlap_threshold: float,
-                   min_effect: float) -> list[dict[str, Any]]:
+def _workload_rows(
+    point: _Point,
+    workload: str,
+    wdf: pd.DataFrame,
+    median_cols: Sequence[str],
+    boot: Mapping[str, Any],
+    cv_threshold: float,
+    overlap_threshold: float,
+    min_effect: float,
+) -> list[dict[str, Any]]:
     """The summary rows (A-D and alone) of one workload of one point."""
     meas = mx.measured(wdf)
     tasks = mx.tasks_of(workload)
     k = int(wdf["k_engines"].iloc[0]) if "k_engines" in wdf else len(tasks)
-    bounds = mx.serial_bounds(point.alone, tasks, k) if len(tasks) > 1 else {
-        "t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
+    bounds = (
+        mx.serial_bounds(point.alone, tasks, k)
+        if len(tasks) > 1
+        else {"t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
+    )
     speed = mx.paired_speedups(wdf, workload)
-    speed_reps = (speed.index.get_level_values(mx.REPLICATE).to_numpy()
-                  if mx.REPLICATE in (speed.index.names or []) else None)
+    speed_reps = (
+        speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in (speed.index.names or []) else None
+    )
     group_samples: dict[str, np.ndarray] = {}
     group_rows: dict[str, dict[str, Any]] = {}
     parallelism: dict[str, st.Estimate] = {}
@@ -603,8 +761,9 @@ def _workload_rows(point: _Point, workload: str, wdf: pd.DataFrame, median_cols:
     makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
     spd, spd_reps = _speedup_estimates(speed, speed_reps, group_samples, boot)
     # gating: interference that could bias the relations the verdict reads
-    noise = st.ratio_noise({k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float)
-                            for k in spd if k in vd.RELATIONS}, min_effect)
+    noise = st.ratio_noise(
+        {k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float) for k in spd if k in vd.RELATIONS}, min_effect
+    )
     rows = []
     for group, row in group_rows.items():
         _comparison_columns(row, group, point.ok, spd, spd_reps, bounds, t_a)
@@ -612,20 +771,43 @@ def _workload_rows(point: _Point, workload: str, wdf: pd.DataFrame, median_cols:
         row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
         row["point_ok"] = point.ok
         row["excluded_reason"] = point.reason
-        row |= {"verdict": "", "verdict_key": "", "verdict_matches": "", "relations": "",
-                "progress_overlap": None, "wall_overlap": None, "d_equiv_b": None,
-                "inconclusive_reason": "", "conclusion": "", "next_step": ""}
+        row |= {
+            "verdict": "",
+            "verdict_key": "",
+            "verdict_matches": "",
+            "relations": "",
+            "progress_overlap": None,
+            "wall_overlap": None,
+            "d_equiv_b": None,
+            "inconclusive_reason": "",
+            "conclusion": "",
+            "next_step": "",
+        }
         if group == "D":
-            row |= _verdict_columns(point, spd, spd_reps, parallelism.get("D"), row.get("overlap_max"),
-                                    noise, overlap_threshold, min_effect)
+            row |= _verdict_columns(
+                point, spd, spd_reps, parallelism.get("D"), row.get("overlap_max"), noise, overlap_threshold, min_effect
+            )
         row |= point.env
         rows.append(row)
     return rows
 
 
-VERDICT_COLUMNS = ["verdict", "verdict_key", "verdict_matches", "relations", "progress_overlap",
-                   "wall_overlap", "d_equiv_b", "inconclusive_reason", "conclusion", "next_step",
-                   "noise_warning", "makespan_noise", "point_ok", "excluded_reason"]
+VERDICT_COLUMNS = [
+    "verdict",
+    "verdict_key",
+    "verdict_matches",
+    "relations",
+    "progress_overlap",
+    "wall_overlap",
+    "d_equiv_b",
+    "inconclusive_reason",
+    "conclusion",
+    "next_step",
+    "noise_warning",
+    "makespan_noise",
+    "point_ok",
+    "excluded_reason",
+]
 
 
 def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:
@@ -656,11 +838,28 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
         cols = list(summary.columns)
         point_cols = cols[: cols.index("workload")] if "workload" in cols else []
     d = summary[summary["group"] == "D"]
-    cols = [*point_cols, "workload", "n",
-            "speedup_over_A", "speedup_over_A_lo", "speedup_over_A_hi",
-            "speedup_over_B", "speedup_over_B_lo", "speedup_over_B_hi",
-            "speedup_over_C", "speedup_over_C_lo", "speedup_over_C_hi",
-            "parallelism", "parallelism_lo", "parallelism_hi", "n_replicates",
-            "overlap_max", "eta_vs_alone", "eta_vs_bound", "eta_vs_A", *VERDICT_COLUMNS, "env_warning"]
+    cols = [
+        *point_cols,
+        "workload",
+        "n",
+        "speedup_over_A",
+        "speedup_over_A_lo",
+        "speedup_over_A_hi",
+        "speedup_over_B",
+        "speedup_over_B_lo",
+        "speedup_over_B_hi",
+        "speedup_over_C",
+        "speedup_over_C_lo",
+        "speedup_over_C_hi",
+        "parallelism",
+        "parallelism_lo",
+        "parallelism_hi",
+        "n_replicates",
+        "overlap_max",
+        "eta_vs_alone",
+        "eta_vs_bound",
+        "eta_vs_A",
+        *VERDICT_COLUMNS,
+        "env_warning",
+    ]
     return d[[c for c in cols if c in d.columns]].reset_index(drop=True)
-

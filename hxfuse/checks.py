@@ -37,6 +37,7 @@ verification round (``--npy-dir``).  A point passes when
 for u8i8 points and every Hexagon target) and ``emulated`` (the runner's meta);
 a failed point never enters a speedup.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -110,8 +111,10 @@ def _cmp_exact(name: str, got: np.ndarray, ref: np.ndarray, out: dict) -> list[s
     out[name] = {"mode": "exact", "mismatches": bad, "elements": int(ref.size)}
     if bad:
         i = np.unravel_index(int(np.flatnonzero(got != ref)[0]), ref.shape)
-        return [f"{name}: {bad} of {ref.size} elements differ from the numpy reference "
-                f"(first at {tuple(map(int, i))}: {got[i]} != {ref[i]})"]
+        return [
+            f"{name}: {bad} of {ref.size} elements differ from the numpy reference "
+            f"(first at {tuple(map(int, i))}: {got[i]} != {ref[i]})"
+        ]
     return []
 
 
@@ -121,18 +124,25 @@ def _cmp_tol(name: str, got: np.ndarray, ref: np.ndarray, tol: np.ndarray, out: 
     err = np.abs(got.astype(np.float64) - ref)
     bad_mask = ~(err <= tol)  # NaN counts as bad
     bad = int(np.count_nonzero(bad_mask))
-    out[name] = {"mode": "tolerance", "mismatches": bad, "elements": int(ref.size),
-                 "max_abs_err": float(np.nanmax(err)) if err.size else 0.0,
-                 "max_err_over_tol": float(np.nanmax(err / np.maximum(tol, 1e-300))) if err.size else 0.0}
+    out[name] = {
+        "mode": "tolerance",
+        "mismatches": bad,
+        "elements": int(ref.size),
+        "max_abs_err": float(np.nanmax(err)) if err.size else 0.0,
+        "max_err_over_tol": float(np.nanmax(err / np.maximum(tol, 1e-300))) if err.size else 0.0,
+    }
     if bad:
         i = np.unravel_index(int(np.flatnonzero(bad_mask)[0]), ref.shape)
-        return [f"{name}: {bad} of {ref.size} elements outside tolerance "
-                f"(first at {tuple(map(int, i))}: {got[i]!r} vs reference {ref[i]!r}, tol {tol[i]:.3g})"]
+        return [
+            f"{name}: {bad} of {ref.size} elements outside tolerance "
+            f"(first at {tuple(map(int, i))}: {got[i]!r} vs reference {ref[i]!r}, tol {tol[i]:.3g})"
+        ]
     return []
 
 
-def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAULT_F32_RTOL,
-                  atol: float = DEFAULT_F32_ATOL) -> tuple[list[str], dict]:
+def check_outputs(
+    meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAULT_F32_RTOL, atol: float = DEFAULT_F32_ATOL
+) -> tuple[list[str], dict]:
     """Compare the verification round's outputs with numpy references.
 
     *arrays* maps the verify record's file names (M_A, M_B, M_C, V_X, V_Y,
@@ -163,8 +173,9 @@ def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAU
                 rs = ((rs + 2**31) % 2**32 - 2**31).astype(np.int32)
                 reasons += _cmp_exact("V.rowsum", arrays["V_rowsum"].reshape(-1), rs, detail)
             if "V_rowmax" in arrays:
-                reasons += _cmp_exact("V.rowmax", arrays["V_rowmax"].reshape(-1),
-                                      ref.max(axis=1).astype(np.int16), detail)
+                reasons += _cmp_exact(
+                    "V.rowmax", arrays["V_rowmax"].reshape(-1), ref.max(axis=1).astype(np.int16), detail
+                )
         else:
             act = tasks.get("V", {}).get("activation", "silu")
             ref = hswish_passes_f32(X, passes) if act == "hardswish" else silu_passes_f32(X, passes)
@@ -175,8 +186,7 @@ def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAU
                 reasons += _cmp_tol("V.rowsum", arrays["V_rowsum"].reshape(-1), rs, tol, detail)
             if "V_rowmax" in arrays:
                 rm = ref.max(axis=1)
-                reasons += _cmp_tol("V.rowmax", arrays["V_rowmax"].reshape(-1), rm,
-                                    rtol * np.abs(rm) + atol, detail)
+                reasons += _cmp_tol("V.rowmax", arrays["V_rowmax"].reshape(-1), rm, rtol * np.abs(rm) + atol, detail)
     if "D_dst" in arrays:
         src, dst = arrays["D_src"], arrays["D_dst"]
         d = tasks.get("D", {})
@@ -189,8 +199,7 @@ def check_outputs(meta: dict, arrays: dict[str, np.ndarray], rtol: float = DEFAU
 
 # Every .npy file of a task, inputs and outputs, as the verify record names
 # them (kernels/src/protocol.c: dump_npy); the check needs all of them.
-TASK_FILES = {"M": ("M_A", "M_B", "M_C"), "V": ("V_X", "V_Y", "V_rowsum", "V_rowmax"),
-              "D": ("D_src", "D_dst")}
+TASK_FILES = {"M": ("M_A", "M_B", "M_C"), "V": ("V_X", "V_Y", "V_rowsum", "V_rowmax"), "D": ("D_src", "D_dst")}
 
 # The .npy files that make up each task's outputs, in the runner's order
 # (kernels/src/tasks.c: M: C; V: y, rowsum, rowmax; D: the destination buffer).
@@ -220,8 +229,9 @@ def output_checksums(arrays: dict[str, np.ndarray], tasks: Iterable[str] | None 
 # the whole point
 
 
-def _load_verify_arrays(wl: str, v: dict, claimed: dict[str, str], npy_dir: Path,
-                        reasons: list[str]) -> dict[str, np.ndarray]:
+def _load_verify_arrays(
+    wl: str, v: dict, claimed: dict[str, str], npy_dir: Path, reasons: list[str]
+) -> dict[str, np.ndarray]:
     """The .npy arrays of one verify record's tasks, complete tasks only.
 
     Every workload's verify record lists its own .npy files (the runner
@@ -230,8 +240,10 @@ def _load_verify_arrays(wl: str, v: dict, claimed: dict[str, str], npy_dir: Path
     runner merely claims is no evidence: each missing file is a reason."""
     files = v.get("files") or {}
     if not files:
-        reasons.append(f"{wl}: verify record lists no .npy files (the numeric check needs "
-                       "the verification round's inputs and outputs: run with --npy-dir)")
+        reasons.append(
+            f"{wl}: verify record lists no .npy files (the numeric check needs "
+            "the verification round's inputs and outputs: run with --npy-dir)"
+        )
     arrays = {}
     for task in claimed:
         missing = [n for n in TASK_FILES.get(task, ()) if n not in files]
@@ -249,8 +261,7 @@ def _load_verify_arrays(wl: str, v: dict, claimed: dict[str, str], npy_dir: Path
     return {n: a for n, a in arrays.items() if all(m in arrays for m in TASK_FILES[n[0]])}
 
 
-def _check_verify(v: dict, meta: dict, npy_dir: Path, rtol: float, atol: float,
-                  result: dict) -> dict[str, str]:
+def _check_verify(v: dict, meta: dict, npy_dir: Path, rtol: float, atol: float, result: dict) -> dict[str, str]:
     """Numeric check and checksum recomputation of one verify record; returns
     the checksums it verifies ({task: hex})."""
     reasons = result["reasons"]
@@ -269,13 +280,14 @@ def _check_verify(v: dict, meta: dict, npy_dir: Path, rtol: float, atol: float,
         if task not in recomputed:
             reasons.append(f"{wl}: task {task} has no .npy output to recompute its checksum")
         elif recomputed[task] != h:
-            reasons.append(f"{wl}: task {task} checksum {h} recorded by the runner != "
-                           f"{recomputed[task]} recomputed from the .npy output")
+            reasons.append(
+                f"{wl}: task {task} checksum {h} recorded by the runner != "
+                f"{recomputed[task]} recomputed from the .npy output"
+            )
     return claimed
 
 
-def _check_trials(trials: list[dict], verified: dict[str, dict[str, str]], calibrated: bool,
-                  result: dict) -> None:
+def _check_trials(trials: list[dict], verified: dict[str, dict[str, str]], calibrated: bool, result: dict) -> None:
     """Every trial's checksums against the verified ones (empty variants and
     calibration runs have none)."""
     by_task: dict[str, set[str]] = {}
@@ -289,7 +301,7 @@ def _check_trials(trials: list[dict], verified: dict[str, dict[str, str]], calib
             continue
         wl = t.get("workload")
         ref = verified.get(wl)
-        for task in ([] if calibrated else t.get("tasks", [])):
+        for task in [] if calibrated else t.get("tasks", []):
             name = task.get("task")
             got = str(task.get("checksum", "")).lower()
             want = {ref[name]} if ref and name in ref else by_task.get(name, set())
@@ -297,12 +309,15 @@ def _check_trials(trials: list[dict], verified: dict[str, dict[str, str]], calib
             if got not in want:
                 n_bad += 1
                 if len(bad_examples) < 5:
-                    bad_examples.append(f"round {t.get('round')} group {t.get('group')} "
-                                        f"workload {wl} task {name}: {got} not in {sorted(want)}")
+                    bad_examples.append(
+                        f"round {t.get('round')} group {t.get('group')} "
+                        f"workload {wl} task {name}: {got} not in {sorted(want)}"
+                    )
         if t.get("checksums_ok") is False:
             if len(bad_examples) < 5:
-                bad_examples.append(f"round {t.get('round')} group {t.get('group')} workload {wl}: "
-                                    f"runner flagged checksums_ok=false")
+                bad_examples.append(
+                    f"round {t.get('round')} group {t.get('group')} workload {wl}: runner flagged checksums_ok=false"
+                )
             n_bad += 1
     result["trial_checksums"] = {"checked": n_checked, "mismatches": n_bad, "examples": bad_examples}
     if n_bad:
@@ -335,14 +350,20 @@ def _complete_records(jsonl: Path, result: dict) -> list[dict] | None:
     return None
 
 
-def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL,
-                atol: float = DEFAULT_F32_ATOL) -> dict:
+def check_point(
+    jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL, atol: float = DEFAULT_F32_ATOL
+) -> dict:
     """Check one raw result; see the module docstring.  Never raises on a bad
     result: problems become ``reasons`` and ``status: failed``."""
     jsonl, npy_dir = Path(jsonl), Path(npy_dir)
-    result: dict[str, Any] = {"raw": str(jsonl), "status": "failed", "reasons": [],
-                              "tolerance": {"f32_rtol": rtol, "f32_atol": atol},
-                              "outputs": {}, "checksums": {}}
+    result: dict[str, Any] = {
+        "raw": str(jsonl),
+        "status": "failed",
+        "reasons": [],
+        "tolerance": {"f32_rtol": rtol, "f32_atol": atol},
+        "outputs": {},
+        "checksums": {},
+    }
     reasons = result["reasons"]
     recs = _complete_records(jsonl, result)
     if recs is None:
@@ -350,8 +371,9 @@ def check_point(jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F3
     meta, end = recs[0], recs[-1]
     result["end_status"] = end.get("status")
     if end.get("status") != "ok":
-        reasons.append(f"runner status {end.get('status')!r} with "
-                       f"{end.get('checksum_mismatches')} checksum mismatch(es)")
+        reasons.append(
+            f"runner status {end.get('status')!r} with {end.get('checksum_mismatches')} checksum mismatch(es)"
+        )
     verifies = [r for r in recs if r.get("record") == "verify"]
     trials = [r for r in recs if r.get("record") == "trial"]
     if not verifies:

@@ -36,6 +36,7 @@ Hashes: :func:`config_hash` hashes the whole validated config (provenance);
 :func:`point_hash` hashes only what one runner invocation depends on, so that
 changing one point's parameters reruns that point only.
 """
+
 from __future__ import annotations
 
 import copy
@@ -60,15 +61,32 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 POINT_KEYS = (
-    "precision", "m_shape", "v_variant", "v_shape", "v_passes", "v_workers",
-    "d_shape", "d_src_stride", "d_desc_rows", "d_repeat", "scratch_bytes", "calibrate",
+    "precision",
+    "m_shape",
+    "v_variant",
+    "v_shape",
+    "v_passes",
+    "v_workers",
+    "d_shape",
+    "d_src_stride",
+    "d_desc_rows",
+    "d_repeat",
+    "scratch_bytes",
+    "calibrate",
     "affinity",
     # every other runner option is a point parameter too, so any sweep can
     # vary it (docs/runner.md): M's tile, D's buffers, V's scratch release,
     # the fused entry's concurrency window, bandwidth antagonists and the
     # host's wait policy
-    "m_tile", "d_buffers", "v_release", "window", "antagonist", "antagonist_bytes",
-    "wait", "spin_ns", "early_completion",
+    "m_tile",
+    "d_buffers",
+    "v_release",
+    "window",
+    "antagonist",
+    "antagonist_bytes",
+    "wait",
+    "spin_ns",
+    "early_completion",
 )
 STUDIES_DIR = REPO_ROOT / "config" / "studies"
 DEFAULT_STUDY = "default"
@@ -76,8 +94,9 @@ DEFAULT_STUDY = "default"
 # vector engine's control thread and its extra workers, the matrix and copy
 # engines, and the bandwidth antagonists bw0..bw7 (threads like the engines:
 # they take a core's time as well as memory bandwidth).
-AFFINITY_ENGINES = ("host", "vec", "mx", "dma") + tuple(f"vec{i}" for i in range(1, 8)) \
-    + tuple(f"bw{i}" for i in range(8))
+AFFINITY_ENGINES = (
+    ("host", "vec", "mx", "dma") + tuple(f"vec{i}" for i in range(1, 8)) + tuple(f"bw{i}" for i in range(8))
+)
 
 # What hxrun accepts, per config key (kernels/src/args.c): the runner option,
 # and the inclusive bounds of each integer (of each element for shapes).  The
@@ -97,9 +116,9 @@ RUNNER_LIMITS = {
     "rounds": ("--rounds", 1, 10_000_000),
     "seed": ("--seed", 0, (1 << 64) - 1),
     "spin_ns": ("--spin-ns", 0, 1_000_000_000),
-    "m_tile": ("--m-tile", 8, 8192),          # and a multiple of 8 (M_TILE_MULTIPLE)
+    "m_tile": ("--m-tile", 8, 8192),  # and a multiple of 8 (M_TILE_MULTIPLE)
     "d_buffers": ("--d-buffers", 1, 2),
-    "window": ("--window", 1, 3),             # or "all" (RUNNER_CHOICES)
+    "window": ("--window", 1, 3),  # or "all" (RUNNER_CHOICES)
     "antagonist": ("--antagonist", 0, 8),
     "antagonist_bytes": ("--antagonist-bytes", 1 << 20, 1 << 30),
 }
@@ -121,8 +140,12 @@ RUNNER_CHOICES = {
 # without a tile parameter never sees --m-tile (null: the backend's own
 # blocking).
 RUNNER_DEFAULTS = {
-    "m_tile": None, "d_buffers": 1, "v_release": "at-completion", "window": "all",
-    "antagonist": 0, "antagonist_bytes": 1 << 26,
+    "m_tile": None,
+    "d_buffers": 1,
+    "v_release": "at-completion",
+    "window": "all",
+    "antagonist": 0,
+    "antagonist_bytes": 1 << 26,
 }
 # cores an affinity map may name (the runner also refuses a core the machine
 # does not have; check_semantics does that for the host target)
@@ -201,21 +224,25 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
         return config
     has_sweeps, study = "sweeps" in config, config.get("study")
     if has_sweeps and study is not None:
-        raise ConfigError("invalid configuration:\n  config.study and config.sweeps: give one "
-                          "(a study file replaces the sweeps whole; remove `study` to use the "
-                          "sweeps given here, or `sweeps` to use the study)")
+        raise ConfigError(
+            "invalid configuration:\n  config.study and config.sweeps: give one "
+            "(a study file replaces the sweeps whole; remove `study` to use the "
+            "sweeps given here, or `sweeps` to use the study)"
+        )
     if has_sweeps:
         config["study"] = None
         return config
     study = DEFAULT_STUDY if study is None else study
     if not isinstance(study, str) or not study:
-        raise ConfigError(f"invalid configuration:\n  config.study: {study!r} is not a study "
-                          "name or a path to a YAML file")
+        raise ConfigError(
+            f"invalid configuration:\n  config.study: {study!r} is not a study name or a path to a YAML file"
+        )
     path = study_path(study, cwd)
     if not path.is_file():
         avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
-        raise ConfigError(f"invalid configuration:\n  config.study: no study file {path} "
-                          f"(studies in {STUDIES_DIR}: {avail})")
+        raise ConfigError(
+            f"invalid configuration:\n  config.study: no study file {path} (studies in {STUDIES_DIR}: {avail})"
+        )
     sweeps, files = _study_sweeps(path, cwd, ())
     config["study"] = study
     config["sweeps"] = sweeps
@@ -227,16 +254,17 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
         raise ConfigError(f"invalid configuration:\n  {path}: searches: a mapping name -> search")
     both = sorted(set(own) & set(given)) if isinstance(given, dict) else []
     if both:
-        raise ConfigError(f"invalid configuration:\n  {path}: search(es) {', '.join(map(repr, both))} "
-                          "given by both the study and the config (search names must differ)")
+        raise ConfigError(
+            f"invalid configuration:\n  {path}: search(es) {', '.join(map(repr, both))} "
+            "given by both the study and the config (search names must differ)"
+        )
     if own:
         config["searches"] = {**given, **own}
         if not given:
             config["_searches_file"] = str(path)
     # the file named in messages: the study itself, or where each sweep came
     # from when it includes others
-    config["_study_file"] = (str(path) if len(files) == 1 else
-                             f"{path} (with {', '.join(files[1:])})")
+    config["_study_file"] = str(path) if len(files) == 1 else f"{path} (with {', '.join(files[1:])})"
     return config
 
 
@@ -245,24 +273,30 @@ def _study_sweeps(path: Path, cwd, seen: tuple) -> tuple[dict, list[str]]:
     order), then its own.  A sweep name given twice, an include cycle or a
     missing file is an error naming the file."""
     if path in seen:
-        raise ConfigError(f"invalid configuration:\n  {path}: includes itself "
-                          f"({' -> '.join(map(str, seen + (path,)))})")
+        raise ConfigError(
+            f"invalid configuration:\n  {path}: includes itself ({' -> '.join(map(str, seen + (path,)))})"
+        )
     if not path.is_file():
         avail = ", ".join(sorted(q.stem for q in STUDIES_DIR.glob("*.yaml")))
-        raise ConfigError(f"invalid configuration:\n  {seen[-1] if seen else 'config.study'}: "
-                          f"no study file {path} (studies in {STUDIES_DIR}: {avail})")
+        raise ConfigError(
+            f"invalid configuration:\n  {seen[-1] if seen else 'config.study'}: "
+            f"no study file {path} (studies in {STUDIES_DIR}: {avail})"
+        )
     doc = load_yaml(path)
     if not isinstance(doc, dict) or not ("sweeps" in doc or "include" in doc):
-        raise ConfigError(f"invalid configuration:\n  {path}: a study file is a mapping with "
-                          "`sweeps` and/or `include` (and optionally `description`)")
+        raise ConfigError(
+            f"invalid configuration:\n  {path}: a study file is a mapping with "
+            "`sweeps` and/or `include` (and optionally `description`)"
+        )
     extra = sorted(set(doc) - set(STUDY_KEYS))
     if extra:
-        raise ConfigError(f"invalid configuration:\n  {path}: unknown key(s) "
-                          f"{', '.join(map(repr, extra))} (allowed: {', '.join(STUDY_KEYS)})")
+        raise ConfigError(
+            f"invalid configuration:\n  {path}: unknown key(s) "
+            f"{', '.join(map(repr, extra))} (allowed: {', '.join(STUDY_KEYS)})"
+        )
     inc = doc.get("include") or []
     if not isinstance(inc, list) or not all(isinstance(x, str) and x for x in inc):
-        raise ConfigError(f"invalid configuration:\n  {path}: include: a list of study names "
-                          "or paths")
+        raise ConfigError(f"invalid configuration:\n  {path}: include: a list of study names or paths")
     sweeps: dict = {}
     origin: dict[str, Path] = {}
     files = [str(path)]
@@ -272,16 +306,20 @@ def _study_sweeps(path: Path, cwd, seen: tuple) -> tuple[dict, list[str]]:
         files += sub_files
         for k, v in sub.items():
             if k in sweeps:
-                raise ConfigError(f"invalid configuration:\n  {path}: sweep {k!r} is given by "
-                                  f"both {origin[k]} and {sub_path} (sweep names must differ)")
+                raise ConfigError(
+                    f"invalid configuration:\n  {path}: sweep {k!r} is given by "
+                    f"both {origin[k]} and {sub_path} (sweep names must differ)"
+                )
             sweeps[k], origin[k] = v, sub_path
     own = doc.get("sweeps")
     if own is not None and not isinstance(own, dict):
         raise ConfigError(f"invalid configuration:\n  {path}: sweeps: a mapping name -> sweep")
     for k, v in (own or {}).items():
         if k in sweeps:
-            raise ConfigError(f"invalid configuration:\n  {path}: sweep {k!r} is given by "
-                              f"both {origin[k]} and {path} (sweep names must differ)")
+            raise ConfigError(
+                f"invalid configuration:\n  {path}: sweep {k!r} is given by "
+                f"both {origin[k]} and {path} (sweep names must differ)"
+            )
         sweeps[k], origin[k] = v, path
     return sweeps, files
 
@@ -298,48 +336,71 @@ def schema_limit_problems(schema: dict) -> list[str]:
     props = defs["point_props"]
     run = schema["properties"]["run"]["properties"]
     where = {
-        "m_shape": defs["shape3"]["items"], "v_shape": defs["shape2v"]["items"],
-        "d_shape": defs["shape2d"]["items"], "v_passes": props["v_passes"],
-        "v_workers": props["v_workers"], "d_src_stride": props["d_src_stride"],
-        "d_desc_rows": props["d_desc_rows"], "d_repeat": props["d_repeat"],
-        "scratch_bytes": props["scratch_bytes"], "warmup": run["warmup"],
-        "rounds": run["rounds"], "seed": run["seed"], "spin_ns": props["spin_ns"],
-        "m_tile": props["m_tile"], "d_buffers": props["d_buffers"], "window": props["window"],
-        "antagonist": props["antagonist"], "antagonist_bytes": props["antagonist_bytes"],
+        "m_shape": defs["shape3"]["items"],
+        "v_shape": defs["shape2v"]["items"],
+        "d_shape": defs["shape2d"]["items"],
+        "v_passes": props["v_passes"],
+        "v_workers": props["v_workers"],
+        "d_src_stride": props["d_src_stride"],
+        "d_desc_rows": props["d_desc_rows"],
+        "d_repeat": props["d_repeat"],
+        "scratch_bytes": props["scratch_bytes"],
+        "warmup": run["warmup"],
+        "rounds": run["rounds"],
+        "seed": run["seed"],
+        "spin_ns": props["spin_ns"],
+        "m_tile": props["m_tile"],
+        "d_buffers": props["d_buffers"],
+        "window": props["window"],
+        "antagonist": props["antagonist"],
+        "antagonist_bytes": props["antagonist_bytes"],
     }
     problems = []
     for key, (opt, lo, hi) in RUNNER_LIMITS.items():
         node = where[key]
         if (node.get("minimum"), node.get("maximum")) != (lo, hi):
-            problems.append(f"schema bounds of {key} [{node.get('minimum')}, {node.get('maximum')}] "
-                            f"differ from the runner's {opt} [{lo}, {hi}] (hxfuse.config.RUNNER_LIMITS)")
+            problems.append(
+                f"schema bounds of {key} [{node.get('minimum')}, {node.get('maximum')}] "
+                f"differ from the runner's {opt} [{lo}, {hi}] (hxfuse.config.RUNNER_LIMITS)"
+            )
     if props["m_tile"].get("multipleOf") != M_TILE_MULTIPLE:
-        problems.append(f"schema of m_tile is not a multiple of {M_TILE_MULTIPLE} as the runner's "
-                        "--m-tile requires (hxfuse.config.M_TILE_MULTIPLE)")
+        problems.append(
+            f"schema of m_tile is not a multiple of {M_TILE_MULTIPLE} as the runner's "
+            "--m-tile requires (hxfuse.config.M_TILE_MULTIPLE)"
+        )
     for key, (opt, values) in RUNNER_CHOICES.items():
         node = props[key]
-        have = tuple(node["enum"]) if "enum" in node else (
-            tuple(node.get("pattern", "").strip("^$()").split("|")) if "pattern" in node else ())
+        have = (
+            tuple(node["enum"])
+            if "enum" in node
+            else (tuple(node.get("pattern", "").strip("^$()").split("|")) if "pattern" in node else ())
+        )
         if sorted(have) != sorted(values):
-            problems.append(f"schema values of {key} {list(have)} differ from the runner's {opt} "
-                            f"{list(values)} (hxfuse.config.RUNNER_CHOICES)")
+            problems.append(
+                f"schema values of {key} {list(have)} differ from the runner's {opt} "
+                f"{list(values)} (hxfuse.config.RUNNER_CHOICES)"
+            )
     target_run = schema["properties"]["target_settings"]["properties"]["host"]["properties"]["run"]
     for key in ("warmup", "rounds"):
         node = target_run["properties"][key]
         if (node.get("minimum"), node.get("maximum")) != RUNNER_LIMITS[key][1:]:
-            problems.append(f"schema bounds of target_settings.<target>.run.{key} differ from "
-                            f"the runner's {RUNNER_LIMITS[key][0]} {list(RUNNER_LIMITS[key][1:])}")
+            problems.append(
+                f"schema bounds of target_settings.<target>.run.{key} differ from "
+                f"the runner's {RUNNER_LIMITS[key][0]} {list(RUNNER_LIMITS[key][1:])}"
+            )
     return problems
 
 
 # Keys that moved: a clear message instead of a silent change of meaning.
 MOVED_KEYS = {
     ("run", "affinity"): "placement is now a point parameter: write `affinity: <value>` under "
-                         "`defaults` (or a sweep's `base`, or a point); values spread, none, "
-                         "or a map like {host: 1, vec: 1, mx: 0, dma: 0}",
-    **{("run", k): f"the wait policy is now a point parameter: write `{k}: <value>` under "
-                   "`defaults` (or a sweep's `base`, or a point), so a sweep can vary it"
-       for k in ("wait", "spin_ns", "early_completion")},
+    "`defaults` (or a sweep's `base`, or a point); values spread, none, "
+    "or a map like {host: 1, vec: 1, mx: 0, dma: 0}",
+    **{
+        ("run", k): f"the wait policy is now a point parameter: write `{k}: <value>` under "
+        "`defaults` (or a sweep's `base`, or a point), so a sweep can vary it"
+        for k in ("wait", "spin_ns", "early_completion")
+    },
 }
 
 
@@ -356,8 +417,7 @@ def _default_filling_validator(schema: dict):
         yield from validate_properties(validator, properties, instance, schema_)
 
     checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer)
-    cls = validators.extend(Draft202012Validator, {"properties": set_defaults},
-                            type_checker=checker)
+    cls = validators.extend(Draft202012Validator, {"properties": set_defaults}, type_checker=checker)
     return cls(schema)
 
 
@@ -397,8 +457,11 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     drift = schema_limit_problems(schema)
     if drift:
         raise ConfigError("the schema and the runner disagree:\n  " + "\n  ".join(drift))
-    moved = [f"config.{'.'.join(k)}: {why}" for k, why in MOVED_KEYS.items()
-             if isinstance(config.get(k[0]), dict) and k[1] in config[k[0]]]
+    moved = [
+        f"config.{'.'.join(k)}: {why}"
+        for k, why in MOVED_KEYS.items()
+        if isinstance(config.get(k[0]), dict) and k[1] in config[k[0]]
+    ]
     if moved:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(moved))
     resolve_study(config)
@@ -511,11 +574,11 @@ def _serial_problems(serials: list, key: str) -> list[str]:
     problems, seen = [], set()
     for s in serials:
         if not isinstance(s, str) or not re.fullmatch(r"[A-Za-z0-9._:-]+", s):
-            problems.append(f"{key}: {s!r} is not an adb serial (letters, digits, . _ : -; "
-                            "see `adb devices`)")
+            problems.append(f"{key}: {s!r} is not an adb serial (letters, digits, . _ : -; see `adb devices`)")
         elif s in seen:
-            problems.append(f"{key}: {s!r} is listed twice (each phone once: two runs on one "
-                            "phone would disturb each other)")
+            problems.append(
+                f"{key}: {s!r} is listed twice (each phone once: two runs on one phone would disturb each other)"
+            )
         seen.add(s)
     return problems
 
@@ -535,10 +598,12 @@ def check_semantics(config: dict) -> list[str]:
     key = "config.target_settings.hexagon"
     problems += _serial_problems(hx.get("device_serials") or [], f"{key}.device_serials")
     if hx.get("device_serials") and hx.get("device_serial"):
-        problems.append(f"{key}: device_serial and device_serials are both set: give one "
-                        "(device_serials: [a] for a one-phone farm)")
+        problems.append(
+            f"{key}: device_serial and device_serials are both set: give one (device_serials: [a] for a one-phone farm)"
+        )
     # fixed vs searched: every candidate of every search space (hxfuse.searchspace)
     from .searchspace import search_problems
+
     problems += search_problems(config)
     groups = config["run"]["groups"]
     if "A" not in groups:
@@ -546,8 +611,10 @@ def check_semantics(config: dict) -> list[str]:
     for target in targets:
         run = run_settings(config, target)
         if run["seed"] + run["replicates"] - 1 > RUNNER_LIMITS["seed"][2]:
-            problems.append("config.run.seed: seed + replicates - 1 exceeds the runner's --seed "
-                            "range (replicate r runs with seed + r)")
+            problems.append(
+                "config.run.seed: seed + replicates - 1 exceeds the runner's --seed "
+                "range (replicate r runs with seed + r)"
+            )
     return problems
 
 
@@ -556,19 +623,18 @@ def _affinity_problems(value: Any, key: str, target: str) -> list[str]:
     if value in ("spread", "none"):
         return []
     if not isinstance(value, dict) or not value:
-        return [f"{key}: {value!r} must be spread, none or a map engine -> core, "
-                "e.g. {host: 1, vec: 1, mx: 0, dma: 0}"]
+        return [
+            f"{key}: {value!r} must be spread, none or a map engine -> core, e.g. {{host: 1, vec: 1, mx: 0, dma: 0}}"
+        ]
     problems = []
     cores = _host_cores() if _targets.get(target).native else None
     for eng, core in value.items():
         if eng not in AFFINITY_ENGINES:
             problems.append(f"{key}.{eng}: unknown engine (engines: {', '.join(AFFINITY_ENGINES)})")
         elif not isinstance(core, int) or isinstance(core, bool) or not 0 <= core <= AFFINITY_MAX_CORE:
-            problems.append(f"{key}.{eng}: {core!r} must be an integer core id in "
-                            f"[0, {AFFINITY_MAX_CORE}]")
+            problems.append(f"{key}.{eng}: {core!r} must be an integer core id in [0, {AFFINITY_MAX_CORE}]")
         elif cores is not None and core >= cores:
-            problems.append(f"{key}.{eng}: core {core} does not exist on this machine "
-                            f"(online cores: 0..{cores - 1})")
+            problems.append(f"{key}.{eng}: core {core} does not exist on this machine (online cores: 0..{cores - 1})")
     return problems
 
 
@@ -586,14 +652,18 @@ def _thread_problems(p: dict, pkey: str) -> list[str]:
             continue
         n = int(m.group(2))
         if m.group(1) == "vec" and n >= p["v_workers"]:
-            problems.append(f"{pkey}.affinity.{eng}: no such vector worker: v_workers "
-                            f"{p['v_workers']} has workers vec1..vec{p['v_workers'] - 1}"
-                            if p["v_workers"] > 1 else
-                            f"{pkey}.affinity.{eng}: no such vector worker: v_workers is 1")
+            problems.append(
+                f"{pkey}.affinity.{eng}: no such vector worker: v_workers "
+                f"{p['v_workers']} has workers vec1..vec{p['v_workers'] - 1}"
+                if p["v_workers"] > 1
+                else f"{pkey}.affinity.{eng}: no such vector worker: v_workers is 1"
+            )
         if m.group(1) == "bw" and n >= p.get("antagonist", 0):
             k = p.get("antagonist", 0)
-            problems.append(f"{pkey}.affinity.{eng}: no such antagonist: antagonist is {k}"
-                            + (f" (threads bw0..bw{k - 1})" if k else ""))
+            problems.append(
+                f"{pkey}.affinity.{eng}: no such antagonist: antagonist is {k}"
+                + (f" (threads bw0..bw{k - 1})" if k else "")
+            )
     return problems
 
 
@@ -605,8 +675,10 @@ def _scratch_need(p: dict) -> int:
     """Bytes of the runner's scratch plan (kernels/src/tasks.c, arena.c): D's
     window and, for an onchip V, V's input and output, each slot rounded up to
     64 bytes.  The runner plans every slot whatever the workload."""
+
     def up(n: int) -> int:
         return (n + 63) & ~63
+
     rows, row_bytes = p["d_shape"]
     # D's window, and its second window when double-buffered
     need = up(rows * row_bytes) * (2 if p.get("d_buffers", 1) == 2 else 1)
@@ -630,8 +702,7 @@ def _point_problems(config: dict, target: str) -> list[str]:
         for i, pt in enumerate(sweep["points"]):
             pkey = f"{skey}.points[{i}]"
             if pt["name"] in seen:
-                problems.append(f"{pkey}.name: duplicate point name {pt['name']!r} "
-                                f"(also points[{seen[pt['name']]}])")
+                problems.append(f"{pkey}.name: duplicate point name {pt['name']!r} (also points[{seen[pt['name']]}])")
             seen[pt["name"]] = i
             if pt["x"] in xs:
                 problems.append(f"{pkey}.x: duplicate value {pt['x']} (also point {xs[pt['x']]!r})")
@@ -642,58 +713,72 @@ def _point_problems(config: dict, target: str) -> list[str]:
             rows, row_bytes = p["d_shape"]
             uses = set().union(*(WORKLOAD_TASKS[w] for w in sweep["workloads"]))
             if p["d_src_stride"] is not None and p["d_src_stride"] < row_bytes:
-                problems.append(f"{pkey}.d_src_stride: {p['d_src_stride']} is smaller than "
-                                f"the row bytes {row_bytes} of d_shape (rows would overlap)")
+                problems.append(
+                    f"{pkey}.d_src_stride: {p['d_src_stride']} is smaller than "
+                    f"the row bytes {row_bytes} of d_shape (rows would overlap)"
+                )
             stride = p["d_src_stride"] if p["d_src_stride"] is not None else 2 * row_bytes
             if "D" in uses and rows * stride * p["d_repeat"] > 8 << 30:
-                problems.append(f"{pkey}.d_repeat: the DDR source of D would take "
-                                f"{rows * stride * p['d_repeat'] / 2**30:.1f} GiB (rows x stride x repeat); "
-                                "keep it under 8 GiB")
+                problems.append(
+                    f"{pkey}.d_repeat: the DDR source of D would take "
+                    f"{rows * stride * p['d_repeat'] / 2**30:.1f} GiB (rows x stride x repeat); "
+                    "keep it under 8 GiB"
+                )
             if p["d_desc_rows"] > rows:
-                problems.append(f"{pkey}.d_desc_rows: {p['d_desc_rows']} exceeds the "
-                                f"{rows} rows of d_shape")
+                problems.append(f"{pkey}.d_desc_rows: {p['d_desc_rows']} exceeds the {rows} rows of d_shape")
             # the runner plans D's window (and an onchip V's arrays) whatever
             # the workload, so an mv-only sweep needs room for D's window too
             need = _scratch_need(p)
             if need > p["scratch_bytes"]:
                 vr, vc = _v_shape(p)
-                v_part = (f"onchip V ({vr}x{vc}, in+out) and " if p["v_variant"] == "onchip" else "")
-                d_part = ("D's two windows (d_buffers 2" if p.get("d_buffers", 1) == 2
-                          else "D's window (")
-                problems.append(f"{pkey}.scratch_bytes: {p['scratch_bytes']} is less than the "
-                                f"{need} bytes the runner plans for {v_part}{d_part}"
-                                f"d_shape {rows}x{row_bytes}), whatever the workload")
+                v_part = f"onchip V ({vr}x{vc}, in+out) and " if p["v_variant"] == "onchip" else ""
+                d_part = "D's two windows (d_buffers 2" if p.get("d_buffers", 1) == 2 else "D's window ("
+                problems.append(
+                    f"{pkey}.scratch_bytes: {p['scratch_bytes']} is less than the "
+                    f"{need} bytes the runner plans for {v_part}{d_part}"
+                    f"d_shape {rows}x{row_bytes}), whatever the workload"
+                )
             vr, vc = _v_shape(p)
             if p["v_workers"] > vr:
-                problems.append(f"{pkey}.v_workers: {p['v_workers']} vector workers for {vr} rows "
-                                "(the runner splits rows between workers: at most one per row)")
+                problems.append(
+                    f"{pkey}.v_workers: {p['v_workers']} vector workers for {vr} rows "
+                    "(the runner splits rows between workers: at most one per row)"
+                )
             problems += _affinity_problems(p["affinity"], f"{pkey}.affinity", target)
             problems += _thread_problems(p, pkey)
             if target in SDK_TARGETS:
                 limit, hexkl = scratch_limit(config, target)
                 arena = -(-p["scratch_bytes"] // VTCM_ALIGN) * VTCM_ALIGN
                 if arena > limit:
-                    why = (f"minus HexKL's {HMX_REGION_BYTES}-byte HMX tile region " if hexkl else "")
-                    problems.append(f"{pkey}.scratch_bytes: {p['scratch_bytes']} bytes of scratch "
-                                    f"(the arena is VTCM, in {VTCM_ALIGN}-byte pages) do not fit target "
-                                    f"{target}'s VTCM: {vtcm_bytes(config, target)} bytes "
-                                    f"(target_settings.{target}.vtcm_bytes) {why}leave {limit}; use "
-                                    f"scratch_bytes <= {limit}, e.g. "
-                                    f"target_settings.{target}.params.scratch_bytes: {limit}")
+                    why = f"minus HexKL's {HMX_REGION_BYTES}-byte HMX tile region " if hexkl else ""
+                    problems.append(
+                        f"{pkey}.scratch_bytes: {p['scratch_bytes']} bytes of scratch "
+                        f"(the arena is VTCM, in {VTCM_ALIGN}-byte pages) do not fit target "
+                        f"{target}'s VTCM: {vtcm_bytes(config, target)} bytes "
+                        f"(target_settings.{target}.vtcm_bytes) {why}leave {limit}; use "
+                        f"scratch_bytes <= {limit}, e.g. "
+                        f"target_settings.{target}.params.scratch_bytes: {limit}"
+                    )
             if p.get("m_tile") is not None and target in HEXAGON_TARGETS:
-                problems.append(f"{pkey}.m_tile: target {target}'s GEMM (HVX, HMX or the reference) "
-                                "has a fixed blocking and refuses --m-tile; leave m_tile null there "
-                                f"(e.g. target_settings.{target}.params.m_tile: null)")
+                problems.append(
+                    f"{pkey}.m_tile: target {target}'s GEMM (HVX, HMX or the reference) "
+                    "has a fixed blocking and refuses --m-tile; leave m_tile null there "
+                    f"(e.g. target_settings.{target}.params.m_tile: null)"
+                )
             if p["calibrate"]:
                 for task in p["calibrate"]:
                     if task not in uses:
-                        problems.append(f"{pkey}.calibrate.{task}: task {task} is in none of "
-                                        f"the workloads {sweep['workloads']} of {skey}")
+                        problems.append(
+                            f"{pkey}.calibrate.{task}: task {task} is in none of "
+                            f"the workloads {sweep['workloads']} of {skey}"
+                        )
             if target in HEXAGON_TARGETS and p["precision"] != "u8i8":
                 why = _targets.get(target).integer_only
-                problems.append(f"{pkey}.precision: target {target} runs integer kernels only "
-                                f"({why}); use precision u8i8, e.g. "
-                                f"target_settings.{target}.params.precision: u8i8")
+                problems.append(
+                    f"{pkey}.precision: target {target} runs integer kernels only "
+                    f"({why}); use precision u8i8, e.g. "
+                    f"target_settings.{target}.params.precision: u8i8"
+                )
     return problems
 
 
@@ -723,9 +808,17 @@ def points(config: dict) -> list[Point]:
         for sname, sweep in config["sweeps"].items():
             for workload in sweep["workloads"]:
                 for pt in sweep["points"]:
-                    out.append(Point(target, sname, workload, pt["name"], float(pt["x"]),
-                                     pt.get("label", pt["name"]),
-                                     point_params(config, sname, pt, target)))
+                    out.append(
+                        Point(
+                            target,
+                            sname,
+                            workload,
+                            pt["name"],
+                            float(pt["x"]),
+                            pt.get("label", pt["name"]),
+                            point_params(config, sname, pt, target),
+                        )
+                    )
     return out
 
 
@@ -735,11 +828,17 @@ def point_table(config: dict):
 
     rows = []
     for i, p in enumerate(points(config)):
-        row = {"target": p.target, "sweep": p.sweep, "workload": p.workload,
-               "point": p.point, "x": p.x, "label": p.label, "order": i,
-               "variable": config["sweeps"][p.sweep]["variable"]}
-        row.update({k: (json.dumps(v) if isinstance(v, (list, dict)) else v)
-                    for k, v in p.params.items()})
+        row = {
+            "target": p.target,
+            "sweep": p.sweep,
+            "workload": p.workload,
+            "point": p.point,
+            "x": p.x,
+            "label": p.label,
+            "order": i,
+            "variable": config["sweeps"][p.sweep]["variable"],
+        }
+        row.update({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in p.params.items()})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -748,9 +847,19 @@ def aggregate_points(config: dict, target: str) -> list[dict]:
     """The aggregate job's view of a target's points (its params: a changed x,
     label or parameter reruns the summary): id, sweep, point, x, label,
     params and the number of replicates."""
-    return [{"id": p.id, "sweep": p.sweep, "point": p.point, "x": p.x, "label": p.label,
-             "params": p.params, "replicates": replicates(config, target)}
-            for p in points(config) if p.target == target]
+    return [
+        {
+            "id": p.id,
+            "sweep": p.sweep,
+            "point": p.point,
+            "x": p.x,
+            "label": p.label,
+            "params": p.params,
+            "replicates": replicates(config, target),
+        }
+        for p in points(config)
+        if p.target == target
+    ]
 
 
 def target_info(target: str) -> dict:
@@ -778,26 +887,45 @@ def runner_args(config: dict, p: Point, replicate: int = 0) -> list[str]:
     a new round order, so replicates are independent samples of the point."""
     pp, run = p.params, run_settings(config, p.target)
     if not 0 <= replicate < int(run["replicates"]):
-        raise KeyError(f"no replicate {replicate} of {p.target}/{p.id}: run.replicates is "
-                       f"{run['replicates']} (replicates 0..{int(run['replicates']) - 1})")
+        raise KeyError(
+            f"no replicate {replicate} of {p.target}/{p.id}: run.replicates is "
+            f"{run['replicates']} (replicates 0..{int(run['replicates']) - 1})"
+        )
     args = [
-        "--workloads", p.workload,
-        "--precision", pp["precision"],
-        "--m-shape", ",".join(map(str, pp["m_shape"])),
-        "--v-variant", pp["v_variant"],
-        "--v-workers", str(pp["v_workers"]),
-        "--d-shape", ",".join(map(str, pp["d_shape"])),
-        "--d-desc-rows", str(pp["d_desc_rows"]),
-        "--d-repeat", str(pp["d_repeat"]),
-        "--scratch-bytes", str(pp["scratch_bytes"]),
-        "--warmup", str(run["warmup"]),
-        "--rounds", str(run["rounds"]),
-        "--seed", str(run["seed"] + replicate),
-        "--affinity", affinity_arg(pp["affinity"]),
-        "--wait", pp["wait"],
-        "--spin-ns", str(pp["spin_ns"]),
-        "--early-completion", "on" if pp["early_completion"] else "off",
-        "--groups", ",".join(run["groups"]),
+        "--workloads",
+        p.workload,
+        "--precision",
+        pp["precision"],
+        "--m-shape",
+        ",".join(map(str, pp["m_shape"])),
+        "--v-variant",
+        pp["v_variant"],
+        "--v-workers",
+        str(pp["v_workers"]),
+        "--d-shape",
+        ",".join(map(str, pp["d_shape"])),
+        "--d-desc-rows",
+        str(pp["d_desc_rows"]),
+        "--d-repeat",
+        str(pp["d_repeat"]),
+        "--scratch-bytes",
+        str(pp["scratch_bytes"]),
+        "--warmup",
+        str(run["warmup"]),
+        "--rounds",
+        str(run["rounds"]),
+        "--seed",
+        str(run["seed"] + replicate),
+        "--affinity",
+        affinity_arg(pp["affinity"]),
+        "--wait",
+        pp["wait"],
+        "--spin-ns",
+        str(pp["spin_ns"]),
+        "--early-completion",
+        "on" if pp["early_completion"] else "off",
+        "--groups",
+        ",".join(run["groups"]),
     ]
     # options passed only where the point differs from the runner's default
     # (RUNNER_DEFAULTS): the runner's meta.args records every value anyway
@@ -828,8 +956,7 @@ def _plain(v: float) -> str:
 # run prefix and environment
 
 
-def _setting_or_env(config: dict, target: str, key: str, env_name: str,
-                    environ: dict) -> str | None:
+def _setting_or_env(config: dict, target: str, key: str, env_name: str, environ: dict) -> str | None:
     v = target_settings(config, target).get(key)
     return v if v else (environ.get(env_name) or None)
 
@@ -840,13 +967,13 @@ def sdk_paths(config: dict, target: str, environ: dict | None = None) -> dict:
     environ = os.environ if environ is None else environ
     ts = target_settings(config, target)
     sdk = _setting_or_env(config, target, "sdk_root", "HEXAGON_SDK_ROOT", environ)
-    tools = ts.get("tools_root") or environ.get("HEXAGON_TOOLS_ROOT") or \
-        environ.get("DEFAULT_HEXAGON_TOOLS_ROOT")
+    tools = ts.get("tools_root") or environ.get("HEXAGON_TOOLS_ROOT") or environ.get("DEFAULT_HEXAGON_TOOLS_ROOT")
     if not tools and sdk:
         cands = sorted(Path(sdk, "tools", "HEXAGON_Tools").glob("*"))
         tools = str(cands[-1]) if cands else None
     return {
-        "sdk_root": sdk, "tools_root": tools,
+        "sdk_root": sdk,
+        "tools_root": tools,
         "clang": str(Path(tools, "Tools", "bin", "hexagon-clang")) if tools else None,
         "sim": str(Path(tools, "Tools", "bin", "hexagon-sim")) if tools else None,
         "hexkl_root": _setting_or_env(config, target, "hexkl_root", "HEXKL_ROOT", environ),
@@ -863,8 +990,7 @@ def _zig_available(environ: dict) -> bool:
     return r.returncode == 0 and bool(r.stdout.strip())
 
 
-def target_problems(config: dict, environ: dict | None = None, which=shutil.which,
-                    zig_ok=None) -> list[str]:
+def target_problems(config: dict, environ: dict | None = None, which=shutil.which, zig_ok=None) -> list[str]:
     """What each configured target lacks on this machine, one line per missing
     thing, each saying how to provide it.  Empty when every target can build
     and run.  `host` needs only make and a C compiler (make says so itself)."""
@@ -875,47 +1001,62 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
         pre = f"target {target}: "
         if _targets.get(target).toolchain == "zig":
             if not zig_ok(environ):
-                problems.append(pre + f"zig is not installed: pip install ziglang=={ZIG_PIN} "
-                                "(or set ZIG to a zig command)")
-            qemu = target_settings(config, target).get("qemu") or environ.get("QEMU_HEXAGON") \
+                problems.append(
+                    pre + f"zig is not installed: pip install ziglang=={ZIG_PIN} (or set ZIG to a zig command)"
+                )
+            qemu = (
+                target_settings(config, target).get("qemu")
+                or environ.get("QEMU_HEXAGON")
                 or _targets.get(target).defaults["qemu"]
+            )
             if not which(qemu):
-                problems.append(pre + f"{qemu} is not installed: apt-get install qemu-user "
-                                "(Debian/Ubuntu; provides qemu-hexagon)")
+                problems.append(
+                    pre + f"{qemu} is not installed: apt-get install qemu-user (Debian/Ubuntu; provides qemu-hexagon)"
+                )
         elif target in SDK_TARGETS:
             sp = sdk_paths(config, target, environ)
             key = f"target_settings.{target}"
             if not sp["sdk_root"]:
-                problems.append(pre + "needs the Qualcomm Hexagon SDK, and HEXAGON_SDK_ROOT is not "
-                                "set: install the SDK (Qualcomm Package Manager / qpm-cli, Hexagon "
-                                "SDK 5.x or 6.x) and `source <sdk>/setup_sdk_env.source`, or set "
-                                f"{key}.sdk_root")
+                problems.append(
+                    pre + "needs the Qualcomm Hexagon SDK, and HEXAGON_SDK_ROOT is not "
+                    "set: install the SDK (Qualcomm Package Manager / qpm-cli, Hexagon "
+                    "SDK 5.x or 6.x) and `source <sdk>/setup_sdk_env.source`, or set "
+                    f"{key}.sdk_root"
+                )
             elif not Path(sp["sdk_root"], "incs", "HAP_perf.h").is_file():
-                problems.append(pre + f"HEXAGON_SDK_ROOT={sp['sdk_root']} does not look like a "
-                                "Hexagon SDK (no incs/HAP_perf.h)")
+                problems.append(
+                    pre + f"HEXAGON_SDK_ROOT={sp['sdk_root']} does not look like a Hexagon SDK (no incs/HAP_perf.h)"
+                )
             if not sp["clang"] or not Path(sp["clang"]).is_file():
                 where = f" (looked for {sp['clang']})" if sp["clang"] else ""
-                problems.append(pre + f"hexagon-clang not found{where}: it comes with the Hexagon "
-                                "SDK under tools/HEXAGON_Tools/<version>/Tools/bin; set "
-                                f"HEXAGON_TOOLS_ROOT or {key}.tools_root")
+                problems.append(
+                    pre + f"hexagon-clang not found{where}: it comes with the Hexagon "
+                    "SDK under tools/HEXAGON_Tools/<version>/Tools/bin; set "
+                    f"HEXAGON_TOOLS_ROOT or {key}.tools_root"
+                )
             if _targets.get(target).simulated and sp["sim"] and not Path(sp["sim"]).is_file():
-                problems.append(pre + f"hexagon-sim not found at {sp['sim']}: set "
-                                f"HEXAGON_TOOLS_ROOT or {key}.tools_root")
+                problems.append(
+                    pre + f"hexagon-sim not found at {sp['sim']}: set HEXAGON_TOOLS_ROOT or {key}.tools_root"
+                )
             if target == "hexagon":
                 if not which("adb"):
-                    problems.append(pre + "adb is not installed: apt-get install adb (or Android "
-                                    "platform-tools) and connect the phone with USB debugging on")
+                    problems.append(
+                        pre + "adb is not installed: apt-get install adb (or Android "
+                        "platform-tools) and connect the phone with USB debugging on"
+                    )
                 farm = device_serials(config, environ)
                 if not target_settings(config, target).get("device_serials"):
                     problems += [pre + m for m in _serial_problems(farm, "HX_DEVICE_SERIALS")]
-                if not farm and not _setting_or_env(config, target, "device_serial",
-                                                    "HX_DEVICE_SERIAL", environ):
-                    problems.append(pre + "no device serial: set HX_DEVICE_SERIAL or "
-                                    f"{key}.device_serial to the phone's serial from `adb devices` "
-                                    f"(or {key}.device_serials to a list of phones: a device farm)")
+                if not farm and not _setting_or_env(config, target, "device_serial", "HX_DEVICE_SERIAL", environ):
+                    problems.append(
+                        pre + "no device serial: set HX_DEVICE_SERIAL or "
+                        f"{key}.device_serial to the phone's serial from `adb devices` "
+                        f"(or {key}.device_serials to a list of phones: a device farm)"
+                    )
                 if farm and not which("flock"):
-                    problems.append(pre + "flock is not installed (util-linux): a device farm leases "
-                                    "its phones through lock files")
+                    problems.append(
+                        pre + "flock is not installed (util-linux): a device farm leases its phones through lock files"
+                    )
     return problems
 
 
@@ -928,8 +1069,12 @@ def make_vars(config: dict, target: str, environ: dict | None = None) -> list[st
         out.append(f"QEMU_HEXAGON={target_settings(config, target)['qemu']}")
     if target in SDK_TARGETS:
         sp = sdk_paths(config, target, environ)
-        for var, key in (("HEXAGON_SDK_ROOT", "sdk_root"), ("HEXAGON_TOOLS_ROOT", "tools_root"),
-                         ("HEXKL_ROOT", "hexkl_root"), ("HEXAGON_ARCH", "arch")):
+        for var, key in (
+            ("HEXAGON_SDK_ROOT", "sdk_root"),
+            ("HEXAGON_TOOLS_ROOT", "tools_root"),
+            ("HEXKL_ROOT", "hexkl_root"),
+            ("HEXAGON_ARCH", "arch"),
+        ):
             if sp[key]:
                 out.append(f"{var}={sp[key]}")
         # the pipeline's deploy/run rules talk to the device, not the build
@@ -953,8 +1098,9 @@ def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str,
         serial = _setting_or_env(config, target, "device_serial", "HX_DEVICE_SERIAL", environ)
         if serial and not device_serials(config, environ):
             env["HX_DEVICE_SERIAL"] = serial
-        env["HX_DEVICE_DIR"] = target_settings(config, target).get("device_dir",
-                                                                   _targets.get(target).defaults["device_dir"])
+        env["HX_DEVICE_DIR"] = target_settings(config, target).get(
+            "device_dir", _targets.get(target).defaults["device_dir"]
+        )
     return env
 
 
@@ -974,8 +1120,16 @@ def run_prefix(config: dict, target: str, kernels: Path | str = REPO_ROOT / "ker
     RUN_PREFIX of kernels/targets/<target>.mk (`make print-RUN_PREFIX`), with a
     script path inside the repository made absolute.  Raises ConfigError with
     make's message when the target's .mk refuses (missing tools)."""
-    cmd = ["make", "-s", "--no-print-directory", "-C", str(kernels), f"TARGET={target}",
-           *make_vars(config, target), "print-RUN_PREFIX"]
+    cmd = [
+        "make",
+        "-s",
+        "--no-print-directory",
+        "-C",
+        str(kernels),
+        f"TARGET={target}",
+        *make_vars(config, target),
+        "print-RUN_PREFIX",
+    ]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -1040,11 +1194,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hxfuse: {err}", file=sys.stderr)
         return 1
     pts = points(cfg)
-    print(f"study {cfg.get('study') or '(sweeps given directly)'}: {len(pts)} points, "
-          f"{sum(replicates(cfg, p.target) for p in pts)} runner jobs")
+    print(
+        f"study {cfg.get('study') or '(sweeps given directly)'}: {len(pts)} points, "
+        f"{sum(replicates(cfg, p.target) for p in pts)} runner jobs"
+    )
     for p in pts:
         print(f"  {p.target}/{p.id}")
     from .searchspace import search_summary
+
     for line in search_summary(cfg):
         print(line)
     return 0

@@ -9,6 +9,7 @@ Snakefile gives each rule exactly these files as inputs, computed once at
 startup, so editing a module reruns exactly the jobs whose code ran it, and
 no hand-written list can fall behind.
 """
+
 from __future__ import annotations
 
 import ast

@@ -28,6 +28,7 @@ Usage::
 
     python -m hxfuse.external --ort O1.jsonl [O2 ...] --runner R1.jsonl [R2 ...] --out P.csv
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,9 +59,11 @@ from .verdicts import DEFAULT_MIN_EFFECT, classify, relation
 
 # What must agree between the two sides for them to be the same point
 # (meta.tasks of both schemas).
-SAME_POINT_KEYS = {"M": ("m", "n", "k", "precision"),
-                   "V": ("rows", "cols", "passes", "workers", "precision", "variant"),
-                   "D": ("rows", "row_bytes", "src_stride", "repeat")}
+SAME_POINT_KEYS = {
+    "M": ("m", "n", "k", "precision"),
+    "V": ("rows", "cols", "passes", "workers", "precision", "variant"),
+    "D": ("rows", "row_bytes", "src_stride", "repeat"),
+}
 
 
 class ExternalInputError(ValueError):
@@ -75,9 +78,15 @@ class ExternalInputError(ValueError):
 hierarchical_medians = hierarchical_resample_medians
 
 
-def unpaired_ratio(num: Sequence[float], num_clusters: Sequence[Any], den: Sequence[float],
-                   den_clusters: Sequence[Any], n_resamples: int = DEFAULT_RESAMPLES,
-                   level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> Estimate:
+def unpaired_ratio(
+    num: Sequence[float],
+    num_clusters: Sequence[Any],
+    den: Sequence[float],
+    den_clusters: Sequence[Any],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> Estimate:
     """median(num) / median(den) with a percentile interval from resampling the
     two sides independently (two levels each).  For the speedup of X over Y
     pass (T_Y, T_X).  ``n`` is the smaller side's sample count."""
@@ -126,12 +135,14 @@ def _same_point(ort_runs: Sequence[Run], runner_runs: Sequence[Run]) -> None:
                 continue
             diff = [f"{k} {a.get(k)} vs {b.get(k)}" for k in keys if a.get(k) != b.get(k)]
             if diff:
-                raise ExternalInputError(f"{r.source} is not the same point as {ref.source}: "
-                                         f"task {task}: {', '.join(diff)}")
+                raise ExternalInputError(
+                    f"{r.source} is not the same point as {ref.source}: task {task}: {', '.join(diff)}"
+                )
     for r in ort_runs:
         if "onnxruntime" not in str(r.meta.get("backend", "")):
-            raise ExternalInputError(f"{r.source}: meta.backend {r.meta.get('backend')!r} is not an "
-                                     "ONNX Runtime run (python -m hxfuse.ort)")
+            raise ExternalInputError(
+                f"{r.source}: meta.backend {r.meta.get('backend')!r} is not an ONNX Runtime run (python -m hxfuse.ort)"
+            )
 
 
 def _samples(tm: pd.DataFrame, group: str, workload: str, col: str = "makespan_ns") -> tuple[np.ndarray, np.ndarray]:
@@ -152,8 +163,7 @@ def _paired(tm: pd.DataFrame, x: str, y: str, workload: str) -> tuple[np.ndarray
 def _env_max(runs: Sequence[Run], before: str, after: str) -> float:
     """Largest value over the replicates' meta[before] and end[after]; negative
     values mean unreadable and are skipped; NaN when none is known."""
-    vals = [v for r in runs for v in (r.meta.get(before), r.end.get(after))
-            if isinstance(v, (int, float)) and v >= 0]
+    vals = [v for r in runs for v in (r.meta.get(before), r.end.get(after)) if isinstance(v, (int, float)) and v >= 0]
     return float(max(vals)) if vals else math.nan
 
 
@@ -179,10 +189,15 @@ def _put(row: dict, name: str, est: Estimate, min_effect: float | None = None) -
         row[f"{name}_rel"] = relation(est, min_effect)
 
 
-def compare(ort: Iterable[Run | str | PathLike[str]], runner: Iterable[Run | str | PathLike[str]],
-            point: Mapping[str, Any] | None = None, min_effect: float = DEFAULT_MIN_EFFECT,
-            n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-            seed: int = DEFAULT_SEED) -> pd.DataFrame:
+def compare(
+    ort: Iterable[Run | str | PathLike[str]],
+    runner: Iterable[Run | str | PathLike[str]],
+    point: Mapping[str, Any] | None = None,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
     """One row per workload present on both sides; see the module docstring and
     docs/ort.md for every column.  *point* (e.g. sweep, point, target) is
     copied into every row."""
@@ -191,17 +206,24 @@ def compare(ort: Iterable[Run | str | PathLike[str]], runner: Iterable[Run | str
         raise ExternalInputError("compare: needs at least one ONNX Runtime file and one hxrun file")
     _same_point(ort_runs, runner_runs)
     to, tr = _measured(ort_runs), _measured(runner_runs)
-    workloads = [w for w in WORKLOAD_TASKS if ((to["workload"] == w) & (to["group"] == "B_ort")).any()
-                 and ((tr["workload"] == w) & (tr["group"] == "D")).any()]
+    workloads = [
+        w
+        for w in WORKLOAD_TASKS
+        if ((to["workload"] == w) & (to["group"] == "B_ort")).any()
+        and ((tr["workload"] == w) & (tr["group"] == "D")).any()
+    ]
     if not workloads:
         raise ExternalInputError("no workload has both ONNX Runtime's B_ort and hxrun's D trials")
     kw = dict(n_resamples=n_resamples, level=level, seed=seed)
     rows = []
     for w in workloads:
-        row: dict[str, Any] = dict(point or {}) | {"workload": w, "replicates_ort": len(ort_runs),
-                                                     "replicates_runner": len(runner_runs),
-                                                     "backend": ort_runs[0].meta.get("backend"),
-                                                     "min_effect": min_effect}
+        row: dict[str, Any] = dict(point or {}) | {
+            "workload": w,
+            "replicates_ort": len(ort_runs),
+            "replicates_runner": len(runner_runs),
+            "backend": ort_runs[0].meta.get("backend"),
+            "min_effect": min_effect,
+        }
         # the machine's state: the host is shared, and a loaded run is read with care
         for side, runs in (("ort", ort_runs), ("runner", runner_runs)):
             row[f"load_max_{side}"] = _env_max(runs, "load_average_before", "load_average_after")
@@ -242,14 +264,21 @@ def compare(ort: Iterable[Run | str | PathLike[str]], runner: Iterable[Run | str
     return pd.DataFrame(rows)
 
 
-def verdict_vs_b_ort(tr: pd.DataFrame, workload: str, row: Mapping[str, Any], min_effect: float,
-                     **kw: Any) -> dict[str, Any]:
+def verdict_vs_b_ort(
+    tr: pd.DataFrame, workload: str, row: Mapping[str, Any], min_effect: float, **kw: Any
+) -> dict[str, Any]:
     """The reading table with B := B_ort: the runner's own paired D/A, D/C, C/A
     and D's progress and wall overlap, with D/B replaced by the unpaired
     D/B_ort.  Inconclusive when the machine was loaded on either side, the
     runner's relations carry verdict noise, or its replicates disagree."""
-    rel: dict[str, Estimate | None] = {"D/B": Estimate(row["speedup_D_over_B_ort"], row["speedup_D_over_B_ort_lo"],
-                                                       row["speedup_D_over_B_ort_hi"], int(row["rounds_runner"]))}
+    rel: dict[str, Estimate | None] = {
+        "D/B": Estimate(
+            row["speedup_D_over_B_ort"],
+            row["speedup_D_over_B_ort_lo"],
+            row["speedup_D_over_B_ort_hi"],
+            int(row["rounds_runner"]),
+        )
+    }
     ratios, reps = {}, {}
     for x, y in (("D", "A"), ("D", "C"), ("C", "A")):
         r, c = _paired(tr, x, y, workload)
@@ -261,10 +290,20 @@ def verdict_vs_b_ort(tr: pd.DataFrame, workload: str, row: Mapping[str, Any], mi
     d = tr[(tr["group"] == "D") & (tr["workload"] == workload)]
     wall = float(d["overlap_max"].median()) if "overlap_max" in d and len(d) else None
     disturb = ["the machine was loaded during the ONNX Runtime or the runner's runs"] if row.get("loaded") else []
-    v = classify(rel, par, wall, noise=ratio_noise(ratios, min_effect), min_effect=min_effect,
-                 replicate_speedups=reps, disturbances=disturb)
-    return {"verdict_vs_B_ort": v.result, "verdict_vs_B_ort_key": v.key,
-            "verdict_vs_B_ort_reason": "; ".join(v.reasons)}
+    v = classify(
+        rel,
+        par,
+        wall,
+        noise=ratio_noise(ratios, min_effect),
+        min_effect=min_effect,
+        replicate_speedups=reps,
+        disturbances=disturb,
+    )
+    return {
+        "verdict_vs_B_ort": v.result,
+        "verdict_vs_B_ort_key": v.key,
+        "verdict_vs_B_ort_reason": "; ".join(v.reasons),
+    }
 
 
 def _fmt(row: Mapping[str, Any], name: str) -> str:
@@ -273,25 +312,37 @@ def _fmt(row: Mapping[str, Any], name: str) -> str:
 
 def reading(row: Mapping[str, Any], tasks: Sequence[str]) -> str:
     """One sentence per comparison, in the relation notation of the verdicts."""
-    rel = {"<": "faster than", ">": "slower than", "~": "no different from", "?": "undetermined against",
-           None: "not measured against"}
-    out = [f"D is {rel[row['speedup_D_over_B_ort_rel']]} B_ort ({_fmt(row, 'speedup_D_over_B_ort')})",
-           f"B_ort is {rel[row['speedup_B_ort_over_A_ort_rel']]} A_ort "
-           f"({_fmt(row, 'speedup_B_ort_over_A_ort')}): ONNX Runtime's sessions "
-           + {"<": "overlap", "~": "gain nothing from concurrency", ">": "lose from concurrency"}.get(
-               row["speedup_B_ort_over_A_ort_rel"], "may or may not gain from concurrency"),
-           f"B_ort_graph is {rel[row['speedup_B_ort_graph_over_A_ort_rel']]} A_ort "
-           f"({_fmt(row, 'speedup_B_ort_graph_over_A_ort')})"]
-    differ = [f"{t} x{row[f'kernel_ratio_{t}']:.2f}" for t in tasks
-              if row.get(f"kernel_ratio_{t}_rel") in ("<", ">")]
+    rel = {
+        "<": "faster than",
+        ">": "slower than",
+        "~": "no different from",
+        "?": "undetermined against",
+        None: "not measured against",
+    }
+    out = [
+        f"D is {rel[row['speedup_D_over_B_ort_rel']]} B_ort ({_fmt(row, 'speedup_D_over_B_ort')})",
+        f"B_ort is {rel[row['speedup_B_ort_over_A_ort_rel']]} A_ort "
+        f"({_fmt(row, 'speedup_B_ort_over_A_ort')}): ONNX Runtime's sessions "
+        + {"<": "overlap", "~": "gain nothing from concurrency", ">": "lose from concurrency"}.get(
+            row["speedup_B_ort_over_A_ort_rel"], "may or may not gain from concurrency"
+        ),
+        f"B_ort_graph is {rel[row['speedup_B_ort_graph_over_A_ort_rel']]} A_ort "
+        f"({_fmt(row, 'speedup_B_ort_graph_over_A_ort')})",
+    ]
+    differ = [f"{t} x{row[f'kernel_ratio_{t}']:.2f}" for t in tasks if row.get(f"kernel_ratio_{t}_rel") in ("<", ">")]
     if differ:
-        out.append("ORT's kernels alone differ from hxrun's (ORT / hxrun time: " + ", ".join(differ)
-                   + "), so D vs B_ort mixes kernel speed with scheduling; compare eta_D "
-                   f"{row['eta_D']:.2f} with eta_B_ort {row['eta_B_ort']:.2f}")
+        out.append(
+            "ORT's kernels alone differ from hxrun's (ORT / hxrun time: "
+            + ", ".join(differ)
+            + "), so D vs B_ort mixes kernel speed with scheduling; compare eta_D "
+            f"{row['eta_D']:.2f} with eta_B_ort {row['eta_B_ort']:.2f}"
+        )
     if row.get("loaded"):
-        out.append(f"the machine was loaded (load average up to {row['load_max_ort']:.2f} / "
-                   f"{row['load_max_runner']:.2f}, other busy cores up to {row['other_busy_cores_max_ort']:.2f} / "
-                   f"{row['other_busy_cores_max_runner']:.2f}, ORT / hxrun): timings disturbed")
+        out.append(
+            f"the machine was loaded (load average up to {row['load_max_ort']:.2f} / "
+            f"{row['load_max_runner']:.2f}, other busy cores up to {row['other_busy_cores_max_ort']:.2f} / "
+            f"{row['other_busy_cores_max_runner']:.2f}, ORT / hxrun): timings disturbed"
+        )
     return "; ".join(out)
 
 
@@ -311,8 +362,9 @@ def concat_csv(paths: Iterable[str | PathLike[str]], out: str | PathLike[str]) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hxfuse.external",
-                                 description="Compare one point's hxrun D with ONNX Runtime's A_ort/B_ort.")
+    ap = argparse.ArgumentParser(
+        prog="python -m hxfuse.external", description="Compare one point's hxrun D with ONNX Runtime's A_ort/B_ort."
+    )
     ap.add_argument("--ort", nargs="+", required=True, help="ONNX Runtime raw files (replicates)")
     ap.add_argument("--runner", nargs="+", required=True, help="hxrun raw files of the same point (replicates)")
     ap.add_argument("--out", required=True, help="CSV output")

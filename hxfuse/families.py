@@ -26,6 +26,7 @@ analysis (hxfuse.aggregate), which stays family-agnostic:
 Only numpy and pandas are imported here: the aggregate job imports this
 module, and editing the plotting or LaTeX code must not rerun it.
 """
+
 from __future__ import annotations
 
 import math
@@ -110,8 +111,16 @@ def measured_x(summary: pd.DataFrame, sweep: str, how: str | None) -> pd.DataFra
         r = g.iloc[0]
         xn = float(r["x"])
         x = measured_value(alone.get(pid, {}), w, how) if how else xn
-        rows.append({"point_id": pid, "workload": w, "point": r["point"], "x_nominal": xn,
-                     "x": x, "label": str(r.get("label", r["point"]))})
+        rows.append(
+            {
+                "point_id": pid,
+                "workload": w,
+                "point": r["point"],
+                "x_nominal": xn,
+                "x": x,
+                "label": str(r.get("label", r["point"])),
+            }
+        )
     return pd.DataFrame(rows, columns=["point_id", "workload", "point", "x_nominal", "x", "label"])
 
 
@@ -129,39 +138,85 @@ def x_axis_label(sweep_cfg: dict) -> str:
 # --------------------------------------------------------------------------
 # the figure
 
-SPEEDUPS = [("D/A", "D", "speedup_over_A"), ("D/B", "D", "speedup_over_B"),
-            ("D/C", "D", "speedup_over_C"), ("C/A", "C", "speedup_over_A")]
+SPEEDUPS = [
+    ("D/A", "D", "speedup_over_A"),
+    ("D/B", "D", "speedup_over_B"),
+    ("D/C", "D", "speedup_over_C"),
+    ("C/A", "C", "speedup_over_A"),
+]
 
 # the quantity each family is about: (title, [(label, group, column, lo, hi, scale)])
-_SCRATCH = ("scratch peak each variant needs", "scratch peak [MiB]", False, [
-    ("D", "D", "scratch_peak_bytes", None, None, 2.0 ** -20),
-    ("C", "C", "scratch_peak_bytes", None, None, 2.0 ** -20),
-])
+_SCRATCH = (
+    "scratch peak each variant needs",
+    "scratch peak [MiB]",
+    False,
+    [
+        ("D", "D", "scratch_peak_bytes", None, None, 2.0**-20),
+        ("C", "C", "scratch_peak_bytes", None, None, 2.0**-20),
+    ],
+)
 # the quantities each family is about, one panel each below the speedups:
 # (title, y label, log y, [(series, group, column, lo, hi, scale)])
 SECONDARY = {
-    "granularity": [("control overhead / makespan", "share of the makespan", False, [
-        ("A", "A", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
-        ("C", "C", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
-        ("D", "D", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
-    ])],
-    "ratio": [("parallelism (engines making progress at once)", "parallelism", False, [
-        ("D", "D", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
-        ("B", "B", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
-    ])],
-    "share": [("D's parallelism", "parallelism", False, [
-        ("D", "D", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
-    ]), _SCRATCH],
-    "bandwidth": [("achieved bandwidth per task in D (alone: open marker)", "GB/s", False, [
-        ("V in D", "D", "V_bandwidth_GBps", None, None, 1.0),
-        ("D in D", "D", "D_bandwidth_GBps", None, None, 1.0),
-        ("V alone", "alone:V", "V_bandwidth_GBps", None, None, 1.0),
-        ("D alone", "alone:D", "D_bandwidth_GBps", None, None, 1.0),
-    ])],
-    "wait": [("host-visible latency of V's completion in D", "latency [µs]", True, [
-        ("early completion (host_seen - end)", "D", "V_host_seen_latency_ns", None, None, 1e-3),
-        ("at the entry's return (wait_end - end)", "D", "V_latency_no_early_ns", None, None, 1e-3),
-    ]), _SCRATCH],
+    "granularity": [
+        (
+            "control overhead / makespan",
+            "share of the makespan",
+            False,
+            [
+                ("A", "A", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
+                ("C", "C", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
+                ("D", "D", "control_overhead_share", "control_overhead_share_lo", "control_overhead_share_hi", 1.0),
+            ],
+        )
+    ],
+    "ratio": [
+        (
+            "parallelism (engines making progress at once)",
+            "parallelism",
+            False,
+            [
+                ("D", "D", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
+                ("B", "B", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
+            ],
+        )
+    ],
+    "share": [
+        (
+            "D's parallelism",
+            "parallelism",
+            False,
+            [
+                ("D", "D", "parallelism", "parallelism_lo", "parallelism_hi", 1.0),
+            ],
+        ),
+        _SCRATCH,
+    ],
+    "bandwidth": [
+        (
+            "achieved bandwidth per task in D (alone: open marker)",
+            "GB/s",
+            False,
+            [
+                ("V in D", "D", "V_bandwidth_GBps", None, None, 1.0),
+                ("D in D", "D", "D_bandwidth_GBps", None, None, 1.0),
+                ("V alone", "alone:V", "V_bandwidth_GBps", None, None, 1.0),
+                ("D alone", "alone:D", "D_bandwidth_GBps", None, None, 1.0),
+            ],
+        )
+    ],
+    "wait": [
+        (
+            "host-visible latency of V's completion in D",
+            "latency [µs]",
+            True,
+            [
+                ("early completion (host_seen - end)", "D", "V_host_seen_latency_ns", None, None, 1e-3),
+                ("at the entry's return (wait_end - end)", "D", "V_latency_no_early_ns", None, None, 1e-3),
+            ],
+        ),
+        _SCRATCH,
+    ],
 }
 SPEEDUP_COLORS = {"D/A": "#C44E52", "D/B": "#8172B3", "D/C": "#DD8452", "C/A": "#CCB974"}
 SECONDARY_COLORS = ["#1b4f72", "#7d6608", "#117a65", "#6c3483"]
@@ -198,11 +253,20 @@ def family_long(summary: pd.DataFrame, sweep: str, sweep_cfg: dict) -> pd.DataFr
             ok = r.get("point_ok", True)
             if panel == "speedup" and not (ok is True or str(ok).lower() in ("true", "1")):
                 continue
-            rows.append({"panel": panel, "series": series, "workload": r["workload"],
-                         "point": x["point"], "label": x["label"], "x": float(x["x"]),
-                         "x_nominal": float(x["x_nominal"]), "value": float(v) * scale,
-                         "lo": float(r[lo]) * scale if lo and lo in r and r[lo] == r[lo] else math.nan,
-                         "hi": float(r[hi]) * scale if hi and hi in r and r[hi] == r[hi] else math.nan})
+            rows.append(
+                {
+                    "panel": panel,
+                    "series": series,
+                    "workload": r["workload"],
+                    "point": x["point"],
+                    "label": x["label"],
+                    "x": float(x["x"]),
+                    "x_nominal": float(x["x_nominal"]),
+                    "value": float(v) * scale,
+                    "lo": float(r[lo]) * scale if lo and lo in r and r[lo] == r[lo] else math.nan,
+                    "hi": float(r[hi]) * scale if hi and hi in r and r[hi] == r[hi] else math.nan,
+                }
+            )
 
     for label, group, col in SPEEDUPS:
         add("speedup", label, _rows(summary, sweep, group), col, f"{col}_lo", f"{col}_hi", 1.0)
@@ -210,8 +274,9 @@ def family_long(summary: pd.DataFrame, sweep: str, sweep_cfg: dict) -> pd.DataFr
     for i, (_, _, _, series) in enumerate(SECONDARY.get(fam, [])):
         for label, group, col, lo, hi, scale in series:
             add(f"secondary{i}", label, _rows(summary, sweep, group), col, lo, hi, scale)
-    return pd.DataFrame(rows, columns=["panel", "series", "workload", "point", "label", "x",
-                                       "x_nominal", "value", "lo", "hi"])
+    return pd.DataFrame(
+        rows, columns=["panel", "series", "workload", "point", "label", "x", "x_nominal", "value", "lo", "hi"]
+    )
 
 
 # --------------------------------------------------------------------------
@@ -219,27 +284,37 @@ def family_long(summary: pd.DataFrame, sweep: str, sweep_cfg: dict) -> pd.DataFr
 
 FAMILY_CAPTIONS = {
     "granularity": "The three workloads at similar duration ratios with task sizes from tens of "
-                   "microseconds to milliseconds; below, the control overhead (the same group with "
-                   "empty tasks) as a share of the makespan: where it is large, merging the entry "
-                   "(C/A) and the host round trips decide the result.",
+    "microseconds to milliseconds; below, the control overhead (the same group with "
+    "empty tasks) as a share of the makespan: where it is large, merging the entry "
+    "(C/A) and the host round trips decide the result.",
     "ratio": "The duration ratio of M to its partners on the measured axis (each point at "
-             "T\\textsubscript{M}/T\\textsubscript{V} or T\\textsubscript{M}/T\\textsubscript{D} of "
-             "its own alone medians, labelled with its nominal name); below, D's and B's parallelism "
-             "(task CPU time over makespan; the band is no progress overlap).",
+    "T\\textsubscript{M}/T\\textsubscript{V} or T\\textsubscript{M}/T\\textsubscript{D} of "
+    "its own alone medians, labelled with its nominal name); below, D's and B's parallelism "
+    "(task CPU time over makespan; the band is no progress overlap).",
     "share": "One resource-share variable at a time against the base point (V workers, M's tile, "
-             "D's descriptor rows, the fused entry's concurrency window); below, the scratch peak "
-             "each variant needs.",
+    "D's descriptor rows, the fused entry's concurrency window); below, the scratch peak "
+    "each variant needs.",
     "bandwidth": "V's memory-bound stream variant next to M (and D), without and with a bandwidth "
-                 "antagonist thread, and the compute-bound DDR variant as a control; below, each "
-                 "task's achieved bandwidth inside group D and alone.",
+    "antagonist thread, and the compute-bound DDR variant as a control; below, each "
+    "task's achieved bandwidth inside group D and alone.",
     "wait": "One wait or buffer-plan variable at a time against the base point (spin vs spin-then-"
-            "block, early completion, window 1 vs all, D double-buffered, V's scratch released at "
-            "the entry's end); below, how late the host learns of V's completion.",
+    "block, early completion, window 1 vs all, D double-buffered, V's scratch released at "
+    "the entry's end); below, how late the host learns of V's completion.",
 }
 
 
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_TEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def tex_escape(text) -> str:
@@ -260,14 +335,23 @@ def families_tex(targets: Sequence[str], sweeps: dict, min_effect: float) -> str
                 continue
             n += 1
             title = tex_escape(sw.get("title", s))
-            band = (f"Top: paired speedups (median, bootstrap 95\\% interval); grey band: "
-                    f"1 $\\pm$ {min_effect:g}, no difference.")
-            out += [r"\begin{figure}[tbp]", r"\centering",
-                    rf"\includegraphics[width=\linewidth]{{../results/{t}/figures/family_{s}.pdf}}",
-                    (rf"\caption{{{title} ({fam} family), target \texttt{{{tex_escape(t)}}}. "
-                     rf"{FAMILY_CAPTIONS[fam]} {band} Its points are the rows of sweep "
-                     rf"\texttt{{{tex_escape(s)}}} in the results table.}}"),
-                    rf"\label{{fig:family-{t}-{s}}}", r"\end{figure}", ""]
+            band = (
+                f"Top: paired speedups (median, bootstrap 95\\% interval); grey band: "
+                f"1 $\\pm$ {min_effect:g}, no difference."
+            )
+            out += [
+                r"\begin{figure}[tbp]",
+                r"\centering",
+                rf"\includegraphics[width=\linewidth]{{../results/{t}/figures/family_{s}.pdf}}",
+                (
+                    rf"\caption{{{title} ({fam} family), target \texttt{{{tex_escape(t)}}}. "
+                    rf"{FAMILY_CAPTIONS[fam]} {band} Its points are the rows of sweep "
+                    rf"\texttt{{{tex_escape(s)}}} in the results table.}}"
+                ),
+                rf"\label{{fig:family-{t}-{s}}}",
+                r"\end{figure}",
+                "",
+            ]
     if not n:
         out.append("% no family sweep in this study (config/studies/full.yaml has them)")
     return "\n".join(out) + "\n"

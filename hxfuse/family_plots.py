@@ -7,6 +7,7 @@ measured quantity where the sweep says ``x_measured`` (each point labelled
 with its nominal name), the sweep's log axis where it has one, and the
 points in order (categorical) otherwise.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -25,8 +26,7 @@ from .families import (
 )
 
 
-def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: float,
-                  out: Sequence[str]) -> pd.DataFrame:
+def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: float, out: Sequence[str]) -> pd.DataFrame:
     """One figure per family sweep (PDF and PNG): top row the paired speedups
     with 95% intervals and the band 1 ± min_effect where a difference does not
     count; bottom row the family's own quantity.  One column per workload;
@@ -53,9 +53,13 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     measured = bool(sweep_cfg.get("x_measured"))
     log_x = bool(sweep_cfg.get("log_x")) or sweep_cfg.get("x_measured") in ("longest",)
     categorical = not measured and not log_x
-    fig, axes = plt.subplots(nrows, len(workloads), figsize=(max(3.5 * len(workloads) + 0.8, 6.5),
-                                                             2.8 * nrows + 0.6),
-                             squeeze=False, sharex="col")
+    fig, axes = plt.subplots(
+        nrows,
+        len(workloads),
+        figsize=(max(3.5 * len(workloads) + 0.8, 6.5), 2.8 * nrows + 0.6),
+        squeeze=False,
+        sharex="col",
+    )
     for j, w in enumerate(workloads):
         sub = long[long["workload"] == w]
         pts = sub.drop_duplicates("point").sort_values("x")
@@ -70,8 +74,17 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
             _family_xaxis(ax, pts, log_x, categorical)
         axes[nrows - 1, j].set_xlabel("point" if categorical else x_axis_label(sweep_cfg))
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
-               bbox_to_anchor=(0.5, 1.0), fontsize=8, title="X/Y", title_fontsize=8)
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        ncol=len(labels),
+        frameon=False,
+        bbox_to_anchor=(0.5, 1.0),
+        fontsize=8,
+        title="X/Y",
+        title_fontsize=8,
+    )
     note = sweep_cfg.get("note")
     fig.suptitle(sweep_cfg.get("title", sweep), y=1.06, fontsize=10)
     if note:
@@ -110,16 +123,26 @@ def _draw_panel_series(ax, p: pd.DataFrame, panel: str, fam, xpos) -> None:
         mfc = "white" if "alone" in sname else None
         yerr = None
         if c["lo"].notna().any():
-            yerr = np.vstack([(c["value"] - c["lo"]).clip(lower=0).fillna(0),
-                              (c["hi"] - c["value"]).clip(lower=0).fillna(0)])
-        ax.errorbar(xpos(c, k, len(series)), c["value"], yerr=yerr, fmt=fmt, ms=4, lw=1.2,
-                    capsize=2.5, color=color, mfc=mfc, label=sname)
+            yerr = np.vstack(
+                [(c["value"] - c["lo"]).clip(lower=0).fillna(0), (c["hi"] - c["value"]).clip(lower=0).fillna(0)]
+            )
+        ax.errorbar(
+            xpos(c, k, len(series)),
+            c["value"],
+            yerr=yerr,
+            fmt=fmt,
+            ms=4,
+            lw=1.2,
+            capsize=2.5,
+            color=color,
+            mfc=mfc,
+            label=sname,
+        )
 
 
 def _speedup_panel_frame(ax, w: str, j: int, min_effect: float) -> None:
     """The no-difference band, the line at 1, the workload's title."""
-    ax.axhspan(1 - min_effect, 1 + min_effect, color="0.85", zorder=0,
-               label=f"no difference (1 ± {min_effect:g})")
+    ax.axhspan(1 - min_effect, 1 + min_effect, color="0.85", zorder=0, label=f"no difference (1 ± {min_effect:g})")
     ax.axhline(1.0, color="black", lw=0.7, ls="--")
     ax.set_title(plots.WORKLOAD_TITLES.get(w, w), fontsize=9)
     if j == 0:
@@ -136,8 +159,7 @@ def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float) -> None:
         ax.set_ylabel(ylabel)
     if fam == "ratio" or (fam == "share" and i == 1):
         bottom = min(ax.get_ylim()[0], 0.95)
-        ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0,
-                   label=f"no progress overlap (<= 1 + {min_effect:g})")
+        ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0, label=f"no progress overlap (<= 1 + {min_effect:g})")
         ax.set_ylim(bottom=bottom)
     ax.legend(fontsize=6.5, loc="best", frameon=False)
 

@@ -32,6 +32,7 @@ replicate passes when
 (``ok``/``failed``) and ``reasons``; a failed replicate never enters a
 speedup.
 """
+
 from __future__ import annotations
 
 import json
@@ -79,9 +80,10 @@ def reference(node: dict, ins: dict[str, np.ndarray]) -> tuple[np.ndarray, np.nd
         return r, np.abs(r)
     h, w, c = node.get("h"), node.get("w"), node.get("c")
     if op in ("maxpool3", "im2col3", "dwconv3"):
-        x = np.pad(f["x"].reshape(h, w, c), ((1, 1), (1, 1), (0, 0)),
-                   constant_values=(-np.inf if op == "maxpool3" else 0.0))
-        win = [x[dy:dy + h, dx:dx + w, :] for dy in range(3) for dx in range(3)]
+        x = np.pad(
+            f["x"].reshape(h, w, c), ((1, 1), (1, 1), (0, 0)), constant_values=(-np.inf if op == "maxpool3" else 0.0)
+        )
+        win = [x[dy : dy + h, dx : dx + w, :] for dy in range(3) for dx in range(3)]
         if op == "maxpool3":
             return np.max(win, axis=0).ravel(), None
         if op == "im2col3":
@@ -101,7 +103,7 @@ def copy_reference(node: dict, src: np.ndarray, before: np.ndarray) -> np.ndarra
     rb, so, do = node["row_bytes"], node.get("src_offset", 0), node.get("dst_offset", 0)
     for r in range(node["rows"]):
         s, d = so + r * node["src_stride"], do + r * node["dst_stride"]
-        out[d:d + rb] = src[s:s + rb]
+        out[d : d + rb] = src[s : s + rb]
     return out
 
 
@@ -130,7 +132,7 @@ def check_node(node: dict, npy: Path, rtol: float, atol: float, reasons: list) -
             bad = int(np.count_nonzero(outs["dst"] != want))
             reasons.append(f"node {name} (copy): {bad} destination bytes differ from the copied source")
         return
-    (role, got), = outs.items()
+    ((role, got),) = outs.items()
     ref, scale = reference(node, ins)
     got = got.astype(np.float64)
     if got.shape != ref.shape:
@@ -143,8 +145,10 @@ def check_node(node: dict, npy: Path, rtol: float, atol: float, reasons: list) -
         ok = np.abs(got - ref) <= tol
     if not ok.all():
         i = int(np.argmin(ok))
-        reasons.append(f"node {name} ({node['op']}): {int((~ok).sum())} of {ok.size} values outside the "
-                       f"tolerance (first at {i}: got {got[i]!r}, numpy {ref[i]!r})")
+        reasons.append(
+            f"node {name} ({node['op']}): {int((~ok).sum())} of {ok.size} values outside the "
+            f"tolerance (first at {i}: got {got[i]!r}, numpy {ref[i]!r})"
+        )
 
 
 def _storage(graph: dict) -> dict[str, str]:
@@ -154,6 +158,7 @@ def _storage(graph: dict) -> dict[str, str]:
         while alias.get(b):
             b = alias[b]
         return b
+
     return {b: root(b) for b in alias}
 
 
@@ -171,8 +176,7 @@ def dataflow_problems(graph: dict, order: list[str], npy: Path) -> tuple[list[st
             if w is None or w[2] != b:
                 continue
             mine, theirs = npy / f"{name}__in_{role}.npy", npy / f"{w[0]}__out_{w[1]}.npy"
-            if mine.is_file() and theirs.is_file() and \
-                    np.load(mine).tobytes() != np.load(theirs).tobytes():
+            if mine.is_file() and theirs.is_file() and np.load(mine).tobytes() != np.load(theirs).tobytes():
                 reasons.append(f"node {name} read {b} ({role}) different from what {w[0]} wrote")
         for role, b in nd["outputs"].items():
             last[storage[b]] = (name, role, b)
@@ -186,8 +190,9 @@ def dataflow_problems(graph: dict, order: list[str], npy: Path) -> tuple[list[st
     return reasons, expect
 
 
-def check_graph(graph_path: str | Path, jsonl: str | Path, npy: str | Path,
-                rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> dict:
+def check_graph(
+    graph_path: str | Path, jsonl: str | Path, npy: str | Path, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL
+) -> dict:
     graph = json.loads(Path(graph_path).read_text())
     npy, reasons = Path(npy), []
     try:
@@ -211,16 +216,25 @@ def check_graph(graph_path: str | Path, jsonl: str | Path, npy: str | Path,
     reasons += flow
     for b, want in expect.items():
         if verify["checksums"].get(b) != want:
-            reasons.append(f"buffer {b}: verified checksum {verify['checksums'].get(b)} is not that of "
-                           f"its last writer's saved output ({want})")
+            reasons.append(
+                f"buffer {b}: verified checksum {verify['checksums'].get(b)} is not that of "
+                f"its last writer's saved output ({want})"
+            )
     trials = [r for r in recs if r.get("record") == "trial"]
     bad = [r for r in trials if not r.get("checksums_ok")]
     if bad:
-        reasons.append(f"{len(bad)} of {len(trials)} trials ended with buffers unlike the verified ones "
-                       f"(first: round {bad[0]['round']} group {bad[0]['group']}: "
-                       f"{', '.join(bad[0]['mismatched_buffers'])})")
+        reasons.append(
+            f"{len(bad)} of {len(trials)} trials ended with buffers unlike the verified ones "
+            f"(first: round {bad[0]['round']} group {bad[0]['group']}: "
+            f"{', '.join(bad[0]['mismatched_buffers'])})"
+        )
     if not trials:
         reasons.append("no trials")
-    return {"status": "failed" if reasons else "ok", "reasons": reasons,
-            "nodes_checked": len(graph["nodes"]), "checksums_tied": len(expect),
-            "trials": len(trials), "emulated": bool(meta.get("emulated"))}
+    return {
+        "status": "failed" if reasons else "ok",
+        "reasons": reasons,
+        "nodes_checked": len(graph["nodes"]),
+        "checksums_tied": len(expect),
+        "trials": len(trials),
+        "emulated": bool(meta.get("emulated")),
+    }

@@ -1,6 +1,7 @@
 """Figures of the graph points (workload 4): the ready-task profile of a
 graph and the speedups of D over A, B and C.  Drawing only: the numbers come
 from hxfuse.graphs (profile) and hxfuse.graphstats (summary)."""
+
 from __future__ import annotations
 
 import os
@@ -56,11 +57,18 @@ def speedup_figure(summary: pd.DataFrame, min_effect: float, out: Sequence[str])
             for k, t in enumerate(("device", "e2e")):
                 x = i + (j - 1) * 0.25 + (k - 0.5) * 0.1
                 v, lo, hi = row[f"{key}_{t}"], row[f"{key}_{t}_lo"], row[f"{key}_{t}_hi"]
-                ax.errorbar([x], [v], yerr=[[v - lo], [hi - v]], fmt="o" if t == "device" else "s",
-                            color=SPEEDUP_COLOURS[key], mfc=SPEEDUP_COLOURS[key] if t == "device" else "white",
-                            ms=4, capsize=2, lw=1,
-                            label=f"{key[0]}/{key[1]} ({'device' if t == 'device' else 'end to end'})"
-                            if i == 0 else None)
+                ax.errorbar(
+                    [x],
+                    [v],
+                    yerr=[[v - lo], [hi - v]],
+                    fmt="o" if t == "device" else "s",
+                    color=SPEEDUP_COLOURS[key],
+                    mfc=SPEEDUP_COLOURS[key] if t == "device" else "white",
+                    ms=4,
+                    capsize=2,
+                    lw=1,
+                    label=f"{key[0]}/{key[1]} ({'device' if t == 'device' else 'end to end'})" if i == 0 else None,
+                )
     ax.set_xticks(range(len(ok)))
     ax.set_xticklabels([f"{r['label']}" for _, r in ok.iterrows()], fontsize=7, rotation=15, ha="right")
     ax.set_ylabel("speedup of D (paired, 95% CI)")
@@ -92,8 +100,15 @@ def timeline_figure(nodes: pd.DataFrame, trials: pd.DataFrame, title: str, out: 
         t0 = t["host_begin"].iloc[0]
         for _, n in t.iterrows():
             y = engines.index(n["engine"])
-            ax.barh(y, (n["end"] - n["begin"]) / 1e3, left=(n["begin"] - t0) / 1e3, height=0.6,
-                    color=CLASS_COLOURS[n["class"]], edgecolor="black", lw=0.3)
+            ax.barh(
+                y,
+                (n["end"] - n["begin"]) / 1e3,
+                left=(n["begin"] - t0) / 1e3,
+                height=0.6,
+                color=CLASS_COLOURS[n["class"]],
+                edgecolor="black",
+                lw=0.3,
+            )
             ax.plot([(n["launch"] - t0) / 1e3] * 2, [y - 0.35, y + 0.35], color="0.3", lw=0.5)
         end = (t["host_end"].iloc[0] - t0) / 1e3
         ax.axvline(end, color="red", lw=0.8)
@@ -104,7 +119,8 @@ def timeline_figure(nodes: pd.DataFrame, trials: pd.DataFrame, title: str, out: 
         ax.set_ylabel(g, rotation=0, ha="right", va="center", fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
         ax.text(end, len(engines) - 0.45, f" {end:.0f} us", color="red", fontsize=6, va="top")
-    axes[-1, 0].set_xlabel("time since the host's first submit (us); ticks: launches; "
-                           "red: host sees the last completion", fontsize=7)
+    axes[-1, 0].set_xlabel(
+        "time since the host's first submit (us); ticks: launches; red: host sees the last completion", fontsize=7
+    )
     axes[0, 0].set_title(title, fontsize=9)
     _save(fig, out)

@@ -3,6 +3,7 @@ step of every node (0 without predecessors, else one more than its latest
 predecessor), how many nodes of each engine class are ready at each step,
 and headline numbers.  Pure functions over the graph dict of
 hxfuse.graphs."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -38,8 +39,11 @@ def ready_profile(graph: dict) -> pd.DataFrame:
     lv = levels(graph)
     cls = {n["name"]: OP_CLASS[n["op"]] for n in graph["nodes"]}
     steps = range(max(lv.values()) + 1)
-    rows = [{"step": s, "class": c, "ready": sum(1 for n in lv if lv[n] == s and cls[n] == c)}
-            for s in steps for c in CLASSES]
+    rows = [
+        {"step": s, "class": c, "ready": sum(1 for n in lv if lv[n] == s and cls[n] == c)}
+        for s in steps
+        for c in CLASSES
+    ]
     return pd.DataFrame(rows, columns=["step", "class", "ready"])
 
 
@@ -52,7 +56,12 @@ def profile_summary(graph: dict) -> dict:
     width = prof.groupby("step")["ready"].sum()
     mixed = prof[prof["ready"] > 0].groupby("step")["class"].nunique()
     counts = {c: int(prof.loc[prof["class"] == c, "ready"].sum()) for c in CLASSES}
-    return {"nodes": int(width.sum()), **{f"n_{c}": v for c, v in counts.items()},
-            "steps": int(len(width)), "max_ready": int(width.max()),
-            "mean_ready": float(width.mean()), "mixed_steps": int((mixed >= 2).sum()),
-            "edges": sum(len(n.get("after", [])) for n in graph["nodes"])}
+    return {
+        "nodes": int(width.sum()),
+        **{f"n_{c}": v for c, v in counts.items()},
+        "steps": int(len(width)),
+        "max_ready": int(width.max()),
+        "mean_ready": float(width.mean()),
+        "mixed_steps": int((mixed >= 2).sum()),
+        "edges": sum(len(n.get("after", [])) for n in graph["nodes"]),
+    }

@@ -22,6 +22,7 @@ editing the analysis never rebuilds a graph (nor reruns its measurement).
 
 Pure functions; no I/O except :func:`write_graph`.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # engine class of every op (the runner's table, kernels/src/graph.c)
-OP_CLASS = {"gemm": "M", "silu": "V", "relu6": "V", "add": "V", "swiglu": "V", "softmax": "V",
-            "maxpool3": "V", "im2col3": "V", "dwconv3": "V", "copy": "D"}
+OP_CLASS = {
+    "gemm": "M",
+    "silu": "V",
+    "relu6": "V",
+    "add": "V",
+    "swiglu": "V",
+    "softmax": "V",
+    "maxpool3": "V",
+    "im2col3": "V",
+    "dwconv3": "V",
+    "copy": "D",
+}
 CLASSES = ("M", "V", "D")
 
 
@@ -83,7 +94,7 @@ class Builder:
         for b in first:
             if not first_is_write[b]:
                 continue  # graph inputs keep their own storage
-            read_later = any(b in n.inputs.values() for n in self.nodes[last[b]:])
+            read_later = any(b in n.inputs.values() for n in self.nodes[last[b] :])
             out[b] = (first[b], last[b] if read_later else end)
         return out
 
@@ -138,15 +149,21 @@ class Builder:
                 partial[s] = n.partial
                 readers[s] = []
             after = [d for d in dict.fromkeys(deps) if d != n.name]
-            nodes.append({"name": n.name, "op": n.op, **n.params, "inputs": n.inputs,
-                          "outputs": n.outputs, "after": after})
-        bufs = [{"name": b, "bytes": nb, **({"alias": alias[b]} if b in alias else {})}
-                for b, nb in self.bufs.items()]
-        return {"name": self.name, "description": self.description, "precision": "fp32",
-                "buffers": bufs, "nodes": nodes}
+            nodes.append(
+                {"name": n.name, "op": n.op, **n.params, "inputs": n.inputs, "outputs": n.outputs, "after": after}
+            )
+        bufs = [{"name": b, "bytes": nb, **({"alias": alias[b]} if b in alias else {})} for b, nb in self.bufs.items()]
+        return {
+            "name": self.name,
+            "description": self.description,
+            "precision": "fp32",
+            "buffers": bufs,
+            "nodes": nodes,
+        }
 
 
 # -- the blocks ---------------------------------------------------------------
+
 
 def _gemm(g: Builder, name, a, b, c, m, n, k, trans_b=False):
     g.buf(c, m, n)
@@ -161,8 +178,7 @@ def _ew(g: Builder, name, op, ins: dict, y, rows, cols, **params):
     return g.node(name, op, ins, {"y": y}, rows=rows, cols=cols, **params)
 
 
-def decoder(tokens: int = 64, d_model: int = 128, heads: int = 2, d_ff: int = 256,
-            micro_batches: int = 2) -> Builder:
+def decoder(tokens: int = 64, d_model: int = 128, heads: int = 2, d_ff: int = 256, micro_batches: int = 2) -> Builder:
     """A pre-norm transformer decoder layer (Llama style, norms left out): per
     micro-batch and head, Q, K and V projections, scores Q K^T, a scaled row
     softmax, P V and the head's slice of the output projection; the heads'
@@ -172,8 +188,11 @@ def decoder(tokens: int = 64, d_model: int = 128, heads: int = 2, d_ff: int = 25
     if d_model % heads:
         raise ValueError(f"decoder: d_model {d_model} is not a multiple of heads {heads}")
     dh, s, d = d_model // heads, tokens, d_model
-    g = Builder("decoder", f"transformer decoder layer, {micro_batches} micro-batches of {s} tokens, "
-                f"d_model {d}, {heads} heads, d_ff {d_ff}")
+    g = Builder(
+        "decoder",
+        f"transformer decoder layer, {micro_batches} micro-batches of {s} tokens, "
+        f"d_model {d}, {heads} heads, d_ff {d_ff}",
+    )
     for h in range(heads):
         for w in ("q", "k", "v"):
             g.buf(f"W{w}{h}", d, dh)
@@ -204,8 +223,17 @@ def decoder(tokens: int = 64, d_model: int = 128, heads: int = 2, d_ff: int = 25
     return g
 
 
-def inception(size: int = 14, c_in: int = 64, c1: int = 32, c3r: int = 48, c3: int = 64, c5r: int = 16,
-              c5: int = 32, cp: int = 32, images: int = 1) -> Builder:
+def inception(
+    size: int = 14,
+    c_in: int = 64,
+    c1: int = 32,
+    c3r: int = 48,
+    c3: int = 64,
+    c5r: int = 16,
+    c5: int = 32,
+    cp: int = 32,
+    images: int = 1,
+) -> Builder:
     """An Inception (GoogLeNet) block: four parallel branches over one input
     (1x1; 1x1 reduce then 3x3; 1x1 reduce then 3x3 in place of the 5x5, as
     Inception v2 factorises it; 3x3 max-pool then 1x1), every convolution a
@@ -213,8 +241,10 @@ def inception(size: int = 14, c_in: int = 64, c1: int = 32, c3r: int = 48, c3: i
     channel concatenation done by the copy engine: one strided 2-D copy per
     branch into its columns of the output."""
     hw, C = size * size, c1 + c3 + c5 + cp
-    g = Builder("inception", f"Inception block, {images} image(s) {size}x{size}x{c_in}, branches "
-                f"{c1}/{c3r}->{c3}/{c5r}->{c5}/pool->{cp}")
+    g = Builder(
+        "inception",
+        f"Inception block, {images} image(s) {size}x{size}x{c_in}, branches {c1}/{c3r}->{c3}/{c5r}->{c5}/pool->{cp}",
+    )
     g.buf("W1", c_in, c1), g.buf("W3r", c_in, c3r), g.buf("W3", 9 * c3r, c3)
     g.buf("W5r", c_in, c5r), g.buf("W5", 9 * c5r, c5), g.buf("Wp", c_in, cp)
     for i in range(images):
@@ -229,8 +259,7 @@ def inception(size: int = 14, c_in: int = 64, c1: int = 32, c3r: int = 48, c3: i
             _gemm(g, f"{p}_{br}r", x, wr, f"{p}_{br}r", hw, red, c_in)
             _ew(g, f"{p}_{br}r_act", "relu6", {"x": f"{p}_{br}r"}, f"{p}_{br}ra", hw, red)
             g.buf(f"{p}_{br}col", hw, 9 * red)
-            g.node(f"{p}_{br}_im2col", "im2col3", {"x": f"{p}_{br}ra"}, {"y": f"{p}_{br}col"},
-                   h=size, w=size, c=red)
+            g.node(f"{p}_{br}_im2col", "im2col3", {"x": f"{p}_{br}ra"}, {"y": f"{p}_{br}col"}, h=size, w=size, c=red)
             _gemm(g, f"{p}_{br}", f"{p}_{br}col", w, f"{p}_{br}", hw, cout, 9 * red)
             _ew(g, f"{p}_{br}_act", "relu6", {"x": f"{p}_{br}"}, f"{p}_{br}a", hw, cout)
             outs.append((f"{p}_{br}a", cout))
@@ -244,8 +273,18 @@ def inception(size: int = 14, c_in: int = 64, c1: int = 32, c3r: int = 48, c3: i
         g.buf(f"{p}_out", hw, C)
         col = 0
         for src, c in outs:
-            g.node(f"{p}_cat_{src.split('_')[1]}", "copy", {"src": src}, {"dst": f"{p}_out"}, partial=True,
-                   rows=hw, row_bytes=4 * c, src_stride=4 * c, dst_stride=4 * C, dst_offset=4 * col)
+            g.node(
+                f"{p}_cat_{src.split('_')[1]}",
+                "copy",
+                {"src": src},
+                {"dst": f"{p}_out"},
+                partial=True,
+                rows=hw,
+                row_bytes=4 * c,
+                src_stride=4 * c,
+                dst_stride=4 * C,
+                dst_offset=4 * col,
+            )
             col += c
     return g
 
@@ -257,8 +296,11 @@ def mobilenetv2(size: int = 14, channels: int = 32, expansion: int = 6, images: 
     copy engine prefetching the next block's three weight tensors from DDR
     into scratch meanwhile."""
     hw, c, e = size * size, channels, channels * expansion
-    g = Builder("mobilenetv2", f"MobileNetV2 inverted residual, {images} image(s) {size}x{size}x{c}, "
-                f"expansion {expansion}, next block's weights prefetched")
+    g = Builder(
+        "mobilenetv2",
+        f"MobileNetV2 inverted residual, {images} image(s) {size}x{size}x{c}, "
+        f"expansion {expansion}, next block's weights prefetched",
+    )
     g.buf("We", c, e), g.buf("Wd", 9, e), g.buf("Wp", e, c)
     for w, shape in (("We", (c, e)), ("Wd", (9, e)), ("Wp", (e, c))):
         g.buf(f"next_{w}", *shape), g.buf(f"next_{w}_scratch", *shape)
@@ -267,14 +309,21 @@ def mobilenetv2(size: int = 14, channels: int = 32, expansion: int = 6, images: 
         _gemm(g, f"{p}_expand", x, "We", f"{p}_e", hw, e, c)
         _ew(g, f"{p}_expand_act", "relu6", {"x": f"{p}_e"}, f"{p}_ea", hw, e)
         g.buf(f"{p}_dw", hw, e)
-        g.node(f"{p}_dw", "dwconv3", {"x": f"{p}_ea", "w": "Wd"}, {"y": f"{p}_dw"}, h=size, w=size, c=e,
-               relu6=True)
+        g.node(f"{p}_dw", "dwconv3", {"x": f"{p}_ea", "w": "Wd"}, {"y": f"{p}_dw"}, h=size, w=size, c=e, relu6=True)
         _gemm(g, f"{p}_project", f"{p}_dw", "Wp", f"{p}_p", hw, c, e)
         _ew(g, f"{p}_res", "add", {"a": x, "b": f"{p}_p"}, f"{p}_out", hw, c)
     for w in ("We", "Wd", "Wp"):
         nb = g.bufs[f"next_{w}"]
-        g.node(f"prefetch_{w}", "copy", {"src": f"next_{w}"}, {"dst": f"next_{w}_scratch"},
-               rows=1, row_bytes=nb, src_stride=nb, dst_stride=nb)
+        g.node(
+            f"prefetch_{w}",
+            "copy",
+            {"src": f"next_{w}"},
+            {"dst": f"next_{w}_scratch"},
+            rows=1,
+            row_bytes=nb,
+            src_stride=nb,
+            dst_stride=nb,
+        )
     return g
 
 
@@ -284,6 +333,7 @@ BUILDERS = {"decoder": decoder, "inception": inception, "mobilenetv2": mobilenet
 def builder_params(name: str) -> dict:
     """The parameters a builder takes, with their defaults."""
     import inspect
+
     return {k: p.default for k, p in inspect.signature(BUILDERS[name]).parameters.items()}
 
 

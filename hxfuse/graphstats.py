@@ -19,6 +19,7 @@
 Pure functions over DataFrames; reading files only in the ``read_*``
 helpers.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,11 +50,16 @@ def machine_load(records: list[dict]) -> dict:
     and end records; -1 or missing where unreadable): the larger of before
     and after, and the 1-minute load average before."""
     meta, end = records[0], records[-1]
-    busy = [v for v in (meta.get("other_busy_cores_before"), end.get("other_busy_cores_after"))
-            if isinstance(v, (int, float)) and v >= 0]
-    return {"other_busy_cores": max(busy) if busy else math.nan,
-            "load_average_before": meta.get("load_average_before", math.nan),
-            "online_cores": meta.get("online_cores", math.nan)}
+    busy = [
+        v
+        for v in (meta.get("other_busy_cores_before"), end.get("other_busy_cores_after"))
+        if isinstance(v, (int, float)) and v >= 0
+    ]
+    return {
+        "other_busy_cores": max(busy) if busy else math.nan,
+        "load_average_before": meta.get("load_average_before", math.nan),
+        "online_cores": meta.get("online_cores", math.nan),
+    }
 
 
 def trial_table(records: list[dict], point: str, replicate: int) -> pd.DataFrame:
@@ -64,13 +70,25 @@ def trial_table(records: list[dict], point: str, replicate: int) -> pd.DataFrame
         cpu = sum(n["cpu_ns"] for n in r["nodes"])
         busy = sum(n["end"] - n["begin"] for n in r["nodes"])
         prep = r["alloc_ns"] + r["input_ns"] + r["free_ns"]
-        rows.append({"point": point, "replicate": replicate, "round": r["round"], "group": r["group"],
-                     "device_ns": r["device_ns"], "e2e_ns": r["e2e_ns"], "prep_ns": prep,
-                     "alloc_ns": r["alloc_ns"], "input_ns": r["input_ns"], "free_ns": r["free_ns"],
-                     "node_busy_ns": busy, "node_cpu_ns": cpu,
-                     "pack_ns": sum(n["pack_ns"] for n in r["nodes"]),
-                     "parallelism": cpu / r["device_ns"] if r["device_ns"] else math.nan,
-                     "checksums_ok": bool(r["checksums_ok"])})
+        rows.append(
+            {
+                "point": point,
+                "replicate": replicate,
+                "round": r["round"],
+                "group": r["group"],
+                "device_ns": r["device_ns"],
+                "e2e_ns": r["e2e_ns"],
+                "prep_ns": prep,
+                "alloc_ns": r["alloc_ns"],
+                "input_ns": r["input_ns"],
+                "free_ns": r["free_ns"],
+                "node_busy_ns": busy,
+                "node_cpu_ns": cpu,
+                "pack_ns": sum(n["pack_ns"] for n in r["nodes"]),
+                "parallelism": cpu / r["device_ns"] if r["device_ns"] else math.nan,
+                "checksums_ok": bool(r["checksums_ok"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -82,9 +100,21 @@ def node_table(records: list[dict], include_warmup: bool = False) -> pd.DataFram
         if r.get("record") != "trial" or (r.get("warmup") and not include_warmup):
             continue
         for n in r["nodes"]:
-            rows.append({"round": r["round"], "group": r["group"], "node": n["name"], "class": cls[n["name"]],
-                         "engine": n["engine"], "launch": n["launch"], "begin": n["begin"], "end": n["end"],
-                         "cpu_ns": n["cpu_ns"], "host_begin": r["host_begin"], "host_end": r["host_end"]})
+            rows.append(
+                {
+                    "round": r["round"],
+                    "group": r["group"],
+                    "node": n["name"],
+                    "class": cls[n["name"]],
+                    "engine": n["engine"],
+                    "launch": n["launch"],
+                    "begin": n["begin"],
+                    "end": n["end"],
+                    "cpu_ns": n["cpu_ns"],
+                    "host_begin": r["host_begin"],
+                    "host_end": r["host_end"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -99,8 +129,13 @@ def paired_ratios(trials: pd.DataFrame, num: str, den: str, time: str = "device"
     return r
 
 
-def summarise_point(trials: pd.DataFrame, failed: bool, n_resamples: int = stats.DEFAULT_RESAMPLES,
-                    level: float = stats.DEFAULT_LEVEL, seed: int = stats.DEFAULT_SEED) -> dict:
+def summarise_point(
+    trials: pd.DataFrame,
+    failed: bool,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    level: float = stats.DEFAULT_LEVEL,
+    seed: int = stats.DEFAULT_SEED,
+) -> dict:
     out: dict = {"trials": int(len(trials)), "replicates": int(trials["replicate"].nunique()) if len(trials) else 0}
     for g in GROUPS:
         sub = trials[trials["group"] == g]
@@ -137,9 +172,14 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
     return "undetermined"
 
 
-def summarise(trials: pd.DataFrame, points: list[dict], checks: dict[str, list[dict]],
-              profiles: dict[str, dict], analysis: dict, load: dict[str, list[dict]] | None = None
-              ) -> pd.DataFrame:
+def summarise(
+    trials: pd.DataFrame,
+    points: list[dict],
+    checks: dict[str, list[dict]],
+    profiles: dict[str, dict],
+    analysis: dict,
+    load: dict[str, list[dict]] | None = None,
+) -> pd.DataFrame:
     """One row per point: its description (model, label, reuse), its ready
     profile's headline numbers, the medians and speedups, ``failed`` with
     the reasons of its failed replicates, and (from *load*: per point, one
@@ -148,16 +188,31 @@ def summarise(trials: pd.DataFrame, points: list[dict], checks: dict[str, list[d
     rows = []
     for p in points:
         name = p["name"]
-        reasons = [f"rep{c.get('replicate')}: {r}" for c in checks.get(name, []) if c["status"] != "ok"
-                   for r in c["reasons"]]
+        reasons = [
+            f"rep{c.get('replicate')}: {r}" for c in checks.get(name, []) if c["status"] != "ok" for r in c["reasons"]
+        ]
         sub = trials[trials["point"] == name] if len(trials) else trials
-        row = {"point": name, "model": p["model"], "label": p.get("label", name), "reuse": bool(p.get("reuse")),
-               **profiles[name], "failed": bool(reasons), "failed_reasons": "; ".join(reasons)}
+        row = {
+            "point": name,
+            "model": p["model"],
+            "label": p.get("label", name),
+            "reuse": bool(p.get("reuse")),
+            **profiles[name],
+            "failed": bool(reasons),
+            "failed_reasons": "; ".join(reasons),
+        }
         reps = [x for x in (load or {}).get(name, []) if np.isfinite(x["other_busy_cores"])]
         row["other_busy_cores_max"] = max(x["other_busy_cores"] for x in reps) if reps else math.nan
         row["loaded"] = any(x["other_busy_cores"] > BUSY_PER_CORE * x["online_cores"] for x in reps)
-        row.update(summarise_point(sub, bool(reasons), analysis.get("bootstrap", stats.DEFAULT_RESAMPLES),
-                                   analysis.get("ci", stats.DEFAULT_LEVEL), analysis.get("seed", stats.DEFAULT_SEED)))
+        row.update(
+            summarise_point(
+                sub,
+                bool(reasons),
+                analysis.get("bootstrap", stats.DEFAULT_RESAMPLES),
+                analysis.get("ci", stats.DEFAULT_LEVEL),
+                analysis.get("seed", stats.DEFAULT_SEED),
+            )
+        )
         for key, _ in SPEEDUPS:
             for t in TIMES:
                 v = verdict(row[f"{key}_{t}_lo"], row[f"{key}_{t}_hi"], analysis.get("min_effect", 0.03))

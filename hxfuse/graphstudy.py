@@ -17,6 +17,7 @@ a path; null runs none).  The file::
 once (a builder's own check, e.g. heads not dividing d_model, fails here),
 so a bad study stops the workflow before any job, with one line per problem.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -29,8 +30,7 @@ from .graphs import BUILDERS, build
 
 DEFAULT_GRAPH_STUDY = "graphs-default"
 RUN_DEFAULTS = {"warmup": 3, "rounds": 20, "replicates": 3, "timeout_s": 120.0}
-RUN_LIMITS = {"warmup": (0, 1_000_000), "rounds": (1, 10_000_000), "replicates": (1, 100),
-              "timeout_s": (0.001, 86_400)}
+RUN_LIMITS = {"warmup": (0, 1_000_000), "rounds": (1, 10_000_000), "replicates": (1, 100), "timeout_s": (0.001, 86_400)}
 POINT_KEYS = ("name", "model", "label", "params", "reuse")
 NAME_RE = r"[A-Za-z][A-Za-z0-9_-]*"
 
@@ -48,8 +48,9 @@ def _problems_run(run, where: str) -> list[str]:
         lo, hi = RUN_LIMITS[k]
         ok_type = isinstance(v, (int, float)) if k == "timeout_s" else isinstance(v, int)
         if isinstance(v, bool) or not ok_type or not lo <= v <= hi:
-            out.append(f"{where}.run.{k}: {v!r} is not {'a number' if k == 'timeout_s' else 'an integer'} "
-                       f"in [{lo}, {hi}]")
+            out.append(
+                f"{where}.run.{k}: {v!r} is not {'a number' if k == 'timeout_s' else 'an integer'} in [{lo}, {hi}]"
+            )
     return out
 
 
@@ -91,8 +92,9 @@ def _problems_point(i: int, p, where: str) -> list[str]:
 def study_problems(doc, where: str) -> list[str]:
     if not isinstance(doc, dict) or "graphs" not in doc:
         return [f"{where}: a graph study is a mapping with `graphs` (and optionally `description`)"]
-    out = [f"{where}: unknown key {k!r} (allowed: description, graphs)" for k in doc
-           if k not in ("description", "graphs")]
+    out = [
+        f"{where}: unknown key {k!r} (allowed: description, graphs)" for k in doc if k not in ("description", "graphs")
+    ]
     g = doc["graphs"]
     if not isinstance(g, dict):
         return out + [f"{where}.graphs: a mapping with `points` (and optionally `run`)"]
@@ -104,8 +106,7 @@ def study_problems(doc, where: str) -> list[str]:
     for i, p in enumerate(pts):
         out += _problems_point(i, p, f"{where}.graphs")
     names = [p.get("name") for p in pts if isinstance(p, dict)]
-    out += [f"{where}.graphs.points: name {n!r} given twice" for n in sorted(set(names), key=str)
-            if names.count(n) > 1]
+    out += [f"{where}.graphs.points: name {n!r} given twice" for n in sorted(set(names), key=str) if names.count(n) > 1]
     return out
 
 
@@ -124,8 +125,16 @@ def load_study(study: str | None, cwd: str | Path | None = None) -> dict:
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     g = doc["graphs"]
-    points = [{"name": p["name"], "model": p["model"], "label": p.get("label", p["name"]),
-               "params": dict(p.get("params") or {}), "reuse": bool(p.get("reuse", False))} for p in g["points"]]
+    points = [
+        {
+            "name": p["name"],
+            "model": p["model"],
+            "label": p.get("label", p["name"]),
+            "params": dict(p.get("params") or {}),
+            "reuse": bool(p.get("reuse", False)),
+        }
+        for p in g["points"]
+    ]
     return {"run": {**RUN_DEFAULTS, **(g.get("run") or {})}, "points": points}
 
 

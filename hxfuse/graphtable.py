@@ -5,6 +5,7 @@ ready profile (nodes, steps, widest step), the medians of A and D (device
 and end to end) and D/A, D/B, D/C with intervals; a failed point shows
 "failed" and no number; a point measured on a loaded machine is marked with
 a dagger (its intervals stand, it carries no verdict)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,10 +19,15 @@ def table_rows(summary: pd.DataFrame, target: str) -> list[dict]:
     rows = []
     for _, r in summary.iterrows():
         loaded = bool(r.get("loaded", False))
-        row = {"target": tex_escape(target), "label": tex_escape(r["label"]) + ("$^\\dagger$" if loaded else ""),
-               "reuse": "yes" if r["reuse"] else "no", "ok": not bool(r["failed"]),
-               "nodes": f"{int(r['nodes'])} ({int(r['n_M'])}/{int(r['n_V'])}/{int(r['n_D'])})",
-               "steps": int(r["steps"]), "width": int(r["max_ready"])}
+        row = {
+            "target": tex_escape(target),
+            "label": tex_escape(r["label"]) + ("$^\\dagger$" if loaded else ""),
+            "reuse": "yes" if r["reuse"] else "no",
+            "ok": not bool(r["failed"]),
+            "nodes": f"{int(r['nodes'])} ({int(r['n_M'])}/{int(r['n_V'])}/{int(r['n_D'])})",
+            "steps": int(r["steps"]),
+            "width": int(r["max_ready"]),
+        }
         for t in ("device", "e2e"):
             row[f"TA_{t}"] = fmt_ms(r[f"A_{t}_ns"])
             row[f"TD_{t}"] = fmt_ms(r[f"D_{t}_ns"])
@@ -32,8 +38,9 @@ def table_rows(summary: pd.DataFrame, target: str) -> list[dict]:
     return rows
 
 
-def write_table(summaries: dict[str, str | Path], template: str | Path, out: str | Path,
-                min_effect: float = 0.03) -> None:
+def write_table(
+    summaries: dict[str, str | Path], template: str | Path, out: str | Path, min_effect: float = 0.03
+) -> None:
     rows = []
     for target, path in summaries.items():
         rows += table_rows(pd.read_csv(path), target)

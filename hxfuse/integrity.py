@@ -16,6 +16,7 @@ number in a table:
 Standard library only: the run wrapper imports this module, and a change to
 the analysis code must never rerun a measurement.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,26 +52,31 @@ def verify_end_record(path: str | os.PathLike) -> dict:
     try:
         end = json.loads(body[cut:])
     except ValueError:
-        raise IntegrityError(f"{path}: the last line is not a JSON record (output truncated "
-                             "or changed after the runner wrote it)") from None
+        raise IntegrityError(
+            f"{path}: the last line is not a JSON record (output truncated or changed after the runner wrote it)"
+        ) from None
     if not isinstance(end, dict) or end.get("record") != "end":
-        raise IntegrityError(f"{path}: no end record (the runner did not finish, or the file "
-                             "was changed)")
+        raise IntegrityError(f"{path}: no end record (the runner did not finish, or the file was changed)")
     if "digest" not in end or "records" not in end:
-        raise IntegrityError(f"{path}: the end record has no digest/records (a runner older "
-                             "than the integrity check wrote it: rerun the point)")
+        raise IntegrityError(
+            f"{path}: the end record has no digest/records (a runner older "
+            "than the integrity check wrote it: rerun the point)"
+        )
     head = data[:cut]
     n = head.count(b"\n")
     if n != end["records"]:
-        raise IntegrityError(f"{path}: {n} records before the end record, the runner wrote "
-                             f"{end['records']} (file changed after the run)")
+        raise IntegrityError(
+            f"{path}: {n} records before the end record, the runner wrote {end['records']} (file changed after the run)"
+        )
     algo, _, want = str(end["digest"]).partition(":")
     if algo != "fnv1a64":
         raise IntegrityError(f"{path}: unknown digest {end['digest']!r}")
     got = f"{fnv1a64(head):016x}"  # ~0.1 s per MB
     if got != want:
-        raise IntegrityError(f"{path}: digest of the records is fnv1a64:{got}, the runner "
-                             f"wrote {end['digest']} (file changed after the run)")
+        raise IntegrityError(
+            f"{path}: digest of the records is fnv1a64:{got}, the runner "
+            f"wrote {end['digest']} (file changed after the run)"
+        )
     return end
 
 
@@ -92,8 +98,9 @@ def raw_hashes(jsonl: str | os.PathLike, npy_dir: str | os.PathLike | None) -> d
     return out
 
 
-def sha256_problems(stored: dict | None, jsonl: str | os.PathLike,
-                    npy_dir: str | os.PathLike | None = None) -> list[str]:
+def sha256_problems(
+    stored: dict | None, jsonl: str | os.PathLike, npy_dir: str | os.PathLike | None = None
+) -> list[str]:
     """Files whose SHA-256 differs from the provenance sidecar's ``raw_sha256``
     (empty: all match).  A sidecar without hashes is a problem too."""
     if not stored:
@@ -109,6 +116,5 @@ def sha256_problems(stored: dict | None, jsonl: str | os.PathLike,
         if not f.is_file():
             problems.append(f"{f}: missing (the provenance sidecar lists it)")
         elif sha256_file(f) != want:
-            problems.append(f"{f}: SHA-256 differs from its provenance sidecar (file changed "
-                            "after the run)")
+            problems.append(f"{f}: SHA-256 differs from its provenance sidecar (file changed after the run)")
     return problems

@@ -55,7 +55,16 @@ TRIAL_COLUMNS = TRIAL_KEYS + [
     "checksums_ok",
 ]
 TASK_COLUMNS = TRIAL_KEYS + [
-    "task", "engine", "launch", "begin", "end", "host_seen", "checksum", "cpu_ns", "cpu_begin", "cpu_end",
+    "task",
+    "engine",
+    "launch",
+    "begin",
+    "end",
+    "host_seen",
+    "checksum",
+    "cpu_ns",
+    "cpu_begin",
+    "cpu_end",
 ]
 WORKER_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "cpu_ns", "cpu_begin", "cpu_end"]
 WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
@@ -185,8 +194,10 @@ def _task_row(keys: dict[str, Any], t: dict[str, Any]) -> dict[str, Any]:
 
 def _node_rows(keys: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]]:
     """The profiled nodes of one task (rows of ``Run.nodes``)."""
-    return [keys | {"task": str(t["task"]), "name": str(n[0]), "lane": str(n[1]), "begin": n[2], "end": n[3]}
-            for n in t.get("nodes") or ()]
+    return [
+        keys | {"task": str(t["task"]), "name": str(n[0]), "lane": str(n[1]), "begin": n[2], "end": n[3]}
+        for n in t.get("nodes") or ()
+    ]
 
 
 def _wait_row(keys: dict[str, Any], w: dict[str, Any]) -> dict[str, Any]:
@@ -237,8 +248,17 @@ def run_of(records: jsonl.Records) -> Run:
     nodes = pd.DataFrame(rows["nodes"], columns=NODE_COLUMNS)
     for df in (trials, tasks, waits, workers, nodes):
         _fix_dtypes(df)
-    return Run(meta=meta, trials=trials, tasks=tasks, waits=waits, workers=workers, verify=verify, end=end,
-               source=source, nodes=nodes)
+    return Run(
+        meta=meta,
+        trials=trials,
+        tasks=tasks,
+        waits=waits,
+        workers=workers,
+        verify=verify,
+        end=end,
+        source=source,
+        nodes=nodes,
+    )
 
 
 def _fix_dtypes(df: pd.DataFrame) -> None:

@@ -22,6 +22,7 @@ Standard library only, and no other hxfuse import: the run wrapper imports
 this module (through hxfuse.provenance), and a change to the analysis code
 must never rerun a measurement.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,7 @@ class Records:
         return [r for _, r in self.lines if r["record"] == kind]
 
 
-def decode(lines: Iterable[str], source: str = "<memory>",
-           partial: bool = False) -> list[tuple[int, dict[str, Any]]]:
+def decode(lines: Iterable[str], source: str = "<memory>", partial: bool = False) -> list[tuple[int, dict[str, Any]]]:
     """(line number, record) of every non-blank line.  A line that is not
     JSON, or not an object with a ``record`` field, raises
     IncompleteRunError naming *source* and the line; with *partial*, a
@@ -93,9 +93,7 @@ def parse(lines: Iterable[str], source: str = "<memory>", partial: bool = False)
         raise IncompleteRunError(f"{source}: empty file, no meta and no end record")
     first_line, first = records[0]
     if first["record"] != "meta":
-        raise IncompleteRunError(
-            f"{source}:{first_line}: first record is {first['record']!r}, expected 'meta'"
-        )
+        raise IncompleteRunError(f"{source}:{first_line}: first record is {first['record']!r}, expected 'meta'")
     end: dict[str, Any] | None = None
     for lineno, rec in records[1:]:
         kind = rec["record"]
@@ -106,9 +104,7 @@ def parse(lines: Iterable[str], source: str = "<memory>", partial: bool = False)
         elif kind == "meta":
             raise IncompleteRunError(f"{source}:{lineno}: second 'meta' record")
     if end is None and not partial:
-        raise IncompleteRunError(
-            f"{source}: no 'end' record after line {records[-1][0]}; the run did not finish"
-        )
+        raise IncompleteRunError(f"{source}: no 'end' record after line {records[-1][0]}; the run did not finish")
     return Records(source=source, meta=first, lines=records, end=end)
 
 

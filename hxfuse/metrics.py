@@ -44,6 +44,7 @@ import pandas as pd
 
 from . import intervals as iv
 from .io import Run
+
 # the vocabulary (re-exported: the analysis reads them as metrics.TASKS, ...)
 from .model import ALONE, GROUPS, SPEEDUP_PAIRS, TASKS  # noqa: F401
 
@@ -117,9 +118,22 @@ def task_metrics(run: Run) -> pd.DataFrame:
     if t.empty:
         return pd.DataFrame(
             columns=[
-                "trial_id", "task", "engines", "launch", "begin", "end", "host_seen", "duration_ns",
-                "completion_ns", "host_seen_latency_ns", "latency_no_early_ns", "cpu_ns", "queue_ns",
-                "run_share", "cpu_begin", "cpu_end",
+                "trial_id",
+                "task",
+                "engines",
+                "launch",
+                "begin",
+                "end",
+                "host_seen",
+                "duration_ns",
+                "completion_ns",
+                "host_seen_latency_ns",
+                "latency_no_early_ns",
+                "cpu_ns",
+                "queue_ns",
+                "run_share",
+                "cpu_begin",
+                "cpu_end",
             ]
         )
     for col in ("launch", "cpu_ns", "cpu_begin", "cpu_end"):
@@ -206,8 +220,16 @@ def _task_columns(base: pd.DataFrame, run: Run) -> None:
     """Per-task columns, wide ({T}_duration_ns, ...), bytes, bandwidth, and
     the end-to-end time that includes every task's preparation."""
     tm = task_metrics(run)
-    per_task_cols = ["duration_ns", "completion_ns", "host_seen_latency_ns", "latency_no_early_ns",
-                     "cpu_ns", "queue_ns", "run_share", "cpu_begin"]
+    per_task_cols = [
+        "duration_ns",
+        "completion_ns",
+        "host_seen_latency_ns",
+        "latency_no_early_ns",
+        "cpu_ns",
+        "queue_ns",
+        "run_share",
+        "cpu_begin",
+    ]
     nbytes = task_bytes(run.meta)
     prep = task_prep_ns(run.meta)
     for task in TASKS:
@@ -429,4 +451,3 @@ def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
         else:
             out[f"speedup_{x}_over_{y}"] = np.nan
     return out
-

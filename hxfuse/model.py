@@ -8,6 +8,7 @@ pandas or the configuration code.  The C runner states the same facts in
 kernels/src (args.c, config.h); tests/test_model.py runs it and fails when
 the two disagree.
 """
+
 from __future__ import annotations
 
 TASKS: tuple[str, ...] = ("M", "V", "D")

@@ -34,6 +34,7 @@ tasks' work in a way no ONNX graph or session option can express, refused
 before any work unless it has hxrun's default (:data:`NOT_EXPRESSIBLE`).
 :func:`point_problems` says which of a point's options are refused.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,14 +76,28 @@ SCHEDULING_ONLY = {
 # express: accepted at hxrun's default (kernels/src/args.c), refused otherwise
 # (before any work) rather than silently measuring a different point.
 NOT_EXPRESSIBLE = {
-    "m_tile": (None, "--m-tile", "M's k-block is hxrun's GEMM blocking; ONNX Runtime's MatMul (MLAS) "
-                                 "chooses its own and has no option to set it"),
-    "d_desc_rows": (64, "--d-desc-rows", "D's descriptor chain is hxrun's copy engine; the ONNX graph's "
-                                         "Slice copies a window in one kernel, with no descriptors"),
-    "d_buffers": (1, "--d-buffers", "D's scratch windows are hxrun's buffer plan; ONNX Runtime's memory "
-                                    "planner owns the graph's buffers"),
-    "antagonist": (0, "--antagonist", "the harness starts no bandwidth antagonists, so ONNX Runtime would "
-                                      "run on an uncontended machine"),
+    "m_tile": (
+        None,
+        "--m-tile",
+        "M's k-block is hxrun's GEMM blocking; ONNX Runtime's MatMul (MLAS) "
+        "chooses its own and has no option to set it",
+    ),
+    "d_desc_rows": (
+        64,
+        "--d-desc-rows",
+        "D's descriptor chain is hxrun's copy engine; the ONNX graph's "
+        "Slice copies a window in one kernel, with no descriptors",
+    ),
+    "d_buffers": (
+        1,
+        "--d-buffers",
+        "D's scratch windows are hxrun's buffer plan; ONNX Runtime's memory planner owns the graph's buffers",
+    ),
+    "antagonist": (
+        0,
+        "--antagonist",
+        "the harness starts no bandwidth antagonists, so ONNX Runtime would run on an uncontended machine",
+    ),
     "antagonist_bytes": (1 << 26, "--antagonist-bytes", "the harness starts no bandwidth antagonists"),
 }
 # The outputs of each task, in the runner's checksum order (kernels/src/tasks.c).
@@ -154,7 +169,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m hxfuse.ort",
         description="Run one point's M/V/D tasks under ONNX Runtime (groups A_ort, B_ort, "
-                    "B_ort_graph, alone) and write the runner's JSON Lines schema.")
+        "B_ort_graph, alone) and write the runner's JSON Lines schema.",
+    )
     p.add_argument("--out", required=True, help="JSON Lines output (written to FILE.tmp, renamed on success)")
     p.add_argument("--npy-dir", help="write the verification run's inputs and outputs as .npy")
     p.add_argument("--workloads", default="mvd")
@@ -174,9 +190,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--affinity", help="spread, or engine=core pairs (mx, vec, dma, host)")
     p.add_argument("--calibrate", help="not supported: ONNX Runtime runs the real kernels")
     p.add_argument("--label", action="append", default=[], help="KEY=VALUE, copied into meta.labels")
-    p.add_argument("--qnn-check", action="store_true",
-                   help="instead of timing: run the graphs on the QNN HTP x86 emulation (fp16) and write "
-                        "a JSON correctness result to --out (needs onnxruntime-qnn)")
+    p.add_argument(
+        "--qnn-check",
+        action="store_true",
+        help="instead of timing: run the graphs on the QNN HTP x86 emulation (fp16) and write "
+        "a JSON correctness result to --out (needs onnxruntime-qnn)",
+    )
     p.add_argument("--qnn-soc-model", default="43", help="QNN soc_model of the emulated HTP (43: SM8550)")
     p.add_argument("--qnn-htp-arch", default="73", help="QNN htp_arch of the emulated HTP")
     for key in SCHEDULING_ONLY:
@@ -202,9 +221,11 @@ def point_problems(ns: argparse.Namespace) -> list[str]:
     work; the pipeline uses it to choose the points ONNX Runtime runs."""
     out = []
     if ns.precision != "fp32":
-        out.append(f"--precision: {ns.precision!r} is not supported by the ONNX Runtime harness "
-                   "(fp32 only: the u8 x i8 -> i32 GEMM and the int16 activation have no matching "
-                   "ONNX graph with the runner's exact integer semantics)")
+        out.append(
+            f"--precision: {ns.precision!r} is not supported by the ONNX Runtime harness "
+            "(fp32 only: the u8 x i8 -> i32 GEMM and the int16 activation have no matching "
+            "ONNX graph with the runner's exact integer semantics)"
+        )
     if ns.calibrate:
         out.append("--calibrate: calibration busy-waits exist only in hxrun; ONNX Runtime runs the real kernels")
     if ns.v_variant not in V_VARIANT_DEFAULTS:
@@ -212,15 +233,24 @@ def point_problems(ns: argparse.Namespace) -> list[str]:
     for key, (default, opt, why) in NOT_EXPRESSIBLE.items():
         v = getattr(ns, key)
         if v is not None and not _same_value(v, default):
-            out.append(f"{opt} {v}: cannot be expressed under ONNX Runtime ({why}); "
-                       f"only hxrun's default ({default if default is not None else 'unset'}) is accepted")
+            out.append(
+                f"{opt} {v}: cannot be expressed under ONNX Runtime ({why}); "
+                f"only hxrun's default ({default if default is not None else 'unset'}) is accepted"
+            )
     aff = ns.affinity
     if aff and aff not in ("spread", "none"):
-        extra = [p.partition("=")[0] for p in aff.split(",") if p.partition("=")[0] not in ENGINE_OF.values()
-                 and p.partition("=")[0] != "host" and p.partition("=")[0].rstrip("0123456789") in ("vec", "bw")]
+        extra = [
+            p.partition("=")[0]
+            for p in aff.split(",")
+            if p.partition("=")[0] not in ENGINE_OF.values()
+            and p.partition("=")[0] != "host"
+            and p.partition("=")[0].rstrip("0123456789") in ("vec", "bw")
+        ]
         if extra:
-            out.append(f"--affinity {aff}: {', '.join(extra)} cannot be pinned under ONNX Runtime (V's extra "
-                       "workers are its session's intra-op pool threads; there are no antagonists)")
+            out.append(
+                f"--affinity {aff}: {', '.join(extra)} cannot be pinned under ONNX Runtime (V's extra "
+                "workers are its session's intra-op pool threads; there are no antagonists)"
+            )
     return out
 
 
@@ -229,8 +259,9 @@ def args_problems(args: Sequence[str]) -> list[str]:
     ``hxfuse.config.runner_args``); an option the harness does not know at
     all is a problem too."""
     ns, unknown = parser().parse_known_args(["--out", "-", *map(str, args)])
-    return ([f"{' '.join(unknown)}: not an option the ONNX Runtime harness knows"] if unknown else []) \
-        + point_problems(ns)
+    return ([f"{' '.join(unknown)}: not an option the ONNX Runtime harness knows"] if unknown else []) + point_problems(
+        ns
+    )
 
 
 def spec_from_args(ns: argparse.Namespace) -> Spec:
@@ -265,10 +296,28 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
         if "=" not in lab or lab.startswith("="):
             raise OrtHarnessError(f"--label: expected KEY=VALUE (got {lab!r})")
     ignored = {o: getattr(ns, o) for o in [*SCHEDULING_ONLY, *NOT_EXPRESSIBLE] if getattr(ns, o) is not None}
-    return Spec(workloads, "fp32", m, n, k, ns.v_variant, rows, cols, passes, workers, d_rows, d_row_bytes,
-                stride, repeat, _int(ns.warmup, "--warmup", 0), _int(ns.rounds, "--rounds", 1),
-                _int(ns.seed, "--seed", 0),
-                _int(ns.order_seed, "--order-seed", 0) if ns.order_seed is not None else None, affinity, ignored)
+    return Spec(
+        workloads,
+        "fp32",
+        m,
+        n,
+        k,
+        ns.v_variant,
+        rows,
+        cols,
+        passes,
+        workers,
+        d_rows,
+        d_row_bytes,
+        stride,
+        repeat,
+        _int(ns.warmup, "--warmup", 0),
+        _int(ns.rounds, "--rounds", 1),
+        _int(ns.seed, "--seed", 0),
+        _int(ns.order_seed, "--order-seed", 0) if ns.order_seed is not None else None,
+        affinity,
+        ignored,
+    )
 
 
 def engine_cores(affinity: str | None, workloads: Sequence[str], cores: int) -> dict[str, int]:
@@ -289,11 +338,13 @@ def engine_cores(affinity: str | None, workloads: Sequence[str], cores: int) -> 
     for pair in affinity.split(","):
         name, _, core = pair.partition("=")
         if name not in out or not core.strip().isdigit():
-            raise OrtHarnessError(f"--affinity: expected 'spread' or engine=core pairs with engines "
-                                  f"host, vec, mx, dma (got {affinity!r})")
+            raise OrtHarnessError(
+                f"--affinity: expected 'spread' or engine=core pairs with engines host, vec, mx, dma (got {affinity!r})"
+            )
         if int(core) >= cores:
-            raise OrtHarnessError(f"--affinity: {name}={core}: core does not exist on this machine "
-                                  f"(online cores: 0..{cores - 1})")
+            raise OrtHarnessError(
+                f"--affinity: {name}={core}: core does not exist on this machine (online cores: 0..{cores - 1})"
+            )
         out[name] = int(core)
     return out
 
@@ -326,7 +377,7 @@ def _bytes(state: int, nbytes: int, chunk_words: int = 1 << 22) -> tuple[np.ndar
     words = out.view(np.uint64)
     for i in range(0, len(words), chunk_words):
         w, state = splitmix64(state, min(chunk_words, len(words) - i))
-        words[i:i + len(w)] = w
+        words[i : i + len(w)] = w
     return out[:nbytes], state
 
 
@@ -356,8 +407,7 @@ def runner_inputs(spec: Spec) -> dict[str, np.ndarray]:
 def _model(graph):
     from onnx import helper
 
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                          producer_name="hxfuse.ort")
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="hxfuse.ort")
     m.ir_version = IR_VERSION
     return m
 
@@ -396,9 +446,11 @@ def _v_parts(spec: Spec):
     nodes.append(helper.make_node("ReduceSum", ["V_Y", "V_axis"], ["V_rowsum"], keepdims=0, name="V_rowsum"))
     nodes.append(helper.make_node("ReduceMax", ["V_Y"], ["V_rowmax"], axes=[1], keepdims=0, name="V_rowmax"))
     inputs = [helper.make_tensor_value_info("V_X", TP.FLOAT, [spec.v_rows, spec.v_cols])]
-    outputs = [helper.make_tensor_value_info("V_Y", TP.FLOAT, [spec.v_rows, spec.v_cols]),
-               helper.make_tensor_value_info("V_rowsum", TP.FLOAT, [spec.v_rows]),
-               helper.make_tensor_value_info("V_rowmax", TP.FLOAT, [spec.v_rows])]
+    outputs = [
+        helper.make_tensor_value_info("V_Y", TP.FLOAT, [spec.v_rows, spec.v_cols]),
+        helper.make_tensor_value_info("V_rowsum", TP.FLOAT, [spec.v_rows]),
+        helper.make_tensor_value_info("V_rowmax", TP.FLOAT, [spec.v_rows]),
+    ]
     inits = [numpy_helper.from_array(np.array([1], np.int64), "V_axis")]
     return nodes, inputs, outputs, inits
 
@@ -412,17 +464,23 @@ def _d_parts(spec: Spec, loop: bool = True):
     if rep > 1 and not loop:
         # QNN has no Loop: the row bytes of every window, then the last window
         # (the same output; only for the QNN functional check)
-        nodes = [helper.make_node("Slice", ["D_src", "D_starts0", "D_ends0"], ["D_all"], name="D_rows"),
-                 helper.make_node("Slice", ["D_all", "D_starts1", "D_ends1"], ["D_dst"], name="D_last")]
-        inits = [numpy_helper.from_array(np.array([0, 0], np.int64), "D_starts0"),
-                 numpy_helper.from_array(np.array([rep * rows, rb], np.int64), "D_ends0"),
-                 numpy_helper.from_array(np.array([(rep - 1) * rows, 0], np.int64), "D_starts1"),
-                 numpy_helper.from_array(np.array([rep * rows, rb], np.int64), "D_ends1")]
+        nodes = [
+            helper.make_node("Slice", ["D_src", "D_starts0", "D_ends0"], ["D_all"], name="D_rows"),
+            helper.make_node("Slice", ["D_all", "D_starts1", "D_ends1"], ["D_dst"], name="D_last"),
+        ]
+        inits = [
+            numpy_helper.from_array(np.array([0, 0], np.int64), "D_starts0"),
+            numpy_helper.from_array(np.array([rep * rows, rb], np.int64), "D_ends0"),
+            numpy_helper.from_array(np.array([(rep - 1) * rows, 0], np.int64), "D_starts1"),
+            numpy_helper.from_array(np.array([rep * rows, rb], np.int64), "D_ends1"),
+        ]
         return nodes, inputs, outputs, inits
     if rep == 1:
         nodes = [helper.make_node("Slice", ["D_src", "D_starts0", "D_ends0"], ["D_dst"], name="D_slice")]
-        inits = [numpy_helper.from_array(np.array([0, 0], np.int64), "D_starts0"),
-                 numpy_helper.from_array(np.array([rows, rb], np.int64), "D_ends0")]
+        inits = [
+            numpy_helper.from_array(np.array([0, 0], np.int64), "D_starts0"),
+            numpy_helper.from_array(np.array([rows, rb], np.int64), "D_ends0"),
+        ]
         return nodes, inputs, outputs, inits
     # hxrun streams `repeat` source windows through one scratch window (the
     # last one stays).  A Loop whose carried value is the window does the
@@ -431,23 +489,32 @@ def _d_parts(spec: Spec, loop: bool = True):
     # reads every window and writes one window's worth of memory per window,
     # not a repeat-times larger destination.
     body = helper.make_graph(
-        [helper.make_node("Gather", ["D_starts", "D_it"], ["D_st"], axis=0, name="D_gather"),
-         helper.make_node("Add", ["D_st", "D_win"], ["D_en"], name="D_end"),
-         helper.make_node("Slice", ["D_src", "D_st", "D_en"], ["D_out"], name="D_slice"),
-         helper.make_node("Identity", ["D_cond_in"], ["D_cond_out"], name="D_cond")],
+        [
+            helper.make_node("Gather", ["D_starts", "D_it"], ["D_st"], axis=0, name="D_gather"),
+            helper.make_node("Add", ["D_st", "D_win"], ["D_en"], name="D_end"),
+            helper.make_node("Slice", ["D_src", "D_st", "D_en"], ["D_out"], name="D_slice"),
+            helper.make_node("Identity", ["D_cond_in"], ["D_cond_out"], name="D_cond"),
+        ],
         "D_body",
-        [helper.make_tensor_value_info("D_it", TP.INT64, []),
-         helper.make_tensor_value_info("D_cond_in", TP.BOOL, []),
-         helper.make_tensor_value_info("D_win_in", TP.UINT8, [rows, rb])],
-        [helper.make_tensor_value_info("D_cond_out", TP.BOOL, []),
-         helper.make_tensor_value_info("D_out", TP.UINT8, [rows, rb])])
+        [
+            helper.make_tensor_value_info("D_it", TP.INT64, []),
+            helper.make_tensor_value_info("D_cond_in", TP.BOOL, []),
+            helper.make_tensor_value_info("D_win_in", TP.UINT8, [rows, rb]),
+        ],
+        [
+            helper.make_tensor_value_info("D_cond_out", TP.BOOL, []),
+            helper.make_tensor_value_info("D_out", TP.UINT8, [rows, rb]),
+        ],
+    )
     nodes = [helper.make_node("Loop", ["D_trips", "D_true", "D_init"], ["D_dst"], body=body, name="D_loop")]
     starts = np.array([[w * rows, 0] for w in range(rep)], np.int64)
-    inits = [numpy_helper.from_array(np.array(rep, np.int64), "D_trips"),
-             numpy_helper.from_array(np.array(True), "D_true"),
-             numpy_helper.from_array(np.zeros((rows, rb), np.uint8), "D_init"),
-             numpy_helper.from_array(starts, "D_starts"),
-             numpy_helper.from_array(np.array([rows, rb], np.int64), "D_win")]
+    inits = [
+        numpy_helper.from_array(np.array(rep, np.int64), "D_trips"),
+        numpy_helper.from_array(np.array(True), "D_true"),
+        numpy_helper.from_array(np.zeros((rows, rb), np.uint8), "D_init"),
+        numpy_helper.from_array(starts, "D_starts"),
+        numpy_helper.from_array(np.array([rows, rb], np.int64), "D_win"),
+    ]
     return nodes, inputs, outputs, inits
 
 
@@ -480,8 +547,8 @@ def numpy_reference(spec: Spec, inputs: Mapping[str, np.ndarray], task: str) -> 
         act = hswish_passes_f32 if spec.v_variant == "stream" else silu_passes_f32
         y = act(inputs["V_X"], spec.v_passes)
         return {"V_Y": y, "V_rowsum": y.sum(axis=1), "V_rowmax": y.max(axis=1)}
-    last = inputs["D_src"][(spec.d_repeat - 1) * spec.d_rows:]
-    return {"D_dst": np.ascontiguousarray(last[:, :spec.d_row_bytes])}
+    last = inputs["D_src"][(spec.d_repeat - 1) * spec.d_rows :]
+    return {"D_dst": np.ascontiguousarray(last[:, : spec.d_row_bytes])}
 
 
 def v_activation(spec: Spec) -> str:
@@ -489,16 +556,21 @@ def v_activation(spec: Spec) -> str:
     return "hardswish" if spec.v_variant == "stream" else "silu"
 
 
-def check_arrays(spec: Spec, arrays: Mapping[str, np.ndarray], rtol: float = DEFAULT_F32_RTOL,
-                 atol: float = DEFAULT_F32_ATOL) -> list[str]:
+def check_arrays(
+    spec: Spec, arrays: Mapping[str, np.ndarray], rtol: float = DEFAULT_F32_RTOL, atol: float = DEFAULT_F32_ATOL
+) -> list[str]:
     """hxfuse.checks' comparison (same formulas and tolerances as every runner
     point) of the given inputs + outputs; returns the problems, empty when all pass."""
     arrs = dict(arrays)
     if "D_src" in arrs:
         # checks.check_outputs compares D against the last window (as hxrun saves it)
-        arrs["D_src"] = arrs["D_src"][(spec.d_repeat - 1) * spec.d_rows:]
-    meta = {"tasks": {"V": {"passes": spec.v_passes, "activation": v_activation(spec)},
-                      "D": {"row_bytes": spec.d_row_bytes}}}
+        arrs["D_src"] = arrs["D_src"][(spec.d_repeat - 1) * spec.d_rows :]
+    meta = {
+        "tasks": {
+            "V": {"passes": spec.v_passes, "activation": v_activation(spec)},
+            "D": {"row_bytes": spec.d_row_bytes},
+        }
+    }
     reasons, _ = check_outputs(meta, arrs, rtol, atol)
     return reasons
 
@@ -506,21 +578,33 @@ def check_arrays(spec: Spec, arrays: Mapping[str, np.ndarray], rtol: float = DEF
 # --------------------------------------------------------------------------
 # sessions with pre-bound inputs and outputs
 
-_NP_DTYPE = {"M_C": np.float32, "V_Y": np.float32, "V_rowsum": np.float32, "V_rowmax": np.float32,
-             "D_dst": np.uint8}
+_NP_DTYPE = {"M_C": np.float32, "V_Y": np.float32, "V_rowsum": np.float32, "V_rowmax": np.float32, "D_dst": np.uint8}
 
 
 def output_shapes(spec: Spec) -> dict[str, tuple[int, ...]]:
-    return {"M_C": (spec.m, spec.n), "V_Y": (spec.v_rows, spec.v_cols), "V_rowsum": (spec.v_rows,),
-            "V_rowmax": (spec.v_rows,), "D_dst": (spec.d_rows, spec.d_row_bytes)}
+    return {
+        "M_C": (spec.m, spec.n),
+        "V_Y": (spec.v_rows, spec.v_cols),
+        "V_rowsum": (spec.v_rows,),
+        "V_rowmax": (spec.v_rows,),
+        "D_dst": (spec.d_rows, spec.d_row_bytes),
+    }
 
 
 class BoundSession:
     """An InferenceSession with its inputs and outputs bound once (IOBinding):
     ``run()`` moves no tensors and allocates no outputs."""
 
-    def __init__(self, spec: Spec, tasks: Sequence[str], inputs: Mapping[str, np.ndarray], *,
-                 intra_threads: int, parallel: bool, profile_prefix: str):
+    def __init__(
+        self,
+        spec: Spec,
+        tasks: Sequence[str],
+        inputs: Mapping[str, np.ndarray],
+        *,
+        intra_threads: int,
+        parallel: bool,
+        profile_prefix: str,
+    ):
         import onnxruntime as ort
 
         self.tasks = tuple(t for t in TASKS if t in set(tasks))
@@ -538,10 +622,13 @@ class BoundSession:
         so.log_severity_level = 3
         self.session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
         self.profile_start_ns = int(self.session.get_profiling_start_time_ns())
-        self.options = {"intra_op_num_threads": intra_threads, "inter_op_num_threads": so.inter_op_num_threads,
-                        "execution_mode": "ORT_PARALLEL" if parallel else "ORT_SEQUENTIAL",
-                        "graph_optimization_level": str(so.graph_optimization_level).split(".")[-1],
-                        "nodes": [n.name for n in model.graph.node]}
+        self.options = {
+            "intra_op_num_threads": intra_threads,
+            "inter_op_num_threads": so.inter_op_num_threads,
+            "execution_mode": "ORT_PARALLEL" if parallel else "ORT_SEQUENTIAL",
+            "graph_optimization_level": str(so.graph_optimization_level).split(".")[-1],
+            "nodes": [n.name for n in model.graph.node],
+        }
         self.binding = self.session.io_binding()
         self._inputs = {i.name: np.ascontiguousarray(inputs[i.name]) for i in self.session.get_inputs()}
         for name, arr in self._inputs.items():
@@ -586,8 +673,12 @@ def _node_name(event_name: str) -> str:
     return event_name[: -len("_kernel_time")] if event_name.endswith("_kernel_time") else event_name
 
 
-def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: int = 0,
-                 task_of: Callable[[str], str | None] | None = None) -> list[dict[str, Any]]:
+def profile_runs(
+    events: Sequence[Mapping[str, Any]],
+    start_ns: int,
+    epoch_ns: int = 0,
+    task_of: Callable[[str], str | None] | None = None,
+) -> list[dict[str, Any]]:
     """Per run of one session (in call order): its span and each task's interval.
 
     *events* is ONNX Runtime's profile (a list of Chrome trace events, ``ts``
@@ -607,10 +698,13 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
     ``tid`` the thread ORT ran it on).
     """
     task_of = task_of or (lambda name: name[0] if len(name) > 1 and name[1] == "_" and name[0] in TASKS else None)
-    runs = sorted((e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"),
-                  key=lambda e: e["ts"])
-    nodes = sorted((e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
-                   key=lambda e: e["ts"])
+    runs = sorted(
+        (e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"]
+    )
+    nodes = sorted(
+        (e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
+        key=lambda e: e["ts"],
+    )
 
     def ns(us: float) -> int:
         return int(start_ns + round(us * 1000) - epoch_ns)
@@ -632,8 +726,9 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
             task = task_of(name)
             if task is None:
                 continue
-            node_list.append({"name": name, "task": task, "begin": ns(e["ts"]), "end": ns(e["ts"] + e["dur"]),
-                              "tid": e.get("tid")})
+            node_list.append(
+                {"name": name, "task": task, "begin": ns(e["ts"]), "end": ns(e["ts"] + e["dur"]), "tid": e.get("tid")}
+            )
             t = tasks.setdefault(task, {"begin": e["ts"], "end": e["ts"] + e["dur"], "nodes": 0, "tids": []})
             t["begin"] = min(t["begin"], e["ts"])
             t["end"] = max(t["end"], e["ts"] + e["dur"])
@@ -646,8 +741,9 @@ def profile_runs(events: Sequence[Mapping[str, Any]], start_ns: int, epoch_ns: i
     return out
 
 
-def thread_lanes(runs_by_session: Mapping[str, Sequence[Mapping[str, Any]]],
-                 known: Mapping[Any, str]) -> dict[Any, str]:
+def thread_lanes(
+    runs_by_session: Mapping[str, Sequence[Mapping[str, Any]]], known: Mapping[Any, str]
+) -> dict[Any, str]:
     """Lane name of every thread that ran a profiled node: the harness's own
     thread's name where ``known`` (OS thread id -> ``mx``, ``vec``, ``dma``,
     ``graph``) has it, else ``ort1``, ``ort2``, ... (ONNX Runtime's pool
@@ -723,8 +819,14 @@ class Engine:
                 idx = sess.run()
                 t_end = time.time_ns()
                 cpu_ns = time.thread_time_ns() - t_cpu
-                self.result = {"run": idx, "launch": launch, "returned": t_end, "cpu_ns": cpu_ns,
-                               "cpu_begin": cpu0, "cpu_end": _getcpu()}
+                self.result = {
+                    "run": idx,
+                    "launch": launch,
+                    "returned": t_end,
+                    "cpu_ns": cpu_ns,
+                    "cpu_begin": cpu0,
+                    "cpu_end": _getcpu(),
+                }
             except BaseException as exc:  # reported to the host, which stops the run
                 self.error = exc
             self._done.set()
@@ -809,27 +911,49 @@ def task_meta(spec: Spec) -> dict[str, Any]:
     v_bytes = spec.v_rows * spec.v_cols * 4
     window = spec.d_rows * spec.d_row_bytes
     return {
-        "M": {"precision": "fp32", "m": spec.m, "n": spec.n, "k": spec.k, "flops": 2 * spec.m * spec.n * spec.k,
-              "bytes_in": 4 * (spec.m * spec.k + spec.k * spec.n), "bytes_out": 4 * spec.m * spec.n,
-              "prep_ns": 0},
-        "V": {"precision": "fp32", "activation": v_activation(spec), "rows": spec.v_rows, "cols": spec.v_cols,
-              "passes": spec.v_passes,
-              "variant": spec.v_variant, "workers": spec.v_workers, "bytes_in": v_bytes,
-              "bytes_out": v_bytes + 8 * spec.v_rows, "in_scratch": False},
-        "D": {"rows": spec.d_rows, "row_bytes": spec.d_row_bytes, "src_stride": spec.d_src_stride,
-              "dst_stride": spec.d_row_bytes, "descriptors": None, "repeat": spec.d_repeat,
-              "window_bytes": window, "bytes": window * spec.d_repeat},
+        "M": {
+            "precision": "fp32",
+            "m": spec.m,
+            "n": spec.n,
+            "k": spec.k,
+            "flops": 2 * spec.m * spec.n * spec.k,
+            "bytes_in": 4 * (spec.m * spec.k + spec.k * spec.n),
+            "bytes_out": 4 * spec.m * spec.n,
+            "prep_ns": 0,
+        },
+        "V": {
+            "precision": "fp32",
+            "activation": v_activation(spec),
+            "rows": spec.v_rows,
+            "cols": spec.v_cols,
+            "passes": spec.v_passes,
+            "variant": spec.v_variant,
+            "workers": spec.v_workers,
+            "bytes_in": v_bytes,
+            "bytes_out": v_bytes + 8 * spec.v_rows,
+            "in_scratch": False,
+        },
+        "D": {
+            "rows": spec.d_rows,
+            "row_bytes": spec.d_row_bytes,
+            "src_stride": spec.d_src_stride,
+            "dst_stride": spec.d_row_bytes,
+            "descriptors": None,
+            "repeat": spec.d_repeat,
+            "window_bytes": window,
+            "bytes": window * spec.d_repeat,
+        },
     }
 
 
 GROUP_MAPPING = {
     "A_ort": "ONNX Runtime (CPU EP): one InferenceSession per task, each run() called by its own "
-             "thread, the host waits for each before handing over the next (back to back)",
+    "thread, the host waits for each before handing over the next (back to back)",
     "B_ort": "ONNX Runtime (CPU EP): the same three sessions' run() called from three threads at "
-             "once; ONNX Runtime's own concurrency for independent models",
+    "once; ONNX Runtime's own concurrency for independent models",
     "B_ort_graph": "ONNX Runtime (CPU EP): one graph with the independent branches, "
-                   "ExecutionMode.ORT_PARALLEL, inter_op_num_threads = branches; a negative control "
-                   "(an all-CPU graph executes as one stream)",
+    "ExecutionMode.ORT_PARALLEL, inter_op_num_threads = branches; a negative control "
+    "(an all-CPU graph executes as one stream)",
     "alone": "each task's session run alone by its thread",
 }
 
@@ -844,10 +968,23 @@ class Harness:
         self.inputs = runner_inputs(spec)
         self._tmp = tempfile.TemporaryDirectory(prefix="hxort-")
         pref = lambda name: str(Path(self._tmp.name, name))  # noqa: E731
-        self.sessions = {t: BoundSession(spec, [t], self.inputs, intra_threads=spec.v_workers if t == "V" else 1,
-                                         parallel=False, profile_prefix=pref(t)) for t in spec.tasks}
-        self.graphs = {w: BoundSession(spec, WORKLOAD_TASKS[w], self.inputs, intra_threads=1, parallel=True,
-                                       profile_prefix=pref("graph_" + w)) for w in spec.workloads}
+        self.sessions = {
+            t: BoundSession(
+                spec,
+                [t],
+                self.inputs,
+                intra_threads=spec.v_workers if t == "V" else 1,
+                parallel=False,
+                profile_prefix=pref(t),
+            )
+            for t in spec.tasks
+        }
+        self.graphs = {
+            w: BoundSession(
+                spec, WORKLOAD_TASKS[w], self.inputs, intra_threads=1, parallel=True, profile_prefix=pref("graph_" + w)
+            )
+            for w in spec.workloads
+        }
         self.completions: queue.SimpleQueue = queue.SimpleQueue()
         self.engines = {t: Engine(ENGINE_OF[t], self.cores[ENGINE_OF[t]], self.completions) for t in spec.tasks}
         self.graph_engine = Engine("graph", -1)
@@ -887,9 +1024,18 @@ class Harness:
             for t in tasks:
                 # the calling thread's CPU time cannot be split between the
                 # branches (nor does it include ORT's inter-op threads): null
-                rec["tasks"].append({"task": t, "engine": "graph", "launch": r["launch"], "host_seen": t2,
-                                     "checksum": sess.checksum(t), "cpu_ns": None,
-                                     "cpu_begin": r["cpu_begin"], "cpu_end": r["cpu_end"]})
+                rec["tasks"].append(
+                    {
+                        "task": t,
+                        "engine": "graph",
+                        "launch": r["launch"],
+                        "host_seen": t2,
+                        "checksum": sess.checksum(t),
+                        "cpu_ns": None,
+                        "cpu_begin": r["cpu_begin"],
+                        "cpu_end": r["cpu_end"],
+                    }
+                )
             rec["_host"] = host
             return rec
         for t in tasks:
@@ -914,8 +1060,15 @@ class Harness:
                 host["submits"].append(b - a)
                 sub_total += b - a
                 wait_total += c - b
-            host.update(submit_begin=sb, submit_end=b, wait_begin=b, wait_end=c, requests=len(order),
-                        submit_ns=sub_total, wait_ns=wait_total)
+            host.update(
+                submit_begin=sb,
+                submit_end=b,
+                wait_begin=b,
+                wait_end=c,
+                requests=len(order),
+                submit_ns=sub_total,
+                wait_ns=wait_total,
+            )
         else:  # B_ort: hand every task over, then wait for all
             a = time.time_ns()
             for t in order:
@@ -929,14 +1082,30 @@ class Harness:
                 seen[t] = time.time_ns()
                 results[t] = self.engines[t].wait()  # already done: returns at once
             c = time.time_ns()
-            host.update(submit_begin=a, submit_end=b, wait_begin=b, wait_end=c, requests=len(order),
-                        submit_ns=b - a, wait_ns=c - b)
+            host.update(
+                submit_begin=a,
+                submit_end=b,
+                wait_begin=b,
+                wait_end=c,
+                requests=len(order),
+                submit_ns=b - a,
+                wait_ns=c - b,
+            )
         rec["_runs"] = [(t, results[t]["run"]) for t in order]
         for t in order:
             r = results[t]
-            rec["tasks"].append({"task": t, "engine": ENGINE_OF[t], "launch": r["launch"], "host_seen": seen[t],
-                                 "checksum": self.sessions[t].checksum(t), "cpu_ns": r["cpu_ns"],
-                                 "cpu_begin": r["cpu_begin"], "cpu_end": r["cpu_end"]})
+            rec["tasks"].append(
+                {
+                    "task": t,
+                    "engine": ENGINE_OF[t],
+                    "launch": r["launch"],
+                    "host_seen": seen[t],
+                    "checksum": self.sessions[t].checksum(t),
+                    "cpu_ns": r["cpu_ns"],
+                    "cpu_begin": r["cpu_begin"],
+                    "cpu_end": r["cpu_end"],
+                }
+            )
         rec["_host"] = host
         return rec
 
@@ -970,13 +1139,20 @@ class Harness:
                     s = self.sessions[t]
                     save = {k: v for k, v in self.inputs.items() if k.startswith(t + "_")} | dict(s.outputs)
                     if "D_src" in save:  # the last window, as hxrun saves it
-                        save["D_src"] = save["D_src"][(self.spec.d_repeat - 1) * self.spec.d_rows:]
+                        save["D_src"] = save["D_src"][(self.spec.d_repeat - 1) * self.spec.d_rows :]
                     for name, arr in save.items():
                         np.save(d / f"{name}.npy", arr)
                         files[name] = f"{w}/{name}.npy"
-            records.append({"record": "verify", "workload": w, "group": "B_ort",
-                            "checksums": {t: verified[t][t] for t in WORKLOAD_TASKS[w]},
-                            "graph_checksums": verified["graph:" + w], "files": files})
+            records.append(
+                {
+                    "record": "verify",
+                    "workload": w,
+                    "group": "B_ort",
+                    "checksums": {t: verified[t][t] for t in WORKLOAD_TASKS[w]},
+                    "graph_checksums": verified["graph:" + w],
+                    "files": files,
+                }
+            )
         return records, verified, problems
 
     # the whole run -------------------------------------------------------
@@ -1000,8 +1176,9 @@ class Harness:
         for key, sess in [*self.sessions.items(), *(("graph:" + w, s) for w, s in self.graphs.items())]:
             runs = profile_runs(sess.end_profiling(), sess.profile_start_ns, epoch)
             if len(runs) != sess.runs:
-                raise RuntimeError(f"session {key}: {sess.runs} run() calls but {len(runs)} model_run "
-                                   "events in its profile")
+                raise RuntimeError(
+                    f"session {key}: {sess.runs} run() calls but {len(runs)} model_run events in its profile"
+                )
             intervals[key] = runs
         known = {e.native_id: e.name for e in [*self.engines.values(), self.graph_engine]}
         self._thread_lanes = thread_lanes(intervals, known)
@@ -1018,13 +1195,22 @@ class Harness:
         from .integrity import fnv1a64
 
         head = ("\n".join(lines) + "\n").encode("utf-8")
-        lines.append(json.dumps({"record": "end", "records": len(lines),
-                                 "digest": f"fnv1a64:{fnv1a64(head):016x}",
-                                 "status": status, "trials": len(trials),
-                                 "checksum_mismatches": mismatches, "check_problems": problems,
-                                 "wall_ns": time.monotonic_ns() - t_start,
-                                 "load_average_after": _load_average(),
-                                 "other_busy_cores_after": other_busy_cores()}))
+        lines.append(
+            json.dumps(
+                {
+                    "record": "end",
+                    "records": len(lines),
+                    "digest": f"fnv1a64:{fnv1a64(head):016x}",
+                    "status": status,
+                    "trials": len(trials),
+                    "checksum_mismatches": mismatches,
+                    "check_problems": problems,
+                    "wall_ns": time.monotonic_ns() - t_start,
+                    "load_average_after": _load_average(),
+                    "other_busy_cores_after": other_busy_cores(),
+                }
+            )
+        )
         tmp = out + ".tmp"
         with open(tmp, "w") as fh:
             fh.write("\n".join(lines) + "\n")
@@ -1033,8 +1219,9 @@ class Harness:
             print(f"hxfuse.ort: check failed: {p}", file=sys.stderr)
         return 4 if (problems or mismatches) else 0
 
-    def _finish(self, rec: dict, intervals: Mapping[str, list[dict]], verified: Mapping[str, Mapping[str, str]],
-                epoch: int) -> dict[str, Any]:
+    def _finish(
+        self, rec: dict, intervals: Mapping[str, list[dict]], verified: Mapping[str, Mapping[str, str]], epoch: int
+    ) -> dict[str, Any]:
         host = rec.pop("_host")
         runs = rec.pop("_runs")
         rel = lambda v: None if v is None else int(v - epoch)  # noqa: E731
@@ -1049,50 +1236,101 @@ class Harness:
             # engine: the thread that called run() (for B_ort_graph the graph
             # thread, whichever pool threads ran the nodes: tasks[].nodes says)
             nodes = task_nodes(intervals[key][idx], t["task"], self._thread_lanes)
-            tasks_out.append({"task": t["task"], "engine": t["engine"], "launch": rel(t["launch"]),
-                              "begin": iv["begin"], "end": iv["end"], "host_seen": rel(t["host_seen"]),
-                              "checksum": t["checksum"], "cpu_ns": t["cpu_ns"],
-                              "cpu_begin": t["cpu_begin"], "cpu_end": t["cpu_end"],
-                              "profile_nodes": iv["nodes"], "nodes": nodes})
+            tasks_out.append(
+                {
+                    "task": t["task"],
+                    "engine": t["engine"],
+                    "launch": rel(t["launch"]),
+                    "begin": iv["begin"],
+                    "end": iv["end"],
+                    "host_seen": rel(t["host_seen"]),
+                    "checksum": t["checksum"],
+                    "cpu_ns": t["cpu_ns"],
+                    "cpu_begin": t["cpu_begin"],
+                    "cpu_end": t["cpu_end"],
+                    "profile_nodes": iv["nodes"],
+                    "nodes": nodes,
+                }
+            )
         h = {k: rel(host[k]) for k in ("submit_begin", "submit_end", "wait_begin", "wait_end")}
-        h.update(submit_ns=host.get("submit_ns", host["submit_end"] - host["submit_begin"]),
-                 wait_ns=host.get("wait_ns", host["wait_end"] - host["wait_begin"]),
-                 requests=host["requests"], submits=host["submits"])
-        return {"record": "trial", "round": rec["round"], "seq": rec["seq"], "warmup": rec["warmup"],
-                "workload": rec["workload"], "group": rec["group"], "empty": False, "host": h, "device": None,
-                "tasks": tasks_out, "scratch_peak_bytes": None,
-                "waits": [{"who": "host", "on": t, "begin": rel(b), "end": rel(c)}
-                          for t, b, c in host.get("waits", ())],
-                "makespan_ns": h["wait_end"] - h["submit_begin"], "checksums_ok": bool(ok)}
+        h.update(
+            submit_ns=host.get("submit_ns", host["submit_end"] - host["submit_begin"]),
+            wait_ns=host.get("wait_ns", host["wait_end"] - host["wait_begin"]),
+            requests=host["requests"],
+            submits=host["submits"],
+        )
+        return {
+            "record": "trial",
+            "round": rec["round"],
+            "seq": rec["seq"],
+            "warmup": rec["warmup"],
+            "workload": rec["workload"],
+            "group": rec["group"],
+            "empty": False,
+            "host": h,
+            "device": None,
+            "tasks": tasks_out,
+            "scratch_peak_bytes": None,
+            "waits": [{"who": "host", "on": t, "begin": rel(b), "end": rel(c)} for t, b, c in host.get("waits", ())],
+            "makespan_ns": h["wait_end"] - h["submit_begin"],
+            "checksums_ok": bool(ok),
+        }
 
-    def _meta(self, epoch: int, load_before: float, busy_before: float, problems: list[str],
-              labels: Mapping[str, str]) -> dict[str, Any]:
+    def _meta(
+        self, epoch: int, load_before: float, busy_before: float, problems: list[str], labels: Mapping[str, str]
+    ) -> dict[str, Any]:
         spec = self.spec
         backend = f"onnxruntime {self.ort_version} CPUExecutionProvider"
         res = time.get_clock_info("time")
-        warnings = [f"hxrun option {k.replace('_', '-')}={v} has no ONNX Runtime counterpart (recorded only)"
-                    for k, v in spec.ignored.items()]
+        warnings = [
+            f"hxrun option {k.replace('_', '-')}={v} has no ONNX Runtime counterpart (recorded only)"
+            for k, v in spec.ignored.items()
+        ]
         if spec.v_workers > 1:
-            warnings.append(f"V runs with intra_op_num_threads={spec.v_workers}: its cpu_ns counts only the "
-                            "calling thread, not ONNX Runtime's intra-op pool threads")
+            warnings.append(
+                f"V runs with intra_op_num_threads={spec.v_workers}: its cpu_ns counts only the "
+                "calling thread, not ONNX Runtime's intra-op pool threads"
+            )
         engines = [ENGINE_OF[t] for t in spec.tasks] + ["graph"]
         return {
-            "record": "meta", "schema_version": SCHEMA_VERSION, "target": "host", "backend": backend,
-            "kernels": backend, "harness": "hxfuse.ort", "onnxruntime": self.ort_version,
-            "onnx_opset": OPSET, "compiler": None, "cflags": None, "cpu_model": _cpu_model(),
-            "online_cores": os.cpu_count(), "cpu_governor": None,
-            "load_average_before": load_before, "other_busy_cores_before": busy_before,
-            "engines": ["host", *engines], "group_mapping": GROUP_MAPPING,
-            "affinity": self.cores, "engines_exceed_cores": len(spec.tasks) > (os.cpu_count() or 1),
-            "clock": {"source": "CLOCK_REALTIME (time.time_ns): the clock of ONNX Runtime's profiler",
-                      "resolution_ns": int(res.resolution * 1e9) or 1,
-                      "profile_resolution_ns": 1000},
+            "record": "meta",
+            "schema_version": SCHEMA_VERSION,
+            "target": "host",
+            "backend": backend,
+            "kernels": backend,
+            "harness": "hxfuse.ort",
+            "onnxruntime": self.ort_version,
+            "onnx_opset": OPSET,
+            "compiler": None,
+            "cflags": None,
+            "cpu_model": _cpu_model(),
+            "online_cores": os.cpu_count(),
+            "cpu_governor": None,
+            "load_average_before": load_before,
+            "other_busy_cores_before": busy_before,
+            "engines": ["host", *engines],
+            "group_mapping": GROUP_MAPPING,
+            "affinity": self.cores,
+            "engines_exceed_cores": len(spec.tasks) > (os.cpu_count() or 1),
+            "clock": {
+                "source": "CLOCK_REALTIME (time.time_ns): the clock of ONNX Runtime's profiler",
+                "resolution_ns": int(res.resolution * 1e9) or 1,
+                "profile_resolution_ns": 1000,
+            },
             "args": {k: v for k, v in asdict(spec).items() if k != "ignored"} | {"ignored": spec.ignored},
-            "workloads": list(spec.workloads), "tasks": task_meta(spec),
-            "sessions": {k: s.options for k, s in [*self.sessions.items(),
-                                                   *(("graph:" + w, g) for w, g in self.graphs.items())]},
-            "scratch": None, "calibration": None, "wait": None, "spin_ns": None, "early_completion": None,
-            "labels": dict(labels), "warnings": warnings, "emulated": False,
+            "workloads": list(spec.workloads),
+            "tasks": task_meta(spec),
+            "sessions": {
+                k: s.options for k, s in [*self.sessions.items(), *(("graph:" + w, g) for w, g in self.graphs.items())]
+            },
+            "scratch": None,
+            "calibration": None,
+            "wait": None,
+            "spin_ns": None,
+            "early_completion": None,
+            "labels": dict(labels),
+            "warnings": warnings,
+            "emulated": False,
         }
 
 
@@ -1111,16 +1349,19 @@ def qnn_problems() -> list[str]:
     try:
         import onnxruntime_qnn  # noqa: F401
     except ImportError:
-        return [f"onnxruntime-qnn is not installed: pip install '{QNN_PIN}' (Linux x86_64 wheel: "
-                "ONNX Runtime's QNN plugin with Qualcomm's x86 emulation of the HTP backend)"]
+        return [
+            f"onnxruntime-qnn is not installed: pip install '{QNN_PIN}' (Linux x86_64 wheel: "
+            "ONNX Runtime's QNN plugin with Qualcomm's x86 emulation of the HTP backend)"
+        ]
     import onnxruntime_qnn as oq
 
     missing = [p for p in (oq.get_library_path(), oq.get_qnn_htp_path()) if not os.path.isfile(p)]
     return [f"onnxruntime-qnn is installed but lacks {p}" for p in missing]
 
 
-def qnn_check(spec: Spec, soc_model: str = "43", htp_arch: str = "73", rtol: float = F16_RTOL,
-              atol: float = F16_ATOL) -> dict[str, Any]:
+def qnn_check(
+    spec: Spec, soc_model: str = "43", htp_arch: str = "73", rtol: float = F16_RTOL, atol: float = F16_ATOL
+) -> dict[str, Any]:
     """Run each task's graph and the workloads' multi-branch graphs on the QNN
     HTP backend (x86 emulation, fp16, CPU fallback disabled so every node runs
     on the HTP) and compare the outputs with numpy within fp16 tolerance.
@@ -1141,11 +1382,16 @@ def qnn_check(spec: Spec, soc_model: str = "43", htp_arch: str = "73", rtol: flo
         raise OrtHarnessError("the QNN execution provider registered no device")
     inputs = runner_inputs(spec)
     result: dict[str, Any] = {
-        "record": "qnn_check", "emulated": True,
+        "record": "qnn_check",
+        "emulated": True,
         "backend": f"onnxruntime {ort.__version__} + onnxruntime-qnn {oq.__version__} QNN HTP "
-                   f"(x86 emulation, soc_model {soc_model}, htp_arch {htp_arch}, fp16)",
+        f"(x86 emulation, soc_model {soc_model}, htp_arch {htp_arch}, fp16)",
         "note": "EMULATED: correctness only; no timing is recorded",
-        "tolerance": {"rtol": rtol, "atol": atol}, "graphs": {}, "status": "ok", "reasons": []}
+        "tolerance": {"rtol": rtol, "atol": atol},
+        "graphs": {},
+        "status": "ok",
+        "reasons": [],
+    }
     graphs = [[t] for t in spec.tasks] + [list(WORKLOAD_TASKS[w]) for w in spec.workloads]
     for tasks in graphs:
         key = "".join(tasks)
@@ -1154,8 +1400,15 @@ def qnn_check(spec: Spec, soc_model: str = "43", htp_arch: str = "73", rtol: flo
         so = ort.SessionOptions()
         so.log_severity_level = 3
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-        so.add_provider_for_devices(devices, {"backend_path": oq.get_qnn_htp_path(), "soc_model": soc_model,
-                                              "htp_arch": htp_arch, "enable_htp_fp16_precision": "1"})
+        so.add_provider_for_devices(
+            devices,
+            {
+                "backend_path": oq.get_qnn_htp_path(),
+                "soc_model": soc_model,
+                "htp_arch": htp_arch,
+                "enable_htp_fp16_precision": "1",
+            },
+        )
         entry: dict[str, Any] = {"tasks": tasks}
         try:
             sess = ort.InferenceSession(build_model(spec, tasks, inputs, loop=False).SerializeToString(), so)
@@ -1168,8 +1421,11 @@ def qnn_check(spec: Spec, soc_model: str = "43", htp_arch: str = "73", rtol: flo
             arrays = {k: v for k, v in inputs.items() if k[0] in tasks} | outs
             bad = check_arrays(spec, arrays, rtol, atol)
             entry["reasons"] = bad
-            entry["max_abs_err"] = {n: float(np.max(np.abs(outs[n].astype(np.float64) - ref)))
-                                    for t in tasks for n, ref in numpy_reference(spec, inputs, t).items()}
+            entry["max_abs_err"] = {
+                n: float(np.max(np.abs(outs[n].astype(np.float64) - ref)))
+                for t in tasks
+                for n, ref in numpy_reference(spec, inputs, t).items()
+            }
             result["reasons"] += [f"{key}: {b}" for b in bad]
         result["graphs"][key] = entry
     if result["reasons"]:

@@ -25,6 +25,7 @@ the points with their x, label and parameters, the analysis settings, the
 config hash, what the target is); nothing is read from the config, so a
 changed label or hash reruns this job.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,8 +61,11 @@ _CONCLUSION_COLS = ("verdict_matches", "relations", "conclusion", "next_step")
 def group_mapping(prov: dict) -> dict:
     """meta.group_mapping of the target's runs (from the provenance sidecars);
     differing mappings are listed per point."""
-    maps = {json.dumps((v.get("runner_env") or {}).get("group_mapping"), sort_keys=True): pid
-            for pid, v in prov.items() if (v.get("runner_env") or {}).get("group_mapping")}
+    maps = {
+        json.dumps((v.get("runner_env") or {}).get("group_mapping"), sort_keys=True): pid
+        for pid, v in prov.items()
+        if (v.get("runner_env") or {}).get("group_mapping")
+    }
     if not maps:
         return {}
     if len(maps) == 1:
@@ -105,10 +109,21 @@ def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: di
     return summary
 
 
-def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
-                     checks: Sequence[str], provenances: Sequence[str], npys: Sequence[str] | None,
-                     analysis: dict, tolerance: dict, config_hash: str, target_info: dict,
-                     out_trials: str, out_summary: str, out_json: str) -> dict:
+def aggregate_target(
+    target: str,
+    points: Sequence[dict],
+    raws: Sequence[str],
+    checks: Sequence[str],
+    provenances: Sequence[str],
+    npys: Sequence[str] | None,
+    analysis: dict,
+    tolerance: dict,
+    config_hash: str,
+    target_info: dict,
+    out_trials: str,
+    out_summary: str,
+    out_json: str,
+) -> dict:
     """Aggregate one target.  *points*: one dict per point (``id``, ``sweep``,
     ``point``, ``x``, ``label``, ``params``, ``replicates``); *raws*,
     *checks*, *provenances* and *npys*: one entry per replicate, point-major
@@ -117,12 +132,15 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
     every file) when a raw file's SHA-256 differs from its sidecar."""
     layout = [(p, r) for p in points for r in range(int(p["replicates"]))]
     if not len(layout) == len(raws) == len(checks) == len(provenances):
-        raise ValueError(f"{len(layout)} replicates in the point list but {len(raws)} raw, "
-                         f"{len(checks)} check and {len(provenances)} provenance files")
+        raise ValueError(
+            f"{len(layout)} replicates in the point list but {len(raws)} raw, "
+            f"{len(checks)} check and {len(provenances)} provenance files"
+        )
     npys = list(npys) if npys is not None else [None] * len(layout)
     tables, prov, reasons = _read_replicates(target, layout, raws, checks, provenances, npys)
     emulated = emulated_results(target, doc=target_info) or any(
-        emulated_flag((v.get("runner_env") or {}).get("emulated")) for v in prov.values())
+        emulated_flag((v.get("runner_env") or {}).get("emulated")) for v in prov.values()
+    )
     # .copy(): one block per dtype, so the columns added below do not fragment it
     trials = pd.concat(tables, ignore_index=True).copy() if tables else pd.DataFrame()
     if len(trials):
@@ -135,8 +153,14 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
     trials.to_csv(out_trials, index=False)
     if len(trials):
         extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
-        summary = agg.summarize(trials, point_cols=POINT_COLS, n_resamples=analysis["bootstrap"],
-                                level=analysis["ci"], seed=analysis["seed"], **extra)
+        summary = agg.summarize(
+            trials,
+            point_cols=POINT_COLS,
+            n_resamples=analysis["bootstrap"],
+            level=analysis["ci"],
+            seed=analysis["seed"],
+            **extra,
+        )
         summary = label_target(summary, target, emulated, group_mapping(prov))
         # control overhead as a share of the makespan (the granularity family)
         summary = families.add_control_share(summary)
@@ -144,17 +168,20 @@ def aggregate_target(target: str, points: Sequence[dict], raws: Sequence[str],
     else:
         summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
     summary.to_csv(out_summary, index=False)
-    failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)}
-              for pid, why in reasons.items()]
-    doc = _summary_doc(target, emulated, target_info, points, prov, failed, verdicts, tolerance, analysis,
-                       config_hash)
+    failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)} for pid, why in reasons.items()]
+    doc = _summary_doc(target, emulated, target_info, points, prov, failed, verdicts, tolerance, analysis, config_hash)
     Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True, default=str) + "\n")
     return doc
 
 
-def _read_replicates(target: str, layout: Sequence[tuple[dict, int]], raws: Sequence[str],
-                     checks: Sequence[str], provenances: Sequence[str], npys: Sequence[str | None],
-                     ) -> tuple[list[pd.DataFrame], dict[str, dict], dict[str, list[str]]]:
+def _read_replicates(
+    target: str,
+    layout: Sequence[tuple[dict, int]],
+    raws: Sequence[str],
+    checks: Sequence[str],
+    provenances: Sequence[str],
+    npys: Sequence[str | None],
+) -> tuple[list[pd.DataFrame], dict[str, dict], dict[str, list[str]]]:
     """Each replicate's trial table, its provenance sidecar (keyed
     ``<point id>/rep<r>``) and, per failed point, why each replicate failed.
     Raises IntegrityError naming every raw file that differs from its sidecar."""
@@ -177,21 +204,29 @@ def _read_replicates(target: str, layout: Sequence[tuple[dict, int]], raws: Sequ
             if ok:
                 reasons.setdefault(pid, []).append(f"rep{rep}: {exc}")
             continue
-        point = {"sweep": sweep, "point_id": pid, "point": name, "x": p["x"], "label": p["label"],
-                 "replicate": rep}
+        point = {"sweep": sweep, "point_id": pid, "point": name, "x": p["x"], "label": p["label"], "replicate": rep}
         point.update(p["params"])
         tables.append(agg.trial_table(run, point))
     if bad:
         raise integrity.IntegrityError(
             f"hxfuse: aggregation of {target} refused: raw files differ from their provenance "
-            "sidecars (changed after the run; rerun those replicates with snakemake -f):\n  "
-            + "\n  ".join(bad))
+            "sidecars (changed after the run; rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad)
+        )
     return tables, prov, reasons
 
 
-def _summary_doc(target: str, emulated: bool, target_info: dict, points: Sequence[dict], prov: dict[str, dict],
-                 failed: list[dict], verdicts: pd.DataFrame, tolerance: dict, analysis: dict,
-                 config_hash: str) -> dict:
+def _summary_doc(
+    target: str,
+    emulated: bool,
+    target_info: dict,
+    points: Sequence[dict],
+    prov: dict[str, dict],
+    failed: list[dict],
+    verdicts: pd.DataFrame,
+    tolerance: dict,
+    analysis: dict,
+    config_hash: str,
+) -> dict:
     """summary.json: the target, its provenance, failed points and verdicts."""
     base = provenance.base_record(config_hash)
     commits = {(v.get("git_commit"), v.get("git_dirty")) for v in prov.values()}
@@ -210,8 +245,7 @@ def _summary_doc(target: str, emulated: bool, target_info: dict, points: Sequenc
             "runner_sha256": sorted({str(v.get("runner_sha256")) for v in prov.values()}),
             # one sidecar per point (its replicate 0, as the environment page
             # shows it) and every replicate's sidecar
-            "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points)
-                       if f"{pid}/rep0" in prov},
+            "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points) if f"{pid}/rep0" in prov},
             "replicate_sidecars": prov,
             # the phone of a device farm each replicate ran on (its records'
             # labels.device_serial), keyed <point id>/rep<r>; empty elsewhere

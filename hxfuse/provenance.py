@@ -31,6 +31,7 @@ on hxfuse.config: the run wrapper
 imports this module, and every value it records comes in through the run
 job's params.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,10 +47,27 @@ from pathlib import Path
 from .jsonl import read_meta  # the meta record of a runner output (one reader: hxfuse.jsonl)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-META_ENV_KEYS = ("schema_version", "target", "emulated", "group_mapping", "kernels", "compiler",
-                 "cflags", "cpu_model",
-                 "online_cores", "engines", "affinity", "engines_exceed_cores", "clock",
-                 "wait", "spin_ns", "early_completion", "calibration", "warnings", "labels")
+META_ENV_KEYS = (
+    "schema_version",
+    "target",
+    "emulated",
+    "group_mapping",
+    "kernels",
+    "compiler",
+    "cflags",
+    "cpu_model",
+    "online_cores",
+    "engines",
+    "affinity",
+    "engines_exceed_cores",
+    "clock",
+    "wait",
+    "spin_ns",
+    "early_completion",
+    "calibration",
+    "warnings",
+    "labels",
+)
 # The packages whose versions can change a result or its presentation:
 # numbers (numpy, pandas), figures (matplotlib, seaborn), tables (jinja2), what
 # ran (snakemake) and the external target's group B (onnxruntime).
@@ -58,8 +76,9 @@ ANALYSIS_STACK = ("numpy", "pandas", "seaborn", "matplotlib", "jinja2", "snakema
 
 def _git(*args: str, cwd: Path = REPO_ROOT) -> str | None:
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              check=True, timeout=20).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=20
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -108,29 +127,37 @@ def package_versions(names: tuple[str, ...] = ANALYSIS_STACK) -> dict[str, str |
 
 def base_record(config_hash: str | None = None) -> dict:
     """Fields shared by sidecars and the summary."""
-    rec = {"created_unix": time.time(), **git_info(),
-           "build_cc": compiler_version(), "python": sys.version.split()[0],
-           "packages": package_versions(),
-           "hostname": socket.gethostname(), "platform": platform.platform()}
+    rec = {
+        "created_unix": time.time(),
+        **git_info(),
+        "build_cc": compiler_version(),
+        "python": sys.version.split()[0],
+        "packages": package_versions(),
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+    }
     if config_hash is not None:
         rec["config_hash"] = config_hash
     return rec
 
 
-def sidecar(point: dict, jsonl: Path, runner: Path, runner_args: list[str],
-            load_before: list | None = None) -> dict:
+def sidecar(point: dict, jsonl: Path, runner: Path, runner_args: list[str], load_before: list | None = None) -> dict:
     """The provenance record of one replicate.  *point*: target, sweep,
     workload, point, replicate, x, params and point_hash (the run job's
     params)."""
     meta = read_meta(jsonl)
     rec = base_record()
-    rec.update({k: point.get(k) for k in ("target", "sweep", "workload", "point", "replicate",
-                                          "x", "params", "point_hash")})
-    rec.update({
-        "runner_args": list(runner_args),
-        "runner_sha256": sha256_file(runner),
-        "compiler": meta.get("compiler"),
-        "runner_env": {k: meta.get(k) for k in META_ENV_KEYS if k in meta},
-        "load_before": load_before, "load_after": loadavg(),
-    })
+    rec.update(
+        {k: point.get(k) for k in ("target", "sweep", "workload", "point", "replicate", "x", "params", "point_hash")}
+    )
+    rec.update(
+        {
+            "runner_args": list(runner_args),
+            "runner_sha256": sha256_file(runner),
+            "compiler": meta.get("compiler"),
+            "runner_env": {k: meta.get(k) for k in META_ENV_KEYS if k in meta},
+            "load_before": load_before,
+            "load_after": loadavg(),
+        }
+    )
     return rec

@@ -12,6 +12,7 @@ columns in docs/columns.md):
 
 Only presentation lives here; every number comes from the summary.
 """
+
 from __future__ import annotations
 
 import html
@@ -86,36 +87,49 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "x": _num(d.get("x"), "{:g}"),
             "workload": _text(d.get("workload")),
             "n": _num(d.get("n"), "{:.0f}"),
-            "T_A us [95% CI]": _interval(a.get("makespan_ns"), a.get("makespan_lo_ns"),
-                                         a.get("makespan_hi_ns"), US, "{:,.1f}"),
-            "T_D us [95% CI]": _interval(d.get("makespan_ns"), d.get("makespan_lo_ns"),
-                                         d.get("makespan_hi_ns"), US, "{:,.1f}"),
+            "T_A us [95% CI]": _interval(
+                a.get("makespan_ns"), a.get("makespan_lo_ns"), a.get("makespan_hi_ns"), US, "{:,.1f}"
+            ),
+            "T_D us [95% CI]": _interval(
+                d.get("makespan_ns"), d.get("makespan_lo_ns"), d.get("makespan_hi_ns"), US, "{:,.1f}"
+            ),
         }
         for y in ("A", "B", "C"):
-            r[f"D/{y}"] = _interval(d.get(f"speedup_over_{y}"), d.get(f"speedup_over_{y}_lo"),
-                                    d.get(f"speedup_over_{y}_hi"))
+            r[f"D/{y}"] = _interval(
+                d.get(f"speedup_over_{y}"), d.get(f"speedup_over_{y}_lo"), d.get(f"speedup_over_{y}_hi")
+            )
         b = summary[sel & (summary["group"] == "B")]
         d = d.copy()
         d["late_handover_share_B"] = b.iloc[0].get("late_handover_share") if len(b) else math.nan
         c = summary[sel & (summary["group"] == "C")]
-        r["C/A"] = (_interval(c.iloc[0].get("speedup_over_A"), c.iloc[0].get("speedup_over_A_lo"),
-                              c.iloc[0].get("speedup_over_A_hi")) if len(c) else "")
+        r["C/A"] = (
+            _interval(
+                c.iloc[0].get("speedup_over_A"), c.iloc[0].get("speedup_over_A_lo"), c.iloc[0].get("speedup_over_A_hi")
+            )
+            if len(c)
+            else ""
+        )
         r |= {
-            "parallelism D [95% CI]": _interval(d.get("parallelism"), d.get("parallelism_lo"),
-                                                d.get("parallelism_hi"), 1.0, "{:.2f}"),
-            "run share D": " ".join(f"{t} {_f(d.get(f'{t}_run_share')):.2f}" for t in tasks
-                                    if math.isfinite(_f(d.get(f"{t}_run_share")))),
-            "queue us D": " ".join(f"{t} {_f(d.get(f'{t}_queue_ns')) / US:.1f}" for t in tasks
-                                   if math.isfinite(_f(d.get(f"{t}_queue_ns")))),
+            "parallelism D [95% CI]": _interval(
+                d.get("parallelism"), d.get("parallelism_lo"), d.get("parallelism_hi"), 1.0, "{:.2f}"
+            ),
+            "run share D": " ".join(
+                f"{t} {_f(d.get(f'{t}_run_share')):.2f}" for t in tasks if math.isfinite(_f(d.get(f"{t}_run_share")))
+            ),
+            "queue us D": " ".join(
+                f"{t} {_f(d.get(f'{t}_queue_ns')) / US:.1f}" for t in tasks if math.isfinite(_f(d.get(f"{t}_queue_ns")))
+            ),
             "eta vs ideal": _num(d.get("eta_vs_alone")),
             "eta vs bound": _num(d.get("eta_vs_bound")),
             "eta vs A": _num(d.get("eta_vs_A")),
             "T_serial / T_ideal / bound us": " / ".join(
-                _us(d.get(k)) for k in ("t_serial_ns", "t_ideal_ns", "t_bound_ns")),
+                _us(d.get(k)) for k in ("t_serial_ns", "t_ideal_ns", "t_bound_ns")
+            ),
             "D slowdown": " ".join(f"{t} {_f(d.get(f'{t}_slowdown')):.2f}" for t in tasks),
             "STP / ANTT / fairness": " / ".join(_num(d.get(k)) for k in ("stp", "antt", "fairness")),
             "D host submit / wait / device us": " / ".join(
-                _us(d.get(k)) for k in ("host_submit_ns", "host_wait_ns", "device_ns")),
+                _us(d.get(k)) for k in ("host_submit_ns", "host_wait_ns", "device_ns")
+            ),
             "D control overhead us": _us(d.get("control_overhead_ns")),
             "wall overlap max (D)": _num(d.get("overlap_max")),
             "concurrent us (D)": _us(d.get("concurrent_ns")),
@@ -141,11 +155,24 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-ENV_FIELDS = ("cpu_model", "cpu_governor", "online_cores", "device_engines_used",
-              "engines_exceed_cores", "load_average_before", "load_average_after",
-              "other_busy_cores_before", "other_busy_cores_after",
-              "runner_wall_s", "compiler", "sdk_version", "clock_resolution_ns",
-              "clock_read_overhead_ns", "emulated", "env_warning")
+ENV_FIELDS = (
+    "cpu_model",
+    "cpu_governor",
+    "online_cores",
+    "device_engines_used",
+    "engines_exceed_cores",
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "runner_wall_s",
+    "compiler",
+    "sdk_version",
+    "clock_resolution_ns",
+    "clock_read_overhead_ns",
+    "emulated",
+    "env_warning",
+)
 
 
 def environment_rows(summary: pd.DataFrame, doc: Mapping[str, Any] | None = None) -> pd.DataFrame:
@@ -188,8 +215,7 @@ p.note { max-width: 60em; }
 """
 
 
-def html_page(title: str, df: pd.DataFrame, notes: Sequence[str] = (),
-              classes: Mapping[str, str] | None = None) -> str:
+def html_page(title: str, df: pd.DataFrame, notes: Sequence[str] = (), classes: Mapping[str, str] | None = None) -> str:
     """A standalone HTML page with one table (all text escaped)."""
     classes = dict(classes or {})
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
@@ -202,10 +228,12 @@ def html_page(title: str, df: pd.DataFrame, notes: Sequence[str] = (),
             cells.append(f"<td{cls}>{html.escape(_text(r[c]))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     notes_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>{notes_html}"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-            "</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>{notes_html}"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        "</body></html>\n"
+    )
 
 
 VERDICT_NOTES = (
@@ -230,31 +258,49 @@ def _read_doc(path: str | Path | None) -> dict:
         return {}
 
 
-def write_verdicts(summary_csv: str | Path, out_html: str | Path, out_csv: str | Path | None = None,
-                   summary_json: str | Path | None = None, title: str = "Verdicts") -> pd.DataFrame:
+def write_verdicts(
+    summary_csv: str | Path,
+    out_html: str | Path,
+    out_csv: str | Path | None = None,
+    summary_json: str | Path | None = None,
+    title: str = "Verdicts",
+) -> pd.DataFrame:
     summary = pd.read_csv(summary_csv) if Path(summary_csv).stat().st_size else pd.DataFrame()
     rows = verdict_rows(summary)
     doc = _read_doc(summary_json)
     notes = list(VERDICT_NOTES)
     failed = doc.get("failed_points") or []
     if failed:
-        notes.append("Failed points (no speedup, no verdict): " + "; ".join(
-            f"{f.get('point_id')}: {f.get('reason')}" for f in failed))
+        notes.append(
+            "Failed points (no speedup, no verdict): "
+            + "; ".join(f"{f.get('point_id')}: {f.get('reason')}" for f in failed)
+        )
     warned = rows[rows["environment warning"] != ""] if len(rows) else rows
     if len(warned):
-        notes.append(f"{len(warned)} of {len(rows)} rows carry an environment warning "
-                     "(machine loaded or fewer free cores than engines): read their intervals "
-                     "with care (rule: docs/metrics.md, Environment).")
-    Path(out_html).write_text(html_page(title, rows, notes, {
-        "verdict": "verdict", "noise warning": "warn", "environment warning": "warn",
-        "excluded": "warn"}))
+        notes.append(
+            f"{len(warned)} of {len(rows)} rows carry an environment warning "
+            "(machine loaded or fewer free cores than engines): read their intervals "
+            "with care (rule: docs/metrics.md, Environment)."
+        )
+    Path(out_html).write_text(
+        html_page(
+            title,
+            rows,
+            notes,
+            {"verdict": "verdict", "noise warning": "warn", "environment warning": "warn", "excluded": "warn"},
+        )
+    )
     if out_csv:
         rows.to_csv(out_csv, index=False)
     return rows
 
 
-def write_environment(summary_csv: str | Path, summary_json: str | Path | None, out_html: str | Path,
-                      title: str = "Environment and provenance") -> pd.DataFrame:
+def write_environment(
+    summary_csv: str | Path,
+    summary_json: str | Path | None,
+    out_html: str | Path,
+    title: str = "Environment and provenance",
+) -> pd.DataFrame:
     summary = pd.read_csv(summary_csv) if Path(summary_csv).stat().st_size else pd.DataFrame()
     doc = _read_doc(summary_json)
     rows = environment_rows(summary, doc)
@@ -263,9 +309,10 @@ def write_environment(summary_csv: str | Path, summary_json: str | Path | None, 
         "Per point: the runner's record of the machine (meta and end records) and the provenance "
         "sidecar. Load averages are the kernel's 1-minute average read by the runner just before "
         "and after the point.",
-        "Aggregated on: " + ", ".join(f"{k} {prov.get(k)}" for k in
-                                      ("git_commit", "git_dirty", "config_hash", "python", "platform")
-                                      if k in prov),
+        "Aggregated on: "
+        + ", ".join(
+            f"{k} {prov.get(k)}" for k in ("git_commit", "git_dirty", "config_hash", "python", "platform") if k in prov
+        ),
     ]
     Path(out_html).write_text(html_page(title, rows, notes, {"env_warning": "warn"}))
     return rows

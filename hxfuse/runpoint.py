@@ -26,6 +26,7 @@ Standard library only (plus hxfuse.provenance, hxfuse.jsonl and
 hxfuse.integrity, which are too): a change to analysis code must never rerun
 a measurement.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -134,9 +135,19 @@ def _stop_runner(proc: subprocess.Popen, grace_s: float) -> None:
     proc.wait()
 
 
-def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: dict,
-              point: dict, out_jsonl: str, out_provenance: str, out_npy: str,
-              log: str, emulated: bool = False) -> int:
+def run_point(
+    runner: str,
+    args: list[str],
+    prefix: str,
+    timeout_s: float,
+    env: dict,
+    point: dict,
+    out_jsonl: str,
+    out_provenance: str,
+    out_npy: str,
+    log: str,
+    emulated: bool = False,
+) -> int:
     """Run one replicate (*point*: target, sweep, workload, point, replicate,
     x, params, point_hash) and move its outputs into place.
 
@@ -150,8 +161,17 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
     work = Path(out_jsonl + ".work")
     shutil.rmtree(work, ignore_errors=True)
     (work / "npy").mkdir(parents=True)
-    cmd = [*shlex.split(prefix or ""), runner, "--out", str(work / "trials.jsonl"),
-           "--npy-dir", str(work / "npy"), "--label", f"point={pid}", *map(str, args)]
+    cmd = [
+        *shlex.split(prefix or ""),
+        runner,
+        "--out",
+        str(work / "trials.jsonl"),
+        "--npy-dir",
+        str(work / "npy"),
+        "--label",
+        f"point={pid}",
+        *map(str, args),
+    ]
     load_before = provenance.loadavg()
     ancestors = _ancestors()
     handlers = {}
@@ -178,9 +198,14 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
         proc = None
         try:
             try:
-                proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT,
-                                        env={**os.environ, **env}, start_new_session=True,
-                                        preexec_fn=_die_with_parent)
+                proc = subprocess.Popen(
+                    cmd,
+                    stdout=lf,
+                    stderr=subprocess.STDOUT,
+                    env={**os.environ, **env},
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
             except OSError as exc:
                 return fail(lf, f"cannot start the runner: {exc}", 127)
             rc, timed_out = _wait_runner(proc, t0 + float(timeout_s), ancestors)
@@ -190,10 +215,14 @@ def run_point(runner: str, args: list[str], prefix: str, timeout_s: float, env: 
             if proc is not None:
                 _stop_runner(proc, 0)
             wall = time.monotonic() - t0
-            why = ("Snakemake is gone" if stop.signum == signal.SIGHUP and _orphaned(ancestors)
-                   else f"the job received {_signame(stop.signum)}")
-            return fail(lf, f"stopped after {wall:.1f} s: {why}; the runner's process group "
-                            "was killed", 128 + stop.signum)
+            why = (
+                "Snakemake is gone"
+                if stop.signum == signal.SIGHUP and _orphaned(ancestors)
+                else f"the job received {_signame(stop.signum)}"
+            )
+            return fail(
+                lf, f"stopped after {wall:.1f} s: {why}; the runner's process group was killed", 128 + stop.signum
+            )
         finally:
             for sig, h in handlers.items():
                 signal.signal(sig, h)
@@ -232,8 +261,10 @@ def _wait_runner(proc: subprocess.Popen, deadline: float, ancestors: list[tuple[
 def _runner_problem(work: Path, rc: int, timed_out: bool, wall: float, timeout_s: float) -> str | None:
     """Why the runner's output cannot be kept (None: it can)."""
     if timed_out:
-        return (f"runner timed out after {float(timeout_s):g} s (config run.timeout_s) "
-                "and was killed: it hung or is too slow for the timeout")
+        return (
+            f"runner timed out after {float(timeout_s):g} s (config run.timeout_s) "
+            "and was killed: it hung or is too slow for the timeout"
+        )
     if rc < 0:
         return f"runner killed by signal {-rc} ({_signame(-rc)}) after {wall:.1f} s"
     if rc not in ACCEPTED_EXIT:

@@ -35,6 +35,7 @@ alternating order (:mod:`hxfuse.searchrun`), groups A, C and D each.
   confirmation run failed its check or the machine disturbed a run (loaded,
   fewer free cores than engines: hxfuse.aggregate's environment rule).
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,22 @@ from . import stats as st
 from .aggregate import disturbance_warnings, environment, environment_warnings
 from .io import Run, read_run
 
-CANDIDATE_COLUMNS = ["id", "index", "label", "status", "reasons", "n", "d_median_ns", "d_lo_ns",
-                     "d_hi_ns", "runner_wall_s", "env_warning", "disturbed", "is_best", "is_fixed"]
+CANDIDATE_COLUMNS = [
+    "id",
+    "index",
+    "label",
+    "status",
+    "reasons",
+    "n",
+    "d_median_ns",
+    "d_lo_ns",
+    "d_hi_ns",
+    "runner_wall_s",
+    "env_warning",
+    "disturbed",
+    "is_best",
+    "is_fixed",
+]
 VERDICTS = {
     "fixed~best": "the fixed default is as good as searched",
     "fixed>best": "the search found a better configuration than the fixed default",
@@ -84,26 +99,40 @@ def run_environment(run: Run) -> dict[str, Any]:
 # the search
 
 
-def candidate_row(cand: Mapping[str, Any], d_makespans: Sequence[float], check: Mapping[str, Any],
-                  env: Mapping[str, Any], runner_wall_s: float, n_resamples: int = st.DEFAULT_RESAMPLES,
-                  level: float = st.DEFAULT_LEVEL, seed: int = st.DEFAULT_SEED) -> dict[str, Any]:
+def candidate_row(
+    cand: Mapping[str, Any],
+    d_makespans: Sequence[float],
+    check: Mapping[str, Any],
+    env: Mapping[str, Any],
+    runner_wall_s: float,
+    n_resamples: int = st.DEFAULT_RESAMPLES,
+    level: float = st.DEFAULT_LEVEL,
+    seed: int = st.DEFAULT_SEED,
+) -> dict[str, Any]:
     """One candidate's row: a failed check keeps no number."""
     ok = check.get("status") == "ok"
     est = st.bootstrap_median(d_makespans, n_resamples, level, seed) if ok else st.NAN_ESTIMATE
-    return {"id": cand["id"], "index": int(cand["index"]), "label": cand["label"],
-            "status": "ok" if ok else "failed", "reasons": "; ".join(check.get("reasons") or []),
-            "n": est.n, "d_median_ns": est.value, "d_lo_ns": est.lo, "d_hi_ns": est.hi,
-            "runner_wall_s": float(runner_wall_s),
-            "env_warning": "; ".join(environment_warnings(env) if env else []),
-            "disturbed": bool(env) and bool(disturbance_warnings(env))}
+    return {
+        "id": cand["id"],
+        "index": int(cand["index"]),
+        "label": cand["label"],
+        "status": "ok" if ok else "failed",
+        "reasons": "; ".join(check.get("reasons") or []),
+        "n": est.n,
+        "d_median_ns": est.value,
+        "d_lo_ns": est.lo,
+        "d_hi_ns": est.hi,
+        "runner_wall_s": float(runner_wall_s),
+        "env_warning": "; ".join(environment_warnings(env) if env else []),
+        "disturbed": bool(env) and bool(disturbance_warnings(env)),
+    }
 
 
 def select(table: pd.DataFrame) -> str | None:
     """The id of the candidate with the lowest D median among those that
     passed their check (ties: the earlier candidate); None when none did.
     The fixed default's reference row (id ``fixed``) is never chosen."""
-    ok = table[(table["status"] == "ok") & np.isfinite(table["d_median_ns"].astype(float))
-               & (table["id"] != "fixed")]
+    ok = table[(table["status"] == "ok") & np.isfinite(table["d_median_ns"].astype(float)) & (table["id"] != "fixed")]
     if ok.empty:
         return None
     return str(ok.sort_values(["d_median_ns", "index"], kind="stable").iloc[0]["id"])
@@ -130,27 +159,41 @@ def search_doc(plan: Mapping[str, Any], table: pd.DataFrame) -> dict[str, Any]:
     by_id = {c["id"]: c for c in plan["candidates"]}
     cands = table[table["id"] != "fixed"]
     ref = table[table["id"] == "fixed"]
-    doc = {k: plan[k] for k in ("name", "target", "title", "workload", "space", "space_size",
-                                "exhaustive", "budget", "seed")}
-    doc.update({
-        "fixed": {k: plan["fixed"][k] for k in ("values", "params", "label", "in_space",
-                                                 "space_values")} | {"candidate": fid},
-        "cost": {"candidates": int(len(cands)),
-                 "d_rounds": int(len(cands)) * int(plan["budget"]["rounds"]),
-                 "runner_seconds": float(np.nansum(cands["runner_wall_s"].astype(float))),
-                 "reference_runs": int(len(ref)),
-                 "reference_seconds": float(np.nansum(ref["runner_wall_s"].astype(float)))},
-        "failed": [{"id": r.id, "label": r.label, "reasons": r.reasons}
-                   for r in table[table["status"] != "ok"].itertuples()],
-        "disturbed": [str(i) for i in table[table["disturbed"]]["id"]],
-        "candidates": [_clean_row(r) for r in table[CANDIDATE_COLUMNS].to_dict("records")],
-        "best": None,
-    })
+    doc = {
+        k: plan[k]
+        for k in ("name", "target", "title", "workload", "space", "space_size", "exhaustive", "budget", "seed")
+    }
+    doc.update(
+        {
+            "fixed": {k: plan["fixed"][k] for k in ("values", "params", "label", "in_space", "space_values")}
+            | {"candidate": fid},
+            "cost": {
+                "candidates": int(len(cands)),
+                "d_rounds": int(len(cands)) * int(plan["budget"]["rounds"]),
+                "runner_seconds": float(np.nansum(cands["runner_wall_s"].astype(float))),
+                "reference_runs": int(len(ref)),
+                "reference_seconds": float(np.nansum(ref["runner_wall_s"].astype(float))),
+            },
+            "failed": [
+                {"id": r.id, "label": r.label, "reasons": r.reasons}
+                for r in table[table["status"] != "ok"].itertuples()
+            ],
+            "disturbed": [str(i) for i in table[table["disturbed"]]["id"]],
+            "candidates": [_clean_row(r) for r in table[CANDIDATE_COLUMNS].to_dict("records")],
+            "best": None,
+        }
+    )
     if best is not None:
         row = table[table["id"] == best].iloc[0]
         c = by_id[best]
-        doc["best"] = {"id": best, "label": c["label"], "values": c["values"], "params": c["params"],
-                       "d_median_ns": float(row["d_median_ns"]), "is_fixed": best == fid}
+        doc["best"] = {
+            "id": best,
+            "label": c["label"],
+            "values": c["values"],
+            "params": c["params"],
+            "d_median_ns": float(row["d_median_ns"]),
+            "is_fixed": best == fid,
+        }
     return doc
 
 
@@ -169,9 +212,15 @@ def _clean_row(r: Mapping[str, Any]) -> dict[str, Any]:
 # the confirmation
 
 
-def paired_ratio(num: Sequence[float], num_pairs: Sequence[Any], den: Sequence[float],
-                 den_pairs: Sequence[Any], n_resamples: int = st.DEFAULT_RESAMPLES,
-                 level: float = st.DEFAULT_LEVEL, seed: int = st.DEFAULT_SEED) -> st.Estimate:
+def paired_ratio(
+    num: Sequence[float],
+    num_pairs: Sequence[Any],
+    den: Sequence[float],
+    den_pairs: Sequence[Any],
+    n_resamples: int = st.DEFAULT_RESAMPLES,
+    level: float = st.DEFAULT_LEVEL,
+    seed: int = st.DEFAULT_SEED,
+) -> st.Estimate:
     """median(num) / median(den) over the pooled samples, with a paired
     two-level bootstrap interval: each resample draws the pairs (labels
     shared by both sides) with replacement, the same draw for both sides,
@@ -212,8 +261,12 @@ def paired_ratio(num: Sequence[float], num_pairs: Sequence[Any], den: Sequence[f
     return st.Estimate(value, float(lo), float(hi), r)
 
 
-def regret(long: pd.DataFrame, n_resamples: int = st.DEFAULT_RESAMPLES,
-           level: float = st.DEFAULT_LEVEL, seed: int = st.DEFAULT_SEED) -> st.Estimate:
+def regret(
+    long: pd.DataFrame,
+    n_resamples: int = st.DEFAULT_RESAMPLES,
+    level: float = st.DEFAULT_LEVEL,
+    seed: int = st.DEFAULT_SEED,
+) -> st.Estimate:
     """Regret of the fixed default: median(fixed D) / median(best D) - 1 with
     the paired interval.  *long*: side, pair, group, round, makespan_ns."""
     d = long[long["group"] == "D"]
@@ -222,13 +275,17 @@ def regret(long: pd.DataFrame, n_resamples: int = st.DEFAULT_RESAMPLES,
     return st.Estimate(e.value - 1.0, e.lo - 1.0, e.hi - 1.0, e.n)
 
 
-def speedups(long: pd.DataFrame, side: str, n_resamples: int = st.DEFAULT_RESAMPLES,
-             level: float = st.DEFAULT_LEVEL, seed: int = st.DEFAULT_SEED) -> dict[str, st.Estimate]:
+def speedups(
+    long: pd.DataFrame,
+    side: str,
+    n_resamples: int = st.DEFAULT_RESAMPLES,
+    level: float = st.DEFAULT_LEVEL,
+    seed: int = st.DEFAULT_SEED,
+) -> dict[str, st.Estimate]:
     """D/A and D/C of one side: T_Y / T_D within each round of each
     invocation, then the median with the two-level bootstrap over pairs."""
     s = long[long["side"] == side]
-    wide = s.pivot_table(index=["pair", "round"], columns="group", values="makespan_ns",
-                         aggfunc="first")
+    wide = s.pivot_table(index=["pair", "round"], columns="group", values="makespan_ns", aggfunc="first")
     out = {}
     for y in ("A", "C"):
         if y not in wide or "D" not in wide:
@@ -236,7 +293,8 @@ def speedups(long: pd.DataFrame, side: str, n_resamples: int = st.DEFAULT_RESAMP
             continue
         ratio = (wide[y] / wide["D"]).dropna()
         out[f"D/{y}"] = st.hierarchical_bootstrap_median(
-            ratio.to_numpy(), ratio.index.get_level_values("pair").to_numpy(), n_resamples, level, seed)
+            ratio.to_numpy(), ratio.index.get_level_values("pair").to_numpy(), n_resamples, level, seed
+        )
     return out
 
 
@@ -260,13 +318,20 @@ def regret_verdict(est: st.Estimate, min_effect: float, reasons: Sequence[str] =
 
 
 def _est(e: st.Estimate) -> dict[str, Any]:
-    return {k: (v if math.isfinite(v) else None) for k, v in
-            (("value", e.value), ("lo", e.lo), ("hi", e.hi))} | {"n": e.n}
+    return {k: (v if math.isfinite(v) else None) for k, v in (("value", e.value), ("lo", e.lo), ("hi", e.hi))} | {
+        "n": e.n
+    }
 
 
-def confirmation(long: pd.DataFrame, failed: Sequence[str], disturbed: Sequence[str],
-                 min_effect: float, n_resamples: int = st.DEFAULT_RESAMPLES,
-                 level: float = st.DEFAULT_LEVEL, seed: int = st.DEFAULT_SEED) -> dict[str, Any]:
+def confirmation(
+    long: pd.DataFrame,
+    failed: Sequence[str],
+    disturbed: Sequence[str],
+    min_effect: float,
+    n_resamples: int = st.DEFAULT_RESAMPLES,
+    level: float = st.DEFAULT_LEVEL,
+    seed: int = st.DEFAULT_SEED,
+) -> dict[str, Any]:
     """The confirmation's numbers and verdict.  *failed*: runs whose check
     failed (their rounds must already be out of *long*); *disturbed*: the
     environment findings that withhold a verdict."""
@@ -274,14 +339,22 @@ def confirmation(long: pd.DataFrame, failed: Sequence[str], disturbed: Sequence[
     reg = regret(long, n_resamples, level, seed)
     key, text = regret_verdict(reg, min_effect, reasons)
     d = long[long["group"] == "D"]
-    out = {"regret": _est(reg), "verdict": key, "verdict_text": text, "min_effect": float(min_effect),
-           "reasons": reasons}
+    out = {
+        "regret": _est(reg),
+        "verdict": key,
+        "verdict_text": text,
+        "min_effect": float(min_effect),
+        "reasons": reasons,
+    }
     for side in ("fixed", "best"):
         sd = d[d["side"] == side]
-        med = st.hierarchical_bootstrap_median(sd["makespan_ns"].to_numpy(), sd["pair"].to_numpy(),
-                                               n_resamples, level, seed)
-        out[side] = {"d_makespan_ns": _est(med),
-                     **{k: _est(v) for k, v in speedups(long, side, n_resamples, level, seed).items()}}
+        med = st.hierarchical_bootstrap_median(
+            sd["makespan_ns"].to_numpy(), sd["pair"].to_numpy(), n_resamples, level, seed
+        )
+        out[side] = {
+            "d_makespan_ns": _est(med),
+            **{k: _est(v) for k, v in speedups(long, side, n_resamples, level, seed).items()},
+        }
     return out
 
 
@@ -295,14 +368,26 @@ def candidates_long(doc: Mapping[str, Any]) -> pd.DataFrame:
     s = doc["search"]
     rows = []
     for c in s["candidates"]:
+
         def ms(v):
             return math.nan if v is None else float(v) / 1e6
-        rows.append({"id": c["id"], "label": c["label"], "status": c["status"],
-                     "median_ms": ms(c["d_median_ns"]), "lo_ms": ms(c["d_lo_ns"]),
-                     "hi_ms": ms(c["d_hi_ns"]), "best": bool(c["is_best"]),
-                     "fixed": bool(c["is_fixed"]), "disturbed": bool(c["disturbed"])})
-    return pd.DataFrame(rows, columns=["id", "label", "status", "median_ms", "lo_ms", "hi_ms",
-                                       "best", "fixed", "disturbed"])
+
+        rows.append(
+            {
+                "id": c["id"],
+                "label": c["label"],
+                "status": c["status"],
+                "median_ms": ms(c["d_median_ns"]),
+                "lo_ms": ms(c["d_lo_ns"]),
+                "hi_ms": ms(c["d_hi_ns"]),
+                "best": bool(c["is_best"]),
+                "fixed": bool(c["is_fixed"]),
+                "disturbed": bool(c["disturbed"]),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["id", "label", "status", "median_ms", "lo_ms", "hi_ms", "best", "fixed", "disturbed"]
+    )
 
 
 def confirmation_long(doc: Mapping[str, Any]) -> pd.DataFrame:
@@ -315,14 +400,21 @@ def confirmation_long(doc: Mapping[str, Any]) -> pd.DataFrame:
 
     def f(v):
         return math.nan if v is None else float(v)
+
     r = c["regret"]
-    rows.append({"quantity": "fixed / best (D makespan)", "side": "ratio", "value": f(r["value"]) + 1,
-                 "lo": f(r["lo"]) + 1, "hi": f(r["hi"]) + 1})
+    rows.append(
+        {
+            "quantity": "fixed / best (D makespan)",
+            "side": "ratio",
+            "value": f(r["value"]) + 1,
+            "lo": f(r["lo"]) + 1,
+            "hi": f(r["hi"]) + 1,
+        }
+    )
     for side in ("fixed", "best"):
         for q in ("D/A", "D/C"):
             e = c[side][q]
-            rows.append({"quantity": q, "side": side, "value": f(e["value"]), "lo": f(e["lo"]),
-                         "hi": f(e["hi"])})
+            rows.append({"quantity": q, "side": side, "value": f(e["value"]), "lo": f(e["lo"]), "hi": f(e["hi"])})
     return pd.DataFrame(rows, columns=["quantity", "side", "value", "lo", "hi"])
 
 
@@ -345,16 +437,24 @@ def table_rows(docs: Iterable[Mapping[str, Any]], tex_escape) -> list[dict[str, 
         def spd(side, key, c=c):
             e = (c or {}).get(side, {}).get(key) or {}
             return "--" if e.get("value") is None else f"{e['value']:.2f}"
-        rows.append({
-            "target": tex_escape(s["target"]), "search": tex_escape(s["name"]),
-            "space": f"{s['space_size']}", "evaluated": f"{s['cost']['candidates']}",
-            "cost_s": f"{s['cost']['runner_seconds']:.0f}",
-            "best": tex_escape(best.get("label", "--")),
-            "fixed": tex_escape(s["fixed"]["label"]),
-            "regret": _pct(reg["value"]), "regret_lo": _pct(reg["lo"]), "regret_hi": _pct(reg["hi"]),
-            "da_fixed": spd("fixed", "D/A"), "da_best": spd("best", "D/A"),
-            "verdict": tex_escape(c["verdict"] if c else "no candidate passed"),
-        })
+
+        rows.append(
+            {
+                "target": tex_escape(s["target"]),
+                "search": tex_escape(s["name"]),
+                "space": f"{s['space_size']}",
+                "evaluated": f"{s['cost']['candidates']}",
+                "cost_s": f"{s['cost']['runner_seconds']:.0f}",
+                "best": tex_escape(best.get("label", "--")),
+                "fixed": tex_escape(s["fixed"]["label"]),
+                "regret": _pct(reg["value"]),
+                "regret_lo": _pct(reg["lo"]),
+                "regret_hi": _pct(reg["hi"]),
+                "da_fixed": spd("fixed", "D/A"),
+                "da_best": spd("best", "D/A"),
+                "verdict": tex_escape(c["verdict"] if c else "no candidate passed"),
+            }
+        )
     return rows
 
 
@@ -362,9 +462,17 @@ def table_rows(docs: Iterable[Mapping[str, Any]], tex_escape) -> list[dict[str, 
 # file glue
 
 
-def write_search(plan: Mapping[str, Any], raws: Sequence[str], npys: Sequence[str],
-                 provenances: Sequence[str], out_json: str, out_csv: str, rtol: float, atol: float,
-                 analysis: Mapping[str, Any]) -> dict[str, Any]:
+def write_search(
+    plan: Mapping[str, Any],
+    raws: Sequence[str],
+    npys: Sequence[str],
+    provenances: Sequence[str],
+    out_json: str,
+    out_csv: str,
+    rtol: float,
+    atol: float,
+    analysis: Mapping[str, Any],
+) -> dict[str, Any]:
     """Check every candidate's run, tabulate, choose; write search.json and
     candidates.csv (inputs in the order of plan['candidates'], then the
     fixed default's reference run)."""
@@ -375,15 +483,23 @@ def write_search(plan: Mapping[str, Any], raws: Sequence[str], npys: Sequence[st
         side = json.loads(Path(prov).read_text())
         if side.get("failed"):
             # the run itself failed (hxfuse.searchrun.mark_failed): no number
-            rows.append(candidate_row(cand, [], {"status": "failed", "reasons": [side["failed"]]},
-                                      {}, math.nan))
+            rows.append(candidate_row(cand, [], {"status": "failed", "reasons": [side["failed"]]}, {}, math.nan))
             continue
         check = check_point(raw, npy, rtol=rtol, atol=atol)
         run = read_run(raw)
         d = measured(run, ["D"])
-        rows.append(candidate_row(cand, d["makespan_ns"].to_numpy(), check, run_environment(run),
-                                  side.get("runner_wall_s", math.nan),
-                                  analysis["bootstrap"], analysis["ci"], analysis["seed"]))
+        rows.append(
+            candidate_row(
+                cand,
+                d["makespan_ns"].to_numpy(),
+                check,
+                run_environment(run),
+                side.get("runner_wall_s", math.nan),
+                analysis["bootstrap"],
+                analysis["ci"],
+                analysis["seed"],
+            )
+        )
     table = pd.DataFrame(rows, columns=[c for c in CANDIDATE_COLUMNS if c not in ("is_best", "is_fixed")])
     doc = search_doc(plan, table)
     Path(out_json).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
@@ -391,8 +507,9 @@ def write_search(plan: Mapping[str, Any], raws: Sequence[str], npys: Sequence[st
     return doc
 
 
-def write_result(search_json: str, confirm_dir: str, out_json: str, rtol: float, atol: float,
-                 analysis: Mapping[str, Any]) -> dict[str, Any]:
+def write_result(
+    search_json: str, confirm_dir: str, out_json: str, rtol: float, atol: float, analysis: Mapping[str, Any]
+) -> dict[str, Any]:
     """Check every confirmation run, compute regret, speedups and verdict;
     write result.json (the search's doc, the confirmation, each run's check
     and environment)."""
@@ -410,11 +527,17 @@ def write_result(search_json: str, confirm_dir: str, out_json: str, rtol: float,
         env = run_environment(run)
         dist = disturbance_warnings(env)
         tag = f"{side} pair {k}"
-        runs.append({**r, "status": check["status"], "reasons": check["reasons"],
-                     "env_warning": "; ".join(environment_warnings(env)),
-                     "other_busy_cores_before": env.get("other_busy_cores_before"),
-                     "other_busy_cores_after": env.get("other_busy_cores_after"),
-                     "online_cores": env.get("online_cores")})
+        runs.append(
+            {
+                **r,
+                "status": check["status"],
+                "reasons": check["reasons"],
+                "env_warning": "; ".join(environment_warnings(env)),
+                "other_busy_cores_before": env.get("other_busy_cores_before"),
+                "other_busy_cores_after": env.get("other_busy_cores_after"),
+                "online_cores": env.get("online_cores"),
+            }
+        )
         disturbed += [f"{tag}: {w}" for w in dist]
         if check["status"] != "ok":
             failed.append(tag)
@@ -422,10 +545,14 @@ def write_result(search_json: str, confirm_dir: str, out_json: str, rtol: float,
         m = measured(run, ["A", "C", "D"])
         m["side"], m["pair"] = side, k
         parts.append(m)
-    long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["group", "round", "makespan_ns", "side", "pair"])
-    conf = confirmation(long, failed, disturbed, analysis["min_effect"], analysis["bootstrap"],
-                        analysis["ci"], analysis["seed"])
+    long = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=["group", "round", "makespan_ns", "side", "pair"])
+    )
+    conf = confirmation(
+        long, failed, disturbed, analysis["min_effect"], analysis["bootstrap"], analysis["ci"], analysis["seed"]
+    )
     conf["runs"] = runs
     conf["pairs"] = runs_doc.get("pairs")
     conf["job_wall_s"] = runs_doc.get("job_wall_s")

@@ -21,6 +21,7 @@ candidate's id and values).
 Standard library only (with hxfuse.runpoint, provenance and integrity): a
 change to analysis code never reruns a measurement.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,9 +43,17 @@ def order(pairs: int) -> list[tuple[int, str]]:
     return out
 
 
-def run_confirmation(runner: str, prefix: str, env: dict, timeout_s: float,
-                     fixed_args: list[list[str]], best: dict | None, point: dict, out_dir: str,
-                     log: str) -> int:
+def run_confirmation(
+    runner: str,
+    prefix: str,
+    env: dict,
+    timeout_s: float,
+    fixed_args: list[list[str]],
+    best: dict | None,
+    point: dict,
+    out_dir: str,
+    log: str,
+) -> int:
     """Run the interleaved pairs into *out_dir*; 0 on success, the failed
     invocation's code otherwise (the directory is then removed).  *best*:
     the chosen candidate's id, values, params and confirmation arguments per
@@ -53,8 +62,10 @@ def run_confirmation(runner: str, prefix: str, env: dict, timeout_s: float,
     out = Path(out_dir)
     with open(log, "w") as lf:
         if not best:
-            msg = (f"hxfuse: search {point['sweep']}: no candidate passed its check, so there is "
-                   "nothing to confirm (see its search.json)")
+            msg = (
+                f"hxfuse: search {point['sweep']}: no candidate passed its check, so there is "
+                "nothing to confirm (see its search.json)"
+            )
             lf.write(msg + "\n")
             print(msg)
             return 1
@@ -71,37 +82,63 @@ def run_confirmation(runner: str, prefix: str, env: dict, timeout_s: float,
         t_job = time.monotonic()
         for i, (k, side) in enumerate(order(pairs)):
             args = (fixed_args if side == "fixed" else best_args)[k]
-            info = {**point, "point": side, "replicate": k,
-                    "params": point["fixed_params"] if side == "fixed" else best["params"],
-                    "candidate": "fixed" if side == "fixed" else best["id"]}
+            info = {
+                **point,
+                "point": side,
+                "replicate": k,
+                "params": point["fixed_params"] if side == "fixed" else best["params"],
+                "candidate": "fixed" if side == "fixed" else best["id"],
+            }
             info.pop("fixed_params", None)
             t0 = time.monotonic()
-            rc = run_point(runner=runner, args=args, prefix=prefix, timeout_s=timeout_s, env=env,
-                           point=info, out_jsonl=str(out / side / f"rep{k}.jsonl"),
-                           out_provenance=str(out / side / f"rep{k}.provenance.json"),
-                           out_npy=str(out / "npy" / side / f"rep{k}"),
-                           log=str(out / "logs" / f"{side}-rep{k}.log"))
-            lf.write(f"{i}: pair {k} {side} ({info['candidate']}): exit {rc} after "
-                     f"{time.monotonic() - t0:.1f} s\n")
+            rc = run_point(
+                runner=runner,
+                args=args,
+                prefix=prefix,
+                timeout_s=timeout_s,
+                env=env,
+                point=info,
+                out_jsonl=str(out / side / f"rep{k}.jsonl"),
+                out_provenance=str(out / side / f"rep{k}.provenance.json"),
+                out_npy=str(out / "npy" / side / f"rep{k}"),
+                log=str(out / "logs" / f"{side}-rep{k}.log"),
+            )
+            lf.write(f"{i}: pair {k} {side} ({info['candidate']}): exit {rc} after {time.monotonic() - t0:.1f} s\n")
             lf.flush()
             if rc != 0:
                 keep = Path(log).with_suffix(f".{side}-rep{k}.log")
                 shutil.copy(out / "logs" / f"{side}-rep{k}.log", keep)
                 shutil.rmtree(out, ignore_errors=True)
                 return rc
-            runs.append({"seq": i, "pair": k, "side": side, "candidate": info["candidate"],
-                         "wall_s": round(time.monotonic() - t0, 3)})
-        (out / "runs.json").write_text(json.dumps({
-            "best": best["id"], "best_values": best.get("values"), "pairs": pairs,
-            "order": runs, "job_wall_s": round(time.monotonic() - t_job, 3)}, indent=1) + "\n")
+            runs.append(
+                {
+                    "seq": i,
+                    "pair": k,
+                    "side": side,
+                    "candidate": info["candidate"],
+                    "wall_s": round(time.monotonic() - t0, 3),
+                }
+            )
+        (out / "runs.json").write_text(
+            json.dumps(
+                {
+                    "best": best["id"],
+                    "best_values": best.get("values"),
+                    "pairs": pairs,
+                    "order": runs,
+                    "job_wall_s": round(time.monotonic() - t_job, 3),
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 
 FAILED_RECORD = "failed"
 
 
-def mark_failed(point: dict, args: list[str], out_jsonl: str, out_provenance: str, out_npy: str,
-                log: str) -> int:
+def mark_failed(point: dict, args: list[str], out_jsonl: str, out_provenance: str, out_npy: str, log: str) -> int:
     """Keep a search candidate whose run failed as a failed candidate: a
     one-record file ``{"record": "failed", "reason": ...}`` (no meta, no end:
     no reader takes it for a result, and its check fails), a sidecar with the
@@ -115,9 +152,18 @@ def mark_failed(point: dict, args: list[str], out_jsonl: str, out_provenance: st
     except OSError:
         pass
     Path(out_npy).mkdir(parents=True, exist_ok=True)
-    Path(out_provenance).write_text(json.dumps({
-        **{k: point.get(k) for k in ("target", "sweep", "workload", "point", "point_hash")},
-        "runner_args": list(args), "failed": reason, "runner_wall_s": None}, indent=1) + "\n")
+    Path(out_provenance).write_text(
+        json.dumps(
+            {
+                **{k: point.get(k) for k in ("target", "sweep", "workload", "point", "point_hash")},
+                "runner_args": list(args),
+                "failed": reason,
+                "runner_wall_s": None,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     Path(out_jsonl).write_text(json.dumps({"record": FAILED_RECORD, "reason": reason}) + "\n")
     with open(log, "a") as lf:
         lf.write(f"hxfuse: search candidate kept as failed: {reason}\n")

@@ -29,6 +29,7 @@ and the candidate.  Nothing runs before all of that passes.
 Standard library and ``hxfuse.config`` only: the search's run jobs take their
 arguments from here at planning time.
 """
+
 from __future__ import annotations
 
 import copy
@@ -125,12 +126,28 @@ def params_of(config: dict, name: str, values: dict, target: str) -> dict:
     return p
 
 
-def _runner_args(config: dict, name: str, target: str, cid: str, params: dict, *,
-                 rounds: int, warmup: int, seed: int, groups: list[str]) -> list[str]:
+def _runner_args(
+    config: dict,
+    name: str,
+    target: str,
+    cid: str,
+    params: dict,
+    *,
+    rounds: int,
+    warmup: int,
+    seed: int,
+    groups: list[str],
+) -> list[str]:
     s = searches(config)[name]
     cfg = dict(config)
-    cfg["run"] = {**config["run"], "rounds": rounds, "warmup": warmup, "seed": seed,
-                  "groups": list(groups), "replicates": 1}
+    cfg["run"] = {
+        **config["run"],
+        "rounds": rounds,
+        "warmup": warmup,
+        "seed": seed,
+        "groups": list(groups),
+        "replicates": 1,
+    }
     ts = copy.deepcopy(config.get("target_settings") or {})
     if isinstance(ts.get(target), dict):
         ts[target].pop("run", None)  # the search's own rounds, warm-up and groups
@@ -156,41 +173,84 @@ def plan(config: dict, name: str, target: str) -> dict:
     space, budget, conf, seed = s["space"], s["budget"], s["confirm"], int(s["seed"])
 
     def confirm_args(cid, params):
-        return [_runner_args(config, name, target, cid, params, rounds=conf["rounds"],
-                             warmup=conf["warmup"], seed=seed + 1 + k, groups=["A", "C", "D"])
-                for k in range(conf["pairs"])]
+        return [
+            _runner_args(
+                config,
+                name,
+                target,
+                cid,
+                params,
+                rounds=conf["rounds"],
+                warmup=conf["warmup"],
+                seed=seed + 1 + k,
+                groups=["A", "C", "D"],
+            )
+            for k in range(conf["pairs"])
+        ]
 
     cands = []
     for j, idx in enumerate(choose(space, budget["candidates"], seed)):
         values = combo_at(space, idx)
         cid = f"c{j}"
         params = params_of(config, name, values, target)
-        args = _runner_args(config, name, target, cid, params, rounds=budget["rounds"],
-                            warmup=budget["warmup"], seed=seed, groups=["D"])
-        cands.append({
-            "id": cid, "index": idx, "values": values, "label": describe(values), "params": params,
-            "args": args, "hash": args_hash(target, args), "confirm_args": confirm_args(cid, params),
-        })
+        args = _runner_args(
+            config, name, target, cid, params, rounds=budget["rounds"], warmup=budget["warmup"], seed=seed, groups=["D"]
+        )
+        cands.append(
+            {
+                "id": cid,
+                "index": idx,
+                "values": values,
+                "label": describe(values),
+                "params": params,
+                "args": args,
+                "hash": args_hash(target, args),
+                "confirm_args": confirm_args(cid, params),
+            }
+        )
     fixed_values = copy.deepcopy(s.get("fixed") or {})
     fparams = params_of(config, name, fixed_values, target)
-    fargs = _runner_args(config, name, target, "fixed", fparams, rounds=budget["rounds"],
-                         warmup=budget["warmup"], seed=seed, groups=["D"])
+    fargs = _runner_args(
+        config,
+        name,
+        target,
+        "fixed",
+        fparams,
+        rounds=budget["rounds"],
+        warmup=budget["warmup"],
+        seed=seed,
+        groups=["D"],
+    )
     # the fixed default's own coordinates in the space, where it lies in it
     in_space = {k: fparams[k] for k in space_keys(space)}
     member = all(canonical(in_space[k]) in {canonical(v) for v in space[k]} for k in in_space)
     return {
-        "name": name, "target": target, "title": s.get("title", name), "workload": s["workload"],
-        "space": {k: space[k] for k in space_keys(space)}, "space_size": space_size(space),
-        "exhaustive": space_size(space) <= budget["candidates"], "budget": dict(budget),
-        "confirm": dict(conf), "seed": seed, "candidates": cands,
+        "name": name,
+        "target": target,
+        "title": s.get("title", name),
+        "workload": s["workload"],
+        "space": {k: space[k] for k in space_keys(space)},
+        "space_size": space_size(space),
+        "exhaustive": space_size(space) <= budget["candidates"],
+        "budget": dict(budget),
+        "confirm": dict(conf),
+        "seed": seed,
+        "candidates": cands,
         # the fixed default is measured like a candidate too (a reference:
         # outside the budget, never the best found), so the search's table
         # shows where it stands
-        "fixed": {"id": "fixed", "index": -1, "values": fixed_values, "params": fparams,
-                  "label": "fixed: " + describe(in_space), "in_space": member,
-                  "space_values": in_space,
-                  "args": fargs, "hash": args_hash(target, fargs),
-                  "confirm_args": confirm_args("fixed", fparams)},
+        "fixed": {
+            "id": "fixed",
+            "index": -1,
+            "values": fixed_values,
+            "params": fparams,
+            "label": "fixed: " + describe(in_space),
+            "in_space": member,
+            "space_values": in_space,
+            "args": fargs,
+            "hash": args_hash(target, fargs),
+            "confirm_args": confirm_args("fixed", fparams),
+        },
     }
 
 
@@ -201,8 +261,9 @@ def search_problems(config: dict) -> list[str]:
     out: list[str] = []
     all_s = searches(config)
     if all_s and not search_targets(config):
-        out.append("config.searches: no target with real timings to search on (emulated "
-                   "targets' timings are not performance)")
+        out.append(
+            "config.searches: no target with real timings to search on (emulated targets' timings are not performance)"
+        )
     for name, s in all_s.items():
         key = f"config.searches.{name}"
         space = s["space"]
@@ -218,15 +279,13 @@ def search_problems(config: dict) -> list[str]:
             out += mine
             continue
         size = space_size(space)
-        idx = range(size) if size <= MAX_CHECKED else choose(space, s["budget"]["candidates"],
-                                                             int(s["seed"]))
+        idx = range(size) if size <= MAX_CHECKED else choose(space, s["budget"]["candidates"], int(s["seed"]))
         combos = [combo_at(space, i) for i in idx]
         pts = [{"name": "fixed", "x": 0, **(s.get("fixed") or {})}]
         pts += [{"name": f"c{j}", "x": j + 1, **v} for j, v in enumerate(combos)]
         probe = dict(config)
         sname = "_search_check"
-        probe["sweeps"] = {sname: {"workloads": [s["workload"]], "base": s.get("base") or {},
-                                   "points": pts}}
+        probe["sweeps"] = {sname: {"workloads": [s["workload"]], "base": s.get("base") or {}, "points": pts}}
         where = {0: f"{key}.fixed."}
         where.update({j + 1: f"{key}.space, candidate ({describe(v)}): " for j, v in enumerate(combos)})
         pat = re.compile(rf"^config\.sweeps\.{sname}\.points\[(\d+)\]\.")
@@ -236,8 +295,7 @@ def search_problems(config: dict) -> list[str]:
                 if line not in mine:
                     mine.append(line)
         if len(mine) > MAX_PROBLEMS:
-            mine = mine[:MAX_PROBLEMS] + [f"{key}: ... and {len(mine) - MAX_PROBLEMS} more "
-                                          "problem(s) of this search"]
+            mine = mine[:MAX_PROBLEMS] + [f"{key}: ... and {len(mine) - MAX_PROBLEMS} more problem(s) of this search"]
         out += mine
     return out
 
@@ -248,8 +306,10 @@ def search_summary(config: dict) -> list[str]:
     for name, s in searches(config).items():
         size, n = space_size(s["space"]), min(space_size(s["space"]), s["budget"]["candidates"])
         how = "the whole space" if size <= s["budget"]["candidates"] else f"drawn with seed {s['seed']}"
-        out.append(f"search {name} ({s['workload']}, targets {', '.join(search_targets(config))}): "
-                   f"{n} of {size} configurations ({how}), {s['budget']['rounds']} rounds of group D "
-                   f"each, then {s['confirm']['pairs']} interleaved pairs of the best and the fixed "
-                   f"default ({s['confirm']['rounds']} rounds of A, C, D each)")
+        out.append(
+            f"search {name} ({s['workload']}, targets {', '.join(search_targets(config))}): "
+            f"{n} of {size} configurations ({how}), {s['budget']['rounds']} rounds of group D "
+            f"each, then {s['confirm']['pairs']} interleaved pairs of the best and the fixed "
+            f"default ({s['confirm']['rounds']} rounds of A, C, D each)"
+        )
     return out

@@ -16,6 +16,7 @@
 Any failure fails the point loudly (the rule exits non-zero): no statistic is
 ever computed from a run with a failed request.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -62,8 +63,9 @@ def _outputs(kind: str, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
     return [arrays["C"]] if kind == "compute" else [arrays["y"], arrays["dst"]]
 
 
-def _check_verified(recs: list[dict], npy_dir: str | Path, rtol: float, atol: float,
-                    reasons: list[str]) -> dict[tuple, str]:
+def _check_verified(
+    recs: list[dict], npy_dir: str | Path, rtol: float, atol: float, reasons: list[str]
+) -> dict[tuple, str]:
     """Recompute every dumped input set; returns (kind, size, input) -> verified checksum."""
     verified: dict[tuple, str] = {}
     for v in (r for r in recs if r.get("record") == "verify"):
@@ -111,15 +113,18 @@ def _pair_problems(key: tuple, reqs: dict[int, dict]) -> list[str]:
         if key[1] != "D":
             bad.append(f"replay {key}: request {i} paired under policy {key[1]} (only D pairs)")
         elif p is None or p["paired_with"] != i or p["kind"] == r["kind"] or j == i:
-            bad.append(f"replay {key}: request {i} paired with {j}: not a compute/bandwidth pair "
-                       "of two requests that name each other")
+            bad.append(
+                f"replay {key}: request {i} paired with {j}: not a compute/bandwidth pair "
+                "of two requests that name each other"
+            )
         elif min(p["launch_ns"], r["launch_ns"]) < max(p["admit_ns"], r["admit_ns"]):
             bad.append(f"replay {key}: pair {i}/{j} launched before both were admitted")
     return bad
 
 
-def check_run(jsonl: str | Path, npy_dir: str | Path, trace: str | Path, rtol: float = 1e-4,
-              atol: float = 1e-5) -> dict:
+def check_run(
+    jsonl: str | Path, npy_dir: str | Path, trace: str | Path, rtol: float = 1e-4, atol: float = 1e-5
+) -> dict:
     """The check result: ``ok``, ``reasons`` (empty when ok) and counts."""
     reasons: list[str] = []
     res = {"jsonl": str(jsonl), "trace": str(trace), "ok": False, "reasons": reasons}
@@ -135,8 +140,9 @@ def check_run(jsonl: str | Path, npy_dir: str | Path, trace: str | Path, rtol: f
         return res
     got = fnv1a64(Path(trace).read_bytes())
     if f"{got:016x}" != meta.get("trace_fnv1a64"):
-        reasons.append(f"the runner read a different trace (fnv1a64 {meta.get('trace_fnv1a64')}, "
-                       f"{trace} has {got:016x})")
+        reasons.append(
+            f"the runner read a different trace (fnv1a64 {meta.get('trace_fnv1a64')}, {trace} has {got:016x})"
+        )
     verified = _check_verified(recs, npy_dir, rtol, atol, reasons)
     reqs = [r for r in recs if r.get("record") == "request"]
     replays = [r for r in recs if r.get("record") == "replay"]
@@ -162,6 +168,7 @@ def check_run(jsonl: str | Path, npy_dir: str | Path, trace: str | Path, rtol: f
         if len(got_reqs) != n:
             reasons.append(f"replay rep {key[0]} policy {key[1]}: {len(got_reqs)} requests, the trace has {n}")
         reasons += _pair_problems(key, got_reqs)
-    res.update(ok=not reasons, requests=len(reqs), replays=len(replays), failed_requests=failed,
-               verified_sets=len(verified))
+    res.update(
+        ok=not reasons, requests=len(reqs), replays=len(replays), failed_requests=failed, verified_sets=len(verified)
+    )
     return res

@@ -7,6 +7,7 @@ unknown key included, and the workflow stops.  Defaults fill what the block
 omits.  A serve study (config/studies/<name>.yaml with ``serve_points``,
 optionally overriding other serve keys) replaces the points whole.
 """
+
 from __future__ import annotations
 
 import copy
@@ -109,9 +110,16 @@ def problems(s: dict, where: str = "config.serve") -> list[str]:
     extra = sorted(set(s) - set(DEFAULTS))
     if extra:
         out.append(f"{where}: unknown key(s) {', '.join(map(repr, extra))} (allowed: {', '.join(DEFAULTS)})")
-    ints = {"replicates": (1, 20), "reps": (1, 100), "requests": (1, 100000), "seed": (0, 2**31 - 1 - 20),
-            "gemv_cols": (1, 65536), "copy_row_bytes": (1, 1 << 20), "copy_src_stride": (1, 1 << 21),
-            "pool": (1, 16)}
+    ints = {
+        "replicates": (1, 20),
+        "reps": (1, 100),
+        "requests": (1, 100000),
+        "seed": (0, 2**31 - 1 - 20),
+        "gemv_cols": (1, 65536),
+        "copy_row_bytes": (1, 1 << 20),
+        "copy_src_stride": (1, 1 << 21),
+        "pool": (1, 16),
+    }
     for k, (lo, hi) in ints.items():
         if not _int(s.get(k), lo, hi):
             out.append(f"{where}.{k}: {s.get(k)!r} is not an integer in [{lo}, {hi}]")
@@ -124,16 +132,24 @@ def problems(s: dict, where: str = "config.serve") -> list[str]:
         if why:
             out.append(f"{where}.{k}: {s.get(k)!r}: {why}")
     dl = s.get("deadline_ms")
-    if not isinstance(dl, dict) or set(dl) != {"compute", "bandwidth"} or \
-            not all(_num(v, 0, 1e6, open_lo=True) for v in dl.values()):
+    if (
+        not isinstance(dl, dict)
+        or set(dl) != {"compute", "bandwidth"}
+        or not all(_num(v, 0, 1e6, open_lo=True) for v in dl.values())
+    ):
         out.append(f"{where}.deadline_ms: {dl!r} must be {{compute: MS, bandwidth: MS}} with positive numbers")
     nk = s.get("gemm_nk")
     if not isinstance(nk, list) or len(nk) != 2 or not all(_int(x, 1, 4096) for x in nk):
         out.append(f"{where}.gemm_nk: {nk!r} is not [N, K] with integers in [1, 4096]")
-    if _int(s.get("copy_row_bytes"), 1, 1 << 20) and _int(s.get("copy_src_stride"), 1, 1 << 21) \
-            and s["copy_src_stride"] < s["copy_row_bytes"]:
-        out.append(f"{where}.copy_src_stride: {s['copy_src_stride']} is below copy_row_bytes "
-                   f"{s['copy_row_bytes']} (source rows would overlap)")
+    if (
+        _int(s.get("copy_row_bytes"), 1, 1 << 20)
+        and _int(s.get("copy_src_stride"), 1, 1 << 21)
+        and s["copy_src_stride"] < s["copy_row_bytes"]
+    ):
+        out.append(
+            f"{where}.copy_src_stride: {s['copy_src_stride']} is below copy_row_bytes "
+            f"{s['copy_row_bytes']} (source rows would overlap)"
+        )
     out += _points_problems(s.get("points"), f"{where}.points")
     return out
 
@@ -148,12 +164,15 @@ def _load_study(study: str) -> tuple[dict, str]:
     except yaml.YAMLError as exc:
         raise ServeConfigError(f"{path}: YAML error: {exc}") from None
     if not isinstance(doc, dict) or "serve_points" not in doc:
-        raise ServeConfigError(f"{path}: a serve study is a mapping with `serve_points` (and optionally "
-                               f"`description` and serve keys to override)")
+        raise ServeConfigError(
+            f"{path}: a serve study is a mapping with `serve_points` (and optionally "
+            f"`description` and serve keys to override)"
+        )
     extra = sorted(set(doc) - set(STUDY_KEYS))
     if extra:
-        raise ServeConfigError(f"{path}: unknown key(s) {', '.join(map(repr, extra))} "
-                               f"(allowed: {', '.join(STUDY_KEYS)})")
+        raise ServeConfigError(
+            f"{path}: unknown key(s) {', '.join(map(repr, extra))} (allowed: {', '.join(STUDY_KEYS)})"
+        )
     return doc, str(path)
 
 
@@ -178,8 +197,7 @@ def resolve(config: dict) -> dict:
         s["points"] = copy.deepcopy(doc["serve_points"])
     errs = problems(s, where)
     if errs:
-        errs = [e.replace(f"{where}.points", f"{where}: serve_points") if where != "config.serve" else e
-                for e in errs]
+        errs = [e.replace(f"{where}.points", f"{where}: serve_points") if where != "config.serve" else e for e in errs]
         raise ServeConfigError("invalid configuration:\n  " + "\n  ".join(errs))
     return s
 
@@ -190,15 +208,40 @@ def points(s: dict) -> list[ServePoint]:
 
 def trace_params(s: dict, p: ServePoint, replicate: int) -> dict:
     """What the trace of one replicate depends on (hxfuse.serve.make_trace)."""
-    return {"rate_per_s": p.rate, "n": s["requests"], "seed": s["seed"] + replicate,
-            "compute_share": s["compute_share"], "compute_sizes": s["compute_sizes"],
-            "bandwidth_sizes": s["bandwidth_sizes"], "deadline_ms": s["deadline_ms"]}
+    return {
+        "rate_per_s": p.rate,
+        "n": s["requests"],
+        "seed": s["seed"] + replicate,
+        "compute_share": s["compute_share"],
+        "compute_sizes": s["compute_sizes"],
+        "bandwidth_sizes": s["bandwidth_sizes"],
+        "deadline_ms": s["deadline_ms"],
+    }
 
 
 def runner_args(s: dict, p: ServePoint, replicate: int) -> list[str]:
     """hxserve's options for one replicate (trace, out and npy-dir added by the rule)."""
-    return ["--policies", "A,B,D", "--reps", str(s["reps"]), "--window-us", str(p.window_us),
-            "--seed", str(s["seed"] + replicate), "--gemm-nk", f"{s['gemm_nk'][0]},{s['gemm_nk'][1]}",
-            "--gemv-cols", str(s["gemv_cols"]), "--copy-row-bytes", str(s["copy_row_bytes"]),
-            "--copy-src-stride", str(s["copy_src_stride"]), "--pool", str(s["pool"]),
-            "--label", f"point={p.name}", "--label", f"replicate={replicate}"]
+    return [
+        "--policies",
+        "A,B,D",
+        "--reps",
+        str(s["reps"]),
+        "--window-us",
+        str(p.window_us),
+        "--seed",
+        str(s["seed"] + replicate),
+        "--gemm-nk",
+        f"{s['gemm_nk'][0]},{s['gemm_nk'][1]}",
+        "--gemv-cols",
+        str(s["gemv_cols"]),
+        "--copy-row-bytes",
+        str(s["copy_row_bytes"]),
+        "--copy-src-stride",
+        str(s["copy_src_stride"]),
+        "--pool",
+        str(s["pool"]),
+        "--label",
+        f"point={p.name}",
+        "--label",
+        f"replicate={replicate}",
+    ]

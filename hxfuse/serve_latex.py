@@ -1,5 +1,6 @@
 """LaTeX rows of the service mode's summary (rule serve_table), rendered from
 workflow/templates/serve_table.tex.j2 with hxfuse.latex's Jinja2 loader."""
+
 from __future__ import annotations
 
 import math
@@ -33,11 +34,21 @@ def table_rows(summary: pd.DataFrame) -> list[dict]:
             get = {m: (sp.loc[m] if m in sp.index else None) for m in COLUMNS}
             # a point measured while other work kept the cores busy is marked
             mark = r"$^\dagger$" if "loaded" in sp.columns and bool(sp["loaded"].any()) else ""
-            rows.append({"point": tex_escape(p["point"]) + mark, "rate": f"{p['rate']:g}", "w": str(p["window_us"]),
-                         "policy": pol, "p50": _cell(get["p50_ms"]), "p95": _cell(get["p95_ms"]),
-                         "p99": _cell(get["p99_ms"]), "short": _cell(get["short_p99_ms"]),
-                         "miss": _cell(get["miss_rate"], 100.0, 1), "tput": _cell(get["throughput_rps"], 1.0, 0),
-                         "wait": _cell(get["pairing_wait_mean_ms"], 1.0, 3)})
+            rows.append(
+                {
+                    "point": tex_escape(p["point"]) + mark,
+                    "rate": f"{p['rate']:g}",
+                    "w": str(p["window_us"]),
+                    "policy": pol,
+                    "p50": _cell(get["p50_ms"]),
+                    "p95": _cell(get["p95_ms"]),
+                    "p99": _cell(get["p99_ms"]),
+                    "short": _cell(get["short_p99_ms"]),
+                    "miss": _cell(get["miss_rate"], 100.0, 1),
+                    "tput": _cell(get["throughput_rps"], 1.0, 0),
+                    "wait": _cell(get["pairing_wait_mean_ms"], 1.0, 3),
+                }
+            )
     return rows
 
 

@@ -1,5 +1,6 @@
 """Figures of the service mode (rule serve_figures): drawing only; every
 number comes from hxfuse.serve's tables."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-POLICY_STYLE = {"A": ("#7f7f7f", "A FIFO serial"), "B": ("#1f77b4", "B engine queues"),
-                "D": ("#d62728", "D fused pairing")}
+POLICY_STYLE = {
+    "A": ("#7f7f7f", "A FIFO serial"),
+    "B": ("#1f77b4", "B engine queues"),
+    "D": ("#d62728", "D fused pairing"),
+}
 
 
 def _save(fig, out: Sequence[str | Path]) -> None:
@@ -58,8 +62,11 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
     from matplotlib.lines import Line2D
 
     other = "window_us" if x == "rate" else "rate"
-    metrics = (("p99_ms", "p99 latency (ms)"), ("short_p99_ms", "bandwidth-request p99 (ms)"),
-               ("miss_rate", "deadline miss rate"))
+    metrics = (
+        ("p99_ms", "p99 latency (ms)"),
+        ("short_p99_ms", "bandwidth-request p99 (ms)"),
+        ("miss_rate", "deadline miss rate"),
+    )
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     s = summary[summary["policy"].isin(POLICY_STYLE)]
     counts = s.groupby(other)[x].nunique()
@@ -77,8 +84,16 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
                 if g.empty:
                     continue
                 err = np.vstack([g["median"] - g["lo"], g["hi"] - g["median"]])
-                ax.errorbar(g[x] + (k - 1) * 0.012 * span, g["median"], yerr=err, color=color,
-                            ls=styles[ov], marker="o", ms=3, capsize=2)
+                ax.errorbar(
+                    g[x] + (k - 1) * 0.012 * span,
+                    g["median"],
+                    yerr=err,
+                    color=color,
+                    ls=styles[ov],
+                    marker="o",
+                    ms=3,
+                    capsize=2,
+                )
         if m.endswith("_ms"):
             ax.set_yscale("log")
         ax.set_xlabel(xlabel)

@@ -2,6 +2,7 @@
 generator, and the CSV the runner reads, validated with the runner's own rules
 (kernels/src/serve_trace.c) before any work.  Its own module so that the
 trace rule reruns only when this code changes."""
+
 from __future__ import annotations
 
 import math
@@ -34,9 +35,15 @@ def poisson_arrivals(rate_per_s: float, n: int, seed: int) -> np.ndarray:
     return np.floor(np.cumsum(gaps)).astype(np.int64)
 
 
-def make_trace(rate_per_s: float, n: int, seed: int, compute_share: float,
-               compute_sizes: Sequence[int], bandwidth_sizes: Sequence[int],
-               deadline_ms: dict) -> pd.DataFrame:
+def make_trace(
+    rate_per_s: float,
+    n: int,
+    seed: int,
+    compute_share: float,
+    compute_sizes: Sequence[int],
+    bandwidth_sizes: Sequence[int],
+    deadline_ms: dict,
+) -> pd.DataFrame:
     """A seeded trace: Poisson arrivals, each request compute with probability
     ``compute_share`` (else bandwidth), its size drawn uniformly from its
     kind's sizes, its deadline its kind's latency budget."""
@@ -48,8 +55,9 @@ def make_trace(rate_per_s: float, n: int, seed: int, compute_share: float,
     bsz = rng.choice(np.asarray(bandwidth_sizes, dtype=np.int64), size=n)
     kind = np.where(compute, "compute", "bandwidth")
     dl = np.where(compute, int(round(deadline_ms["compute"] * 1e6)), int(round(deadline_ms["bandwidth"] * 1e6)))
-    df = pd.DataFrame({"arrival_ns": arrivals, "kind": kind, "size": np.where(compute, csz, bsz),
-                       "deadline_ns": dl.astype(np.int64)})
+    df = pd.DataFrame(
+        {"arrival_ns": arrivals, "kind": kind, "size": np.where(compute, csz, bsz), "deadline_ns": dl.astype(np.int64)}
+    )
     validate_trace(df, "generated trace")
     return df
 
@@ -66,9 +74,11 @@ def validate_trace(df: pd.DataFrame, where: str = "trace") -> pd.DataFrame:
     bad = [(i, k) for i, k in enumerate(df["kind"]) if k not in KINDS]
     if bad:
         raise ServeError(f"{where}: row {bad[0][0] + 1}: kind {bad[0][1]!r} is not compute or bandwidth")
-    checks = [("arrival_ns", df["arrival_ns"] < 0, "is negative"),
-              ("size", (df["size"] < 1) | (df["size"] > MAX_SIZE), f"is not in [1, {MAX_SIZE}]"),
-              ("deadline_ns", df["deadline_ns"] < 1, "is not positive")]
+    checks = [
+        ("arrival_ns", df["arrival_ns"] < 0, "is negative"),
+        ("size", (df["size"] < 1) | (df["size"] > MAX_SIZE), f"is not in [1, {MAX_SIZE}]"),
+        ("deadline_ns", df["deadline_ns"] < 1, "is not positive"),
+    ]
     for col, mask, what in checks:
         if mask.any():
             i = int(np.flatnonzero(mask.to_numpy())[0])

@@ -240,9 +240,7 @@ def median_bias_bound(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> 
     return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - c))) / abs(med))
 
 
-def ratio_noise(
-    ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float
-) -> list[str]:
+def ratio_noise(ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float) -> list[str]:
     """Noise that withholds a verdict: for each relation (its per-round paired
     speedups), interference frequent enough that it could have moved the
     median by more than half the minimum effect (:func:`median_bias_bound`).
@@ -261,8 +259,10 @@ def ratio_noise(
         if not math.isfinite(b) and not math.isinf(b):
             continue
         c = contamination(a, min_effect)
-        out.append(f"{c:.0%} of {key}'s rounds hit by interference could move its median by up to "
-                   f"{b:.1%} (> half the minimum effect, {min_effect / 2:.1%})")
+        out.append(
+            f"{c:.0%} of {key}'s rounds hit by interference could move its median by up to "
+            f"{b:.1%} (> half the minimum effect, {min_effect / 2:.1%})"
+        )
     return out
 
 

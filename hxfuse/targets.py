@@ -28,6 +28,7 @@ target produced (its name, ``summary.json``'s ``emulated``, or a table's
 Standard library only, and no other hxfuse import: the analysis, the figure
 and table code and the Snakefile all import this module.
 """
+
 from __future__ import annotations
 
 import math
@@ -67,46 +68,66 @@ _B_HEXAGON = (
     "request (HAP_compute_res), so requests needing them serialise unless given disjoint "
     "pre-reserved shares; FastRPC calls on one handle serialise; QNN/HTP graphs run one after "
     "another. In the runner (run_main_on_hexagon, one process) B is the executor's request-queue "
-    "path with one queue per engine thread; the FastRPC transport cost is not included.")
+    "path with one queue per engine thread; the FastRPC transport cost is not included."
+)
 _HEXAGON_SOURCES = ("src", "hexagon")
 _SDK_DEFAULTS = {"arch": "v73"}
 
-TARGETS: dict[str, Target] = {t.name: t for t in (
-    Target(
-        "host", emulated=False, native=True, status="native: real timings",
-        group_b="one request per task, pushed at once to each task's own engine queue "
-                "(threads mx, vec, dma); the host waits for all",
-    ),
-    Target(
-        "hexagon-qemu", emulated=True,
-        status="EMULATED under qemu-hexagon: correctness only, timings are not performance",
-        group_b="the runner's request-queue path (one queue per engine thread) under emulation: "
-                "correctness only. On the device: " + _B_HEXAGON,
-        hexagon=True, integer_only="QEMU has no HVX floating point", toolchain="zig",
-        sources=_HEXAGON_SOURCES, defaults={"qemu": "qemu-hexagon"},
-    ),
-    Target(
-        "hexagon", emulated=False,
-        status="Hexagon cDSP over adb (Hexagon SDK): written against the documented API, "
-               "not yet run on hardware",
-        group_b=_B_HEXAGON,
-        needs_sdk=True, hexagon=True, integer_only="its fp32 path is scalar reference code, not HVX/HMX",
-        toolchain="hexagon-clang", sources=_HEXAGON_SOURCES,
-        defaults={**_SDK_DEFAULTS, "device_dir": "/data/local/tmp/hxfuse"},
-    ),
-    # Its runner is built with HX_EMULATED=1 (kernels/targets/hexagon-sim.mk),
-    # so its records say emulated and emulated_results() treats what it
-    # produced as emulated; by name it is not (the paper lists it, not run,
-    # as an untested device path).
-    Target(
-        "hexagon-sim", emulated=False, simulated=True,
-        status="Hexagon SDK simulator: written against the documented API, not yet run; "
-               "timings are a cycle model, not a phone",
-        group_b=_B_HEXAGON,
-        needs_sdk=True, hexagon=True, integer_only="its fp32 path is scalar reference code, not HVX/HMX",
-        toolchain="hexagon-clang", sources=_HEXAGON_SOURCES, defaults=dict(_SDK_DEFAULTS),
-    ),
-)}
+TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        Target(
+            "host",
+            emulated=False,
+            native=True,
+            status="native: real timings",
+            group_b="one request per task, pushed at once to each task's own engine queue "
+            "(threads mx, vec, dma); the host waits for all",
+        ),
+        Target(
+            "hexagon-qemu",
+            emulated=True,
+            status="EMULATED under qemu-hexagon: correctness only, timings are not performance",
+            group_b="the runner's request-queue path (one queue per engine thread) under emulation: "
+            "correctness only. On the device: " + _B_HEXAGON,
+            hexagon=True,
+            integer_only="QEMU has no HVX floating point",
+            toolchain="zig",
+            sources=_HEXAGON_SOURCES,
+            defaults={"qemu": "qemu-hexagon"},
+        ),
+        Target(
+            "hexagon",
+            emulated=False,
+            status="Hexagon cDSP over adb (Hexagon SDK): written against the documented API, not yet run on hardware",
+            group_b=_B_HEXAGON,
+            needs_sdk=True,
+            hexagon=True,
+            integer_only="its fp32 path is scalar reference code, not HVX/HMX",
+            toolchain="hexagon-clang",
+            sources=_HEXAGON_SOURCES,
+            defaults={**_SDK_DEFAULTS, "device_dir": "/data/local/tmp/hxfuse"},
+        ),
+        # Its runner is built with HX_EMULATED=1 (kernels/targets/hexagon-sim.mk),
+        # so its records say emulated and emulated_results() treats what it
+        # produced as emulated; by name it is not (the paper lists it, not run,
+        # as an untested device path).
+        Target(
+            "hexagon-sim",
+            emulated=False,
+            simulated=True,
+            status="Hexagon SDK simulator: written against the documented API, not yet run; "
+            "timings are a cycle model, not a phone",
+            group_b=_B_HEXAGON,
+            needs_sdk=True,
+            hexagon=True,
+            integer_only="its fp32 path is scalar reference code, not HVX/HMX",
+            toolchain="hexagon-clang",
+            sources=_HEXAGON_SOURCES,
+            defaults=dict(_SDK_DEFAULTS),
+        ),
+    )
+}
 NAMES = tuple(TARGETS)
 EMULATED_TARGETS = frozenset(t for t, info in TARGETS.items() if info.emulated)
 SDK_TARGETS = tuple(t for t, info in TARGETS.items() if info.needs_sdk)
@@ -142,8 +163,7 @@ def emulated_flag(value: Any) -> bool:
     return str(value).strip().lower() in ("true", "1")
 
 
-def emulated_results(target: str | None = None, table: Any = None,
-                     doc: Mapping[str, Any] | None = None) -> bool:
+def emulated_results(target: str | None = None, table: Any = None, doc: Mapping[str, Any] | None = None) -> bool:
     """Whether results are emulated (their timings are not performance): the
     target *target* is, or *doc* (a ``summary.json``) says ``emulated``, or
     any row of *table* (a pandas DataFrame: a summary or trial table) has a

@@ -26,8 +26,21 @@ from .metrics import ALONE, GROUPS, engine_sort_key
 
 HOST = "host"
 GANTT_COLUMNS = [
-    "trial_id", "round", "workload", "group", "makespan_ns", "lane", "kind", "name",
-    "begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "run_share", "core", "task",
+    "trial_id",
+    "round",
+    "workload",
+    "group",
+    "makespan_ns",
+    "lane",
+    "kind",
+    "name",
+    "begin_ns",
+    "end_ns",
+    "start_rel_ns",
+    "end_rel_ns",
+    "run_share",
+    "core",
+    "task",
 ]
 
 
@@ -100,16 +113,39 @@ def _adder(rows: list[dict[str, Any]], tr: pd.Series):
     """``add(lane, kind, name, begin, end, share, core, task)``: appends one
     interval of trial *tr* to *rows*, times also relative to its first submit."""
     key = {
-        "trial_id": int(tr["trial_id"]), "round": int(tr["round"]), "workload": tr["workload"],
-        "group": tr["group"], "makespan_ns": float(tr["makespan_ns"]),
+        "trial_id": int(tr["trial_id"]),
+        "round": int(tr["round"]),
+        "workload": tr["workload"],
+        "group": tr["group"],
+        "makespan_ns": float(tr["makespan_ns"]),
     }
     t0 = float(tr["host_submit_begin"])
 
-    def add(lane: str, kind: str, name: str, b: float, e: float, share: float = math.nan,
-            core: float = math.nan, task: str = "") -> None:
-        rows.append(key | {"lane": lane, "kind": kind, "name": name, "begin_ns": b, "end_ns": e,
-                           "start_rel_ns": b - t0, "end_rel_ns": e - t0, "run_share": share,
-                           "core": core, "task": task})
+    def add(
+        lane: str,
+        kind: str,
+        name: str,
+        b: float,
+        e: float,
+        share: float = math.nan,
+        core: float = math.nan,
+        task: str = "",
+    ) -> None:
+        rows.append(
+            key
+            | {
+                "lane": lane,
+                "kind": kind,
+                "name": name,
+                "begin_ns": b,
+                "end_ns": e,
+                "start_rel_ns": b - t0,
+                "end_rel_ns": e - t0,
+                "run_share": share,
+                "core": core,
+                "task": task,
+            }
+        )
 
     return add
 
@@ -150,8 +186,9 @@ def _node_slices(add, tn: pd.DataFrame) -> None:
     """The profiled nodes of a trial (ONNX Runtime harness), if any."""
     if len(tn):
         # longer first at equal start, so a Loop precedes the body nodes it holds
-        tn = tn.assign(dur=tn["end"] - tn["begin"]).sort_values(["begin", "dur"], ascending=[True, False],
-                                                                 kind="stable")
+        tn = tn.assign(dur=tn["end"] - tn["begin"]).sort_values(
+            ["begin", "dur"], ascending=[True, False], kind="stable"
+        )
         for n in tn.itertuples(index=False):
             add(str(n.lane), "node", str(n.name), n.begin, n.end, task=str(n.task))
 
@@ -161,8 +198,16 @@ def _task_slices(add, workers: pd.DataFrame) -> None:
     for _, w in workers.iterrows():
         span = w["end"] - w["begin"]
         share = w["cpu_ns"] / span if np.isfinite(w.get("cpu_ns", math.nan)) and span > 0 else math.nan
-        add(str(w["engine"]), "task", str(w["task"]), w["begin"], w["end"], share, w.get("cpu_begin", math.nan),
-            task=str(w["task"]))
+        add(
+            str(w["engine"]),
+            "task",
+            str(w["task"]),
+            w["begin"],
+            w["end"],
+            share,
+            w.get("cpu_begin", math.nan),
+            task=str(w["task"]),
+        )
 
 
 def improper_nesting(gi: pd.DataFrame) -> list[tuple]:
@@ -206,24 +251,24 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
         sub = gi[(gi["workload"] == proc.workload) & (gi["group"] == proc.group)]
         first = sub.iloc[0]
         pname = f"{proc.workload} {proc.group}"
-        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
-                       "args": {"name": pname}})
-        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index",
-                       "args": {"sort_index": pid}})
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": pname}})
+        events.append({"ph": "M", "pid": pid, "tid": 0, "name": "process_sort_index", "args": {"sort_index": pid}})
         lanes = sorted(sub["lane"].unique(), key=_lane_key)
         tids = {lane: i for i, lane in enumerate(lanes, start=1)}
         for lane, tid in tids.items():
-            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
-                           "args": {"name": lane}})
-            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
-                           "args": {"sort_index": tid}})
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": lane}})
+            events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}})
         # Longer slices first at equal start so the viewer nests the shorter
         # ones (a wait inside the entry) under the longer ones.
         sub = sub.assign(dur_ns=sub["end_rel_ns"] - sub["start_rel_ns"]).sort_values(
-            ["start_rel_ns", "dur_ns"], ascending=[True, False], kind="stable")
+            ["start_rel_ns", "dur_ns"], ascending=[True, False], kind="stable"
+        )
         for r in sub.itertuples(index=False):
-            args: dict[str, Any] = {"trial_id": int(r.trial_id), "round": int(r.round),
-                                    "makespan_us": float(first["makespan_ns"]) / 1000.0}
+            args: dict[str, Any] = {
+                "trial_id": int(r.trial_id),
+                "round": int(r.round),
+                "makespan_us": float(first["makespan_ns"]) / 1000.0,
+            }
             if math.isfinite(r.run_share):
                 # share of the slice the thread was running (CPU time / span)
                 args["run_share"] = float(f"{r.run_share:.4f}")
@@ -231,15 +276,26 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
                 args["core"] = int(r.core)
             if r.kind == "node":
                 args["task"] = r.task
-            events.append({
-                "ph": "X", "pid": pid, "tid": tids[r.lane], "name": r.name, "cat": r.kind,
-                "ts": r.start_rel_ns / 1000.0, "dur": max(0.0, r.dur_ns / 1000.0), "args": args,
-            })
+            events.append(
+                {
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tids[r.lane],
+                    "name": r.name,
+                    "cat": r.kind,
+                    "ts": r.start_rel_ns / 1000.0,
+                    "dur": max(0.0, r.dur_ns / 1000.0),
+                    "args": args,
+                }
+            )
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
-        "otherData": {"source": run.source, "target": str(run.meta.get("target", "")),
-                      "round": "median-makespan per group" if round is None else int(round)},
+        "otherData": {
+            "source": run.source,
+            "target": str(run.meta.get("target", "")),
+            "round": "median-makespan per group" if round is None else int(round),
+        },
     }
 
 
@@ -297,8 +353,12 @@ def trace_problems(trace: Mapping[str, Any]) -> list[str]:
     return bad
 
 
-def write_perfetto(jsonl: str | os.PathLike[str], out: str | os.PathLike[str],
-                   info: Mapping[str, Any] | None = None, round: int | None = None) -> dict[str, Any]:
+def write_perfetto(
+    jsonl: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    info: Mapping[str, Any] | None = None,
+    round: int | None = None,
+) -> dict[str, Any]:
     """Read one runner output, write its Perfetto/Chrome trace to ``out``.
 
     ``info`` (e.g. the point id and its check status) is merged into the
@@ -307,12 +367,14 @@ def write_perfetto(jsonl: str | os.PathLike[str], out: str | os.PathLike[str],
     """
     run = read_run(jsonl)
     trace = perfetto_trace(run, round)
-    trace["otherData"].update({
-        "time_unit": "ts and dur in microseconds, relative to each trial's host.submit_begin",
-        "clock": run.meta.get("clock"),
-        "emulated": bool(run.meta.get("emulated", False)),
-        **dict(info or {}),
-    })
+    trace["otherData"].update(
+        {
+            "time_unit": "ts and dur in microseconds, relative to each trial's host.submit_begin",
+            "clock": run.meta.get("clock"),
+            "emulated": bool(run.meta.get("emulated", False)),
+            **dict(info or {}),
+        }
+    )
     problems = trace_problems(trace)
     if problems:
         raise ValueError(f"{jsonl}: invalid trace: " + "; ".join(problems[:5]))

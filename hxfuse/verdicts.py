@@ -239,8 +239,9 @@ def classify(
         wall = wall_overlap >= overlap_threshold
     d_equiv_b = rel["D/B"] == "~"
     reasons = (*noise, *disturbances, *replicate_disagreements(replicate_speedups or {}, min_effect))
-    common = dict(relations=rel, progress_overlap=progress, wall_overlap=wall, d_equiv_b=d_equiv_b,
-                  reasons=tuple(reasons))
+    common = dict(
+        relations=rel, progress_overlap=progress, wall_overlap=wall, d_equiv_b=d_equiv_b, reasons=tuple(reasons)
+    )
     if reasons:
         return Verdict.of(INCONCLUSIVE, **common)
 
@@ -256,8 +257,7 @@ def classify(
         # Spans overlap (in the weak, wall-clock sense) yet D is no faster
         # than the same tasks run serially, through the fused entry with the
         # barrier on (C) or the backend's serial path (A).
-        "overlap,D no faster": wall is True and no_faster(rel["D/C"])
-        and (rel["D/A"] is None or no_faster(rel["D/A"])),
+        "overlap,D no faster": wall is True and no_faster(rel["D/C"]) and (rel["D/A"] is None or no_faster(rel["D/A"])),
         "no-difference": bool(measured) and all(r == "~" for r in measured),
     }
     matches = tuple(k for k in PRIORITY if holds[k])

@@ -23,18 +23,26 @@ ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
 # minutes each.  `pytest -m "not slow"` is the fast loop (under a minute on
 # a shared 2-core machine); CI and `python3 -m pytest` run everything.  A
 # module listed here must exist (tests/test_environment.py checks it).
-SLOW_MODULES = frozenset({
-    "test_pipeline_e2e.py", "test_pipeline_signals.py", "test_pipeline_study.py",
-    "test_pipeline_hexagon.py", "test_external_pipeline.py", "test_hexagon_qemu.py",
-    "test_hexagon_sdk.py", "test_paper_pdf.py", "test_device_farm.py", "test_search_pipeline.py",
-})
+SLOW_MODULES = frozenset(
+    {
+        "test_pipeline_e2e.py",
+        "test_pipeline_signals.py",
+        "test_pipeline_study.py",
+        "test_pipeline_hexagon.py",
+        "test_external_pipeline.py",
+        "test_hexagon_qemu.py",
+        "test_hexagon_sdk.py",
+        "test_paper_pdf.py",
+        "test_device_farm.py",
+        "test_search_pipeline.py",
+    }
+)
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
-
 
 
 def meta_record(online_cores: int = 4, **overrides: Any) -> dict[str, Any]:
@@ -54,12 +62,35 @@ def meta_record(online_cores: int = 4, **overrides: Any) -> dict[str, Any]:
         "args": {},
         "workloads": ["mvd"],
         "tasks": {
-            "M": {"precision": "fp32", "m": 64, "n": 64, "k": 64, "flops": 2 * 64**3,
-                  "bytes_in": 32768, "bytes_out": 16384, "prep_ns": 5000},
-            "V": {"precision": "fp32", "rows": 64, "cols": 256, "passes": 1, "variant": "onchip",
-                  "workers": 1, "bytes_in": 65536, "bytes_out": 66048, "in_scratch": True},
-            "D": {"rows": 64, "row_bytes": 1000, "src_stride": 2000, "dst_stride": 1000,
-                  "descriptors": 1, "bytes": 64000},
+            "M": {
+                "precision": "fp32",
+                "m": 64,
+                "n": 64,
+                "k": 64,
+                "flops": 2 * 64**3,
+                "bytes_in": 32768,
+                "bytes_out": 16384,
+                "prep_ns": 5000,
+            },
+            "V": {
+                "precision": "fp32",
+                "rows": 64,
+                "cols": 256,
+                "passes": 1,
+                "variant": "onchip",
+                "workers": 1,
+                "bytes_in": 65536,
+                "bytes_out": 66048,
+                "in_scratch": True,
+            },
+            "D": {
+                "rows": 64,
+                "row_bytes": 1000,
+                "src_stride": 2000,
+                "dst_stride": 1000,
+                "descriptors": 1,
+                "bytes": 64000,
+            },
         },
         "scratch": {"capacity": 8388608, "reserved": {"M": 0, "V": 0, "D": 0}},
         "calibration": None,
@@ -98,9 +129,20 @@ def trial_record(
         seen = t[4] if len(t) > 4 else wait[1]
         cpu = t[5] if len(t) > 5 else (e - b) * cpu_share
         launch = t[6] if len(t) > 6 else b
-        task_objs.append({"task": name, "engine": engine, "launch": int(launch), "begin": int(b), "end": int(e),
-                          "host_seen": int(seen), "checksum": "0123456789abcdef", "cpu_ns": int(cpu),
-                          "cpu_begin": None, "cpu_end": None})
+        task_objs.append(
+            {
+                "task": name,
+                "engine": engine,
+                "launch": int(launch),
+                "begin": int(b),
+                "end": int(e),
+                "host_seen": int(seen),
+                "checksum": "0123456789abcdef",
+                "cpu_ns": int(cpu),
+                "cpu_begin": None,
+                "cpu_end": None,
+            }
+        )
     return {
         "record": "trial",
         "round": round,
@@ -109,11 +151,17 @@ def trial_record(
         "workload": workload,
         "group": group,
         "empty": empty,
-        "host": {"submit_begin": int(submit[0]), "submit_end": int(submit[1]),
-                 "wait_begin": int(wait[0]), "wait_end": int(wait[1])}
-        | ({} if host_totals is None else
-           {"submit_ns": int(host_totals[0]), "wait_ns": int(host_totals[1]),
-            "requests": int(host_totals[2])})
+        "host": {
+            "submit_begin": int(submit[0]),
+            "submit_end": int(submit[1]),
+            "wait_begin": int(wait[0]),
+            "wait_end": int(wait[1]),
+        }
+        | (
+            {}
+            if host_totals is None
+            else {"submit_ns": int(host_totals[0]), "wait_ns": int(host_totals[1]), "requests": int(host_totals[2])}
+        )
         | ({} if submits is None else {"submits": [int(x) for x in submits]}),
         "device": None if device is None else {"entry_begin": int(device[0]), "entry_end": int(device[1])},
         "tasks": task_objs,
@@ -125,8 +173,7 @@ def trial_record(
 
 
 def end_record(n_trials: int, status: str = "ok") -> dict[str, Any]:
-    return {"record": "end", "status": status, "trials": n_trials, "checksum_mismatches": 0,
-            "wall_ns": 1}
+    return {"record": "end", "status": status, "trials": n_trials, "checksum_mismatches": 0, "wall_ns": 1}
 
 
 def scheduled_trial(
@@ -198,8 +245,17 @@ def scheduled_trial(
     wait_ns = sum(e - b for b, e in host_waits)
     submit_ns = (s1 - s0) + 100 * (len(host_waits) - 1)
     kw.setdefault("host_totals", (submit_ns, wait_ns, len(host_waits)))
-    return trial_record(round=round, workload=workload, group=group, tasks=tasks, submit=(s0, s1),
-                        wait=wait, device=device, waits=waits, **kw)
+    return trial_record(
+        round=round,
+        workload=workload,
+        group=group,
+        tasks=tasks,
+        submit=(s0, s1),
+        wait=wait,
+        device=device,
+        waits=waits,
+        **kw,
+    )
 
 
 def synthetic_run(
@@ -239,8 +295,18 @@ def synthetic_run(
             w, g, empty = plan[i]
             f = (1.0 + jitter * rng.standard_normal()) * scale.get(g, 1.0)
             d = {k: (empty_ns if empty else v * f) for k, v in durations.items()}
-            rec = scheduled_trial(g, w, d, t, round=r, seq=seq, warmup=r < 0, empty=empty,
-                                  checksums_ok=(r, g) not in bad, cpu_share=shares.get(g, 1.0))
+            rec = scheduled_trial(
+                g,
+                w,
+                d,
+                t,
+                round=r,
+                seq=seq,
+                warmup=r < 0,
+                empty=empty,
+                checksums_ok=(r, g) not in bad,
+                cpu_share=shares.get(g, 1.0),
+            )
             recs.append(rec)
             t = rec["host"]["wait_end"] + 10_000
     for w in workloads:
@@ -258,6 +324,13 @@ def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> Path:
 @pytest.fixture
 def synth():
     """The helpers of this module, so tests can call ``synth.synthetic_run(...)`` etc."""
-    names = ["ENGINE_OF", "meta_record", "trial_record", "end_record", "scheduled_trial",
-             "synthetic_run", "write_jsonl"]
+    names = [
+        "ENGINE_OF",
+        "meta_record",
+        "trial_record",
+        "end_record",
+        "scheduled_trial",
+        "synthetic_run",
+        "write_jsonl",
+    ]
     return types.SimpleNamespace(**{k: globals()[k] for k in names})

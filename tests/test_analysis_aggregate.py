@@ -28,8 +28,7 @@ def generic_name(col):
 
 
 def assert_documented(columns, point_cols=("point",)):
-    missing = [c for c in columns if c not in point_cols
-               and f"`{c}`" not in DOC and f"`{generic_name(c)}`" not in DOC]
+    missing = [c for c in columns if c not in point_cols and f"`{c}`" not in DOC and f"`{generic_name(c)}`" not in DOC]
     assert not missing, f"columns missing from docs/columns.md: {missing}"
 
 
@@ -101,6 +100,7 @@ def test_summarize_known_answers(synth):
     assert_documented(t.columns)
     assert_documented(ag.verdict_table(s).columns)
 
+
 def test_verdict_with_noise_and_contention(synth):
     t = table(synth, {"point": "p1"}, rounds=12, warmup=1, jitter=0.01, group_scale={"B": 1.3})
     s = ag.summarize(t, n_resamples=500)
@@ -116,8 +116,9 @@ def test_failed_points_never_enter_a_speedup(synth):
     good["check_ok"] = True
     bad["check_ok"] = False
     # A trial checksum mismatch also excludes a point, even with check_ok true.
-    mism = ag.trial_table(run_of(synth.synthetic_run(PLAN, rounds=4, warmup=1,
-                                                     checksum_fail=[(2, "C")])), {"point": "mism"})
+    mism = ag.trial_table(
+        run_of(synth.synthetic_run(PLAN, rounds=4, warmup=1, checksum_fail=[(2, "C")])), {"point": "mism"}
+    )
     mism["check_ok"] = True
     trials = pd.concat([good, bad, mism], ignore_index=True)
     s = ag.summarize(trials, n_resamples=100)

@@ -1,4 +1,5 @@
 """Environment columns and warnings, emulated targets, report tables."""
+
 import json
 import math
 
@@ -30,9 +31,15 @@ def d_row(s):
 
 
 def test_environment_copied_from_meta_and_end(synth):
-    meta = {"online_cores": 8, "engines_exceed_cores": False, "cpu_governor": "performance",
-            "load_average_before": 0.25, "device_engines_used": 3, "sdk_version": "6.0.0",
-            "emulated": False}
+    meta = {
+        "online_cores": 8,
+        "engines_exceed_cores": False,
+        "cpu_governor": "performance",
+        "load_average_before": 0.25,
+        "device_engines_used": 3,
+        "sdk_version": "6.0.0",
+        "emulated": False,
+    }
     t, s = summary(synth, meta=meta, end={"load_average_after": 0.5, "wall_ns": 2_000_000_000})
     d = d_row(s)
     assert d["cpu_model"] == "test cpu" and d["cpu_governor"] == "performance"
@@ -51,8 +58,7 @@ def test_missing_fields_are_tolerated(synth):
     # An older runner / another target: no governor, load, SDK, emulated,
     # engines-used fields at all.
     recs = synth.synthetic_run(PLAN, rounds=2, warmup=0)
-    for k in ("cpu_governor", "load_average_before", "sdk_version", "emulated",
-              "device_engines_used", "clock"):
+    for k in ("cpu_governor", "load_average_before", "sdk_version", "emulated", "device_engines_used", "clock"):
         recs[0].pop(k, None)
     env = ag.environment(run_of(recs))
     assert env["emulated"] is False and env["sdk_version"] is None
@@ -66,56 +72,168 @@ def test_missing_fields_are_tolerated(synth):
     assert math.isnan(ag.environment(run_of(recs))["load_average_before"])
 
 
-@pytest.mark.parametrize("env, expect", [
-    # quiet 8-core machine, 3 engines
-    (dict(online_cores=8, device_engines_used=3, load_average_before=0.3, load_average_after=0.4,
-          runner_wall_s=3.0), []),
-    # loaded before: 4.5 > 0.5 x 8
-    (dict(online_cores=8, device_engines_used=3, load_average_before=4.5, load_average_after=0.4,
-          runner_wall_s=3.0), ["loaded before (1-min load 4.50 > 4.00"]),
-    # after a 10-minute run the runner's own 3 engines explain ~3 of the load
-    (dict(online_cores=8, device_engines_used=3, load_average_before=0.1, load_average_after=3.2,
-          runner_wall_s=600.0), []),
-    # ... after a 3 s run they do not
-    (dict(online_cores=8, device_engines_used=3, load_average_before=0.1, load_average_after=5.0,
-          runner_wall_s=3.0), ["loaded after"]),
-    # 2 cores, 2 engines, about one core busy already
-    (dict(online_cores=2, device_engines_used=2, load_average_before=0.84, load_average_after=0.84,
-          runner_wall_s=2.0), ["fewer free cores than engines (2 cores - load 0.84 leaves ~1 for 2"]),
-    (dict(online_cores=2, device_engines_used=2, load_average_before=0.3, load_average_after=0.3,
-          runner_wall_s=2.0), []),
-    # more engines than cores (the runner says so)
-    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
-          load_average_after=0.0, runner_wall_s=2.0), ["engines exceed cores (3 device engines on 2"]),
-    (dict(online_cores=4, device_engines_used=2, load_average_before=0.0, emulated=True),
-     ["emulated (timings"]),
-    # the runner's own warnings are listed; its engines-vs-cores warning
-    # (found by its code) replaces ours instead of repeating it
-    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
-          runner_warnings="3 device engines run on 2 online cores: engines time-share cores; spin x",
-          runner_warning_codes="engines_exceed_cores; spin_wait_oversubscribed"),
-     ["runner: 3 device engines run on 2 online cores", "runner: spin x"]),
-    # the code decides, not the wording: a reworded text is still recognised ...
-    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
-          runner_warnings="engines outnumber the CPUs", runner_warning_codes="engines_exceed_cores"),
-     ["runner: engines outnumber the CPUs"]),
-    # ... and an uncoded warning (an older runner) is not taken for it
-    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, load_average_before=0.0,
-          runner_warnings="3 device engines run on 2 online cores", runner_warning_codes=""),
-     ["engines exceed cores (3 device engines on 2", "runner: 3 device engines run on 2 online cores"]),
-    # the runner's own 200 ms sample of other work wins over the load average,
-    # which still remembers the previous point's run in a sweep
-    (dict(online_cores=2, device_engines_used=2, load_average_before=1.4, load_average_after=1.5,
-          runner_wall_s=5.0, other_busy_cores_before=0.02, other_busy_cores_after=0.05), []),
-    (dict(online_cores=2, device_engines_used=2, load_average_before=0.0, load_average_after=0.0,
-          other_busy_cores_before=0.9, other_busy_cores_after=0.1),
-     ["loaded before (other processes kept 0.90 cores busy > 0.50",
-      "fewer free cores than engines (2 cores - 0.90 busy"]),
-    (dict(online_cores=8, device_engines_used=3, other_busy_cores_before=0.1, other_busy_cores_after=2.5),
-     ["loaded after (other processes kept 2.50 cores busy > 2.00"]),
-    (dict(online_cores=2, device_engines_used=3, engines_exceed_cores=True, other_busy_cores_before=0.0,
-          other_busy_cores_after=0.0), ["engines exceed cores (3 device engines on 2"]),
-])
+@pytest.mark.parametrize(
+    "env, expect",
+    [
+        # quiet 8-core machine, 3 engines
+        (
+            dict(
+                online_cores=8,
+                device_engines_used=3,
+                load_average_before=0.3,
+                load_average_after=0.4,
+                runner_wall_s=3.0,
+            ),
+            [],
+        ),
+        # loaded before: 4.5 > 0.5 x 8
+        (
+            dict(
+                online_cores=8,
+                device_engines_used=3,
+                load_average_before=4.5,
+                load_average_after=0.4,
+                runner_wall_s=3.0,
+            ),
+            ["loaded before (1-min load 4.50 > 4.00"],
+        ),
+        # after a 10-minute run the runner's own 3 engines explain ~3 of the load
+        (
+            dict(
+                online_cores=8,
+                device_engines_used=3,
+                load_average_before=0.1,
+                load_average_after=3.2,
+                runner_wall_s=600.0,
+            ),
+            [],
+        ),
+        # ... after a 3 s run they do not
+        (
+            dict(
+                online_cores=8,
+                device_engines_used=3,
+                load_average_before=0.1,
+                load_average_after=5.0,
+                runner_wall_s=3.0,
+            ),
+            ["loaded after"],
+        ),
+        # 2 cores, 2 engines, about one core busy already
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=2,
+                load_average_before=0.84,
+                load_average_after=0.84,
+                runner_wall_s=2.0,
+            ),
+            ["fewer free cores than engines (2 cores - load 0.84 leaves ~1 for 2"],
+        ),
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=2,
+                load_average_before=0.3,
+                load_average_after=0.3,
+                runner_wall_s=2.0,
+            ),
+            [],
+        ),
+        # more engines than cores (the runner says so)
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=3,
+                engines_exceed_cores=True,
+                load_average_before=0.0,
+                load_average_after=0.0,
+                runner_wall_s=2.0,
+            ),
+            ["engines exceed cores (3 device engines on 2"],
+        ),
+        (dict(online_cores=4, device_engines_used=2, load_average_before=0.0, emulated=True), ["emulated (timings"]),
+        # the runner's own warnings are listed; its engines-vs-cores warning
+        # (found by its code) replaces ours instead of repeating it
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=3,
+                engines_exceed_cores=True,
+                load_average_before=0.0,
+                runner_warnings="3 device engines run on 2 online cores: engines time-share cores; spin x",
+                runner_warning_codes="engines_exceed_cores; spin_wait_oversubscribed",
+            ),
+            ["runner: 3 device engines run on 2 online cores", "runner: spin x"],
+        ),
+        # the code decides, not the wording: a reworded text is still recognised ...
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=3,
+                engines_exceed_cores=True,
+                load_average_before=0.0,
+                runner_warnings="engines outnumber the CPUs",
+                runner_warning_codes="engines_exceed_cores",
+            ),
+            ["runner: engines outnumber the CPUs"],
+        ),
+        # ... and an uncoded warning (an older runner) is not taken for it
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=3,
+                engines_exceed_cores=True,
+                load_average_before=0.0,
+                runner_warnings="3 device engines run on 2 online cores",
+                runner_warning_codes="",
+            ),
+            ["engines exceed cores (3 device engines on 2", "runner: 3 device engines run on 2 online cores"],
+        ),
+        # the runner's own 200 ms sample of other work wins over the load average,
+        # which still remembers the previous point's run in a sweep
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=2,
+                load_average_before=1.4,
+                load_average_after=1.5,
+                runner_wall_s=5.0,
+                other_busy_cores_before=0.02,
+                other_busy_cores_after=0.05,
+            ),
+            [],
+        ),
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=2,
+                load_average_before=0.0,
+                load_average_after=0.0,
+                other_busy_cores_before=0.9,
+                other_busy_cores_after=0.1,
+            ),
+            [
+                "loaded before (other processes kept 0.90 cores busy > 0.50",
+                "fewer free cores than engines (2 cores - 0.90 busy",
+            ],
+        ),
+        (
+            dict(online_cores=8, device_engines_used=3, other_busy_cores_before=0.1, other_busy_cores_after=2.5),
+            ["loaded after (other processes kept 2.50 cores busy > 2.00"],
+        ),
+        (
+            dict(
+                online_cores=2,
+                device_engines_used=3,
+                engines_exceed_cores=True,
+                other_busy_cores_before=0.0,
+                other_busy_cores_after=0.0,
+            ),
+            ["engines exceed cores (3 device engines on 2"],
+        ),
+    ],
+)
 def test_environment_warning_rule(env, expect):
     got = ag.environment_warnings(env)
     assert len(got) == len(expect), got
@@ -124,8 +242,7 @@ def test_environment_warning_rule(env, expect):
 
 
 def test_loaded_machine_warns_in_summary_and_report(synth, tmp_path):
-    meta = {"online_cores": 2, "engines_exceed_cores": True, "load_average_before": 1.7,
-            "device_engines_used": 3}
+    meta = {"online_cores": 2, "engines_exceed_cores": True, "load_average_before": 1.7, "device_engines_used": 3}
     _, s = summary(synth, meta=meta, end={"load_average_after": 1.9, "wall_ns": 10**9})
     w = d_row(s)["env_warning"]
     assert "loaded before (1-min load 1.70 > 1.00 = 0.5 x 2 cores)" in w
@@ -168,6 +285,7 @@ def test_emulated_point_gets_no_verdict(synth):
 
 def test_emulated_point_shows_no_timings_in_report(synth):
     from hxfuse import report
+
     _, s = summary(synth, meta={"emulated": True})
     rows = report.verdict_rows(s)
     r = rows.iloc[0]

@@ -1,4 +1,5 @@
 """The external-B LaTeX table from a known comparison table."""
+
 from pathlib import Path
 
 import pandas as pd
@@ -9,24 +10,39 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_external_table_known_answers(tmp_path):
-    row = {"workload": "mv", "point": "similar", "replicates_runner": 3, "replicates_ort": 2,
-           "backend": "onnxruntime 1.32.0 CPUExecutionProvider", "min_effect": 0.03, "loaded": False}
-    for name, (v, lo, hi, rel) in {"speedup_D_over_B_ort": (1.5, 1.4, 1.6, "<"),
-                                   "speedup_D_over_A_ort": (1.0, 0.99, 1.01, "~"),
-                                   "speedup_B_ort_over_A_ort": (1.2, 0.9, 1.5, "?"),
-                                   "speedup_B_ort_graph_over_A_ort": (0.8, 0.7, 0.9, ">")}.items():
+    row = {
+        "workload": "mv",
+        "point": "similar",
+        "replicates_runner": 3,
+        "replicates_ort": 2,
+        "backend": "onnxruntime 1.32.0 CPUExecutionProvider",
+        "min_effect": 0.03,
+        "loaded": False,
+    }
+    for name, (v, lo, hi, rel) in {
+        "speedup_D_over_B_ort": (1.5, 1.4, 1.6, "<"),
+        "speedup_D_over_A_ort": (1.0, 0.99, 1.01, "~"),
+        "speedup_B_ort_over_A_ort": (1.2, 0.9, 1.5, "?"),
+        "speedup_B_ort_graph_over_A_ort": (0.8, 0.7, 0.9, ">"),
+    }.items():
         row |= {name: v, f"{name}_lo": lo, f"{name}_hi": hi, f"{name}_rel": rel}
-    row |= {"kernel_ratio_M": 1.03, "kernel_ratio_V": 0.16, "verdict_vs_B_ort_key": "D<C+overlap",
-            "verdict_vs_B_ort": "D < C and the timeline shows overlap; D ~ B"}
+    row |= {
+        "kernel_ratio_M": 1.03,
+        "kernel_ratio_V": 0.16,
+        "verdict_vs_B_ort_key": "D<C+overlap",
+        "verdict_vs_B_ort": "D < C and the timeline shows overlap; D ~ B",
+    }
     csv = tmp_path / "external.csv"
     pd.DataFrame([row]).to_csv(csv, index=False)
     out = tmp_path / "t.tex"
     latex.write_external_table(csv, REPO / "workflow" / "templates" / "external_table.tex.j2", out)
     tex = out.read_text()
     line = next(ln for ln in tex.splitlines() if ln.startswith("mv & similar"))
-    assert line == (r"mv & similar & 3/2 & \hxspd{1.50}{1.40}{1.60}\,$<$ & \hxspd{1.00}{0.99}{1.01}\,$\sim$ & "
-                    r"\hxspd{1.20}{0.90}{1.50}\,? & \hxspd{0.80}{0.70}{0.90}\,$>$ & M\,1.03 V\,0.16 & "
-                    r"D$<$C + overlap, D$\sim$B \\")
+    assert line == (
+        r"mv & similar & 3/2 & \hxspd{1.50}{1.40}{1.60}\,$<$ & \hxspd{1.00}{0.99}{1.01}\,$\sim$ & "
+        r"\hxspd{1.20}{0.90}{1.50}\,? & \hxspd{0.80}{0.70}{0.90}\,$>$ & M\,1.03 V\,0.16 & "
+        r"D$<$C + overlap, D$\sim$B \\"
+    )
     assert "onnxruntime 1.32.0 CPUExecutionProvider" in tex and r"$1\pm 3\%$" in tex
     assert "The machine was loaded" not in tex
     pd.DataFrame([row | {"loaded": True}]).to_csv(csv, index=False)

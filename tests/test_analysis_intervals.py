@@ -24,8 +24,9 @@ def cells(s):
 
 # ---------------------------------------------------------- known answers
 
+
 def test_known_union_and_overlap():
-    busy_mx = [(0, 100), (150, 200)]           # 150 busy
+    busy_mx = [(0, 100), (150, 200)]  # 150 busy
     busy_vec = [(50, 120), (60, 80), (190, 260)]  # union (50,120) + (190,260) = 140
     assert iv.union_length(busy_mx) == 150
     assert iv.union_length(busy_vec) == 140
@@ -39,7 +40,7 @@ def test_known_union_and_overlap():
 
 
 def test_full_and_no_overlap():
-    assert iv.pairwise_overlap([(0, 100)], [(20, 60)]) == 1.0   # the shorter runs inside
+    assert iv.pairwise_overlap([(0, 100)], [(20, 60)]) == 1.0  # the shorter runs inside
     assert iv.pairwise_overlap([(0, 100)], [(100, 160)]) == 0.0  # touching is not overlapping
     assert math.isnan(iv.pairwise_overlap([(0, 100)], []))
     assert math.isnan(iv.utilisation([(0, 1)], 0))
@@ -61,6 +62,7 @@ def test_concurrency_length_known():
 
 
 # ---------------------------------------------------------- properties
+
 
 @settings(max_examples=200, deadline=None)
 @given(interval_set)

@@ -52,15 +52,17 @@ def test_bad_structure(synth):
         parse_records([json.dumps(synth.end_record(0))], source="x")
     with pytest.raises(IncompleteRunError, match="x:2: not a runner record"):
         parse_records([json.dumps(synth.meta_record()), "[1, 2]"], source="x")
-    trial = synth.trial_record(round=0, workload="M", group="alone", tasks=[("M", "mx", 10, 20)],
-                               submit=(0, 5), wait=(5, 30))
+    trial = synth.trial_record(
+        round=0, workload="M", group="alone", tasks=[("M", "mx", 10, 20)], submit=(0, 5), wait=(5, 30)
+    )
     del trial["host"]
     with pytest.raises(IncompleteRunError, match="x:2: malformed trial record"):
-        parse_records([json.dumps(synth.meta_record()), json.dumps(trial),
-                       json.dumps(synth.end_record(1))], source="x")
+        parse_records([json.dumps(synth.meta_record()), json.dumps(trial), json.dumps(synth.end_record(1))], source="x")
     with pytest.raises(IncompleteRunError, match="after the 'end'"):
-        parse_records([json.dumps(synth.meta_record()), json.dumps(synth.end_record(0)),
-                       json.dumps(synth.end_record(0))], source="x")
+        parse_records(
+            [json.dumps(synth.meta_record()), json.dumps(synth.end_record(0)), json.dumps(synth.end_record(0))],
+            source="x",
+        )
 
 
 def test_run_without_trials_has_typed_empty_tables(synth):

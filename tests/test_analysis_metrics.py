@@ -132,9 +132,14 @@ def test_paired_speedups_within_round(synth):
 def test_several_records_of_one_task_merge(synth):
     # Two vector workers report V on vec and vec1; V spans both.
     trial = synth.trial_record(
-        round=0, workload="mv", group="D",
+        round=0,
+        workload="mv",
+        group="D",
         tasks=[("M", "mx", 1000, 9000), ("V", "vec", 1000, 5000), ("V", "vec1", 1500, 7000)],
-        submit=(0, 500), wait=(500, 10000), device=(800, 9500))
+        submit=(0, 500),
+        wait=(500, 10000),
+        device=(800, 9500),
+    )
     tm = mx.trial_metrics(run_of([synth.meta_record(), trial, synth.end_record(1)]))
     row = tm.iloc[0]
     assert row["V_duration_ns"] == 6000
@@ -150,6 +155,12 @@ def test_several_records_of_one_task_merge(synth):
 
 def test_engine_order_and_tasks_of():
     assert sorted(["dma", "vec2", "mx", "vec", "vec1", "zz"], key=mx.engine_sort_key) == [
-        "mx", "vec", "vec1", "vec2", "dma", "zz"]
+        "mx",
+        "vec",
+        "vec1",
+        "vec2",
+        "dma",
+        "zz",
+    ]
     assert mx.tasks_of("mvd") == ["M", "V", "D"]
     assert mx.tasks_of("D") == ["D"]

@@ -27,8 +27,12 @@ def runner(tmp_path_factory):
     build = tmp_path_factory.mktemp("runner_build")
     if not (shutil.which("make") and (REPO / "kernels" / "Makefile").exists()):
         pytest.skip("no make or no kernels/Makefile")
-    proc = subprocess.run(["make", "-s", "-j2", "-C", str(REPO / "kernels"), f"BUILD={build}"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["make", "-s", "-j2", "-C", str(REPO / "kernels"), f"BUILD={build}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     binary = build / "hxrun"
     if proc.returncode != 0 or not binary.exists():
         pytest.skip(f"runner did not build: {proc.stderr[-500:]}")
@@ -38,9 +42,23 @@ def runner(tmp_path_factory):
 def test_calibrated_real_run(runner, tmp_path):
     out = tmp_path / "point.jsonl"
     proc = subprocess.run(
-        [str(runner), "--out", str(out), "--rounds", "3", "--warmup", "1",
-         "--workloads", "mv,md,mvd", "--calibrate", "M=100,V=80,D=60"],
-        capture_output=True, text=True, timeout=120)
+        [
+            str(runner),
+            "--out",
+            str(out),
+            "--rounds",
+            "3",
+            "--warmup",
+            "1",
+            "--workloads",
+            "mv,md,mvd",
+            "--calibrate",
+            "M=100,V=80,D=60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     run = read_run(out)
     t = ag.trial_table(run, {"point": "calibrated"})
@@ -67,12 +85,29 @@ def test_one_core_real_run_gives_no_overlap_verdict(runner, tmp_path):
     # wall-clock spans overlap (wall_overlap), but the analysis must find no
     # progress overlap and so never "D < C and the timeline shows overlap".
     import os
+
     host = ["host=1"] if (os.cpu_count() or 1) > 1 else []
     out = tmp_path / "one.jsonl"
     proc = subprocess.run(
-        [str(runner), "--out", str(out), "--rounds", "12", "--warmup", "2", "--workloads", "mv",
-         "--calibrate", "M=2000,V=2000", "--affinity", ",".join(host + ["vec=0", "mx=0", "dma=0"])],
-        capture_output=True, text=True, timeout=120)
+        [
+            str(runner),
+            "--out",
+            str(out),
+            "--rounds",
+            "12",
+            "--warmup",
+            "2",
+            "--workloads",
+            "mv",
+            "--calibrate",
+            "M=2000,V=2000",
+            "--affinity",
+            ",".join(host + ["vec=0", "mx=0", "dma=0"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     s = ag.summarize(ag.trial_table(read_run(out), {"point": "one-core"}), n_resamples=500)
     d = s[(s["workload"] == "mv") & (s["group"] == "D")].iloc[0]

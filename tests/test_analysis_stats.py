@@ -105,6 +105,7 @@ def test_hierarchical_bootstrap_known_answers():
 
 def test_median_bias_bound_known_answers():
     from statistics import NormalDist
+
     # bulk: 80 values with MAD 1 around 100 (robust sigma 1.4826); 20 far outliers
     bulk = np.r_[np.full(40, 99.0), np.full(40, 101.0)]
     x = np.r_[bulk, np.full(20, 200.0)]

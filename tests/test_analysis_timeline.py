@@ -55,8 +55,9 @@ def test_perfetto_trace_shape(run):
     procs = {e["args"]["name"]: e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
     assert {"mvd A", "mvd B", "mvd C", "mvd D", "M alone"} <= set(procs)
     pid = procs["mvd D"]
-    threads = {e["args"]["name"]: e["tid"] for e in ev
-               if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid}
+    threads = {
+        e["args"]["name"]: e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid
+    }
     assert set(threads) == {"host", "mx", "vec", "dma"}
     assert threads["host"] == 1
     xs = [e for e in ev if e["ph"] == "X"]
@@ -65,7 +66,6 @@ def test_perfetto_trace_shape(run):
     assert m["tid"] == threads["mx"]
     assert m["dur"] == pytest.approx(PLAN["M"] / 1000, rel=0.2)  # microseconds
     assert all(e["ts"] >= 0 and e["dur"] >= 0 for e in xs)
-
 
 
 def test_slices_nest_on_every_lane(run):
@@ -91,16 +91,24 @@ def test_perfetto_file_loads_and_matches_gantt(synth, tmp_path):
     ev = tr["traceEvents"]
     assert {e["ph"] for e in ev} == {"M", "X"}
     pname = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-    tname = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
-             if e["ph"] == "M" and e["name"] == "thread_name"}
+    tname = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"mv A", "mv D", "mvd C", "mvd D", "V alone"} <= set(pname.values())
     xs = [e for e in ev if e["ph"] == "X"]
     assert all(isinstance(e["pid"], int) and isinstance(e["tid"], int) for e in xs)
-    got = sorted((pname[e["pid"]], tname[(e["pid"], e["tid"])], e["name"],
-                  round(e["ts"], 3), round(e["dur"], 3)) for e in xs)
+    got = sorted(
+        (pname[e["pid"]], tname[(e["pid"], e["tid"])], e["name"], round(e["ts"], 3), round(e["dur"], 3)) for e in xs
+    )
     gi = tl.gantt_intervals(parse_records([json.dumps(r) for r in recs]))
-    want = sorted((f"{r.workload} {r.group}", r.lane, r.name, round(r.start_rel_ns / 1000, 3),
-                   round((r.end_rel_ns - r.start_rel_ns) / 1000, 3)) for r in gi.itertuples())
+    want = sorted(
+        (
+            f"{r.workload} {r.group}",
+            r.lane,
+            r.name,
+            round(r.start_rel_ns / 1000, 3),
+            round((r.end_rel_ns - r.start_rel_ns) / 1000, 3),
+        )
+        for r in gi.itertuples()
+    )
     assert got == want
     # M of mvd D: 100 us (+-jitter) on the matrix engine, in microseconds.
     m = next(g for g in got if g[0] == "mvd D" and g[2] == "M")
@@ -108,28 +116,40 @@ def test_perfetto_file_loads_and_matches_gantt(synth, tmp_path):
 
 
 def test_trace_problems_finds_malformed_traces():
-    ok = {"traceEvents": [
-        {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": "p"}},
-        {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "host"}},
-        {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0.0, "dur": 10.0},
-        {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": 2.0, "dur": 3.0},  # nested: fine
-    ]}
+    ok = {
+        "traceEvents": [
+            {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": "p"}},
+            {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "host"}},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 0.0, "dur": 10.0},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": 2.0, "dur": 3.0},  # nested: fine
+        ]
+    }
     assert tl.trace_problems(ok) == []
     assert tl.trace_problems({}) == ["no traceEvents list"]
 
     def with_event(e):
         return {"traceEvents": ok["traceEvents"] + [e]}
 
-    assert any("overlap without nesting" in p for p in tl.trace_problems(
-        with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": 8.0, "dur": 5.0})))
-    assert any("no thread_name" in p for p in tl.trace_problems(
-        with_event({"ph": "X", "pid": 1, "tid": 2, "name": "c", "ts": 0.0, "dur": 1.0})))
-    assert any("no process_name" in p for p in tl.trace_problems(
-        with_event({"ph": "X", "pid": 2, "tid": 1, "name": "c", "ts": 0.0, "dur": 1.0})))
-    assert any("ts/dur" in p for p in tl.trace_problems(
-        with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": -1.0, "dur": 1.0})))
-    assert any("not a metadata or complete" in p for p in tl.trace_problems(
-        with_event({"ph": "B", "pid": 1, "tid": 1, "name": "c", "ts": 0.0})))
+    assert any(
+        "overlap without nesting" in p
+        for p in tl.trace_problems(with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": 8.0, "dur": 5.0}))
+    )
+    assert any(
+        "no thread_name" in p
+        for p in tl.trace_problems(with_event({"ph": "X", "pid": 1, "tid": 2, "name": "c", "ts": 0.0, "dur": 1.0}))
+    )
+    assert any(
+        "no process_name" in p
+        for p in tl.trace_problems(with_event({"ph": "X", "pid": 2, "tid": 1, "name": "c", "ts": 0.0, "dur": 1.0}))
+    )
+    assert any(
+        "ts/dur" in p
+        for p in tl.trace_problems(with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": -1.0, "dur": 1.0}))
+    )
+    assert any(
+        "not a metadata or complete" in p
+        for p in tl.trace_problems(with_event({"ph": "B", "pid": 1, "tid": 1, "name": "c", "ts": 0.0}))
+    )
 
 
 def _queued_run(synth):
@@ -138,11 +158,18 @@ def _queued_run(synth):
     that each ran half of their span (sharing cores with M)."""
     meta = synth.meta_record(online_cores=2)
     tr = synth.trial_record(
-        round=0, workload="mvd", group="D",
-        tasks=[("M", "mx", 1_000, 101_000, 102_000, 100_000, 1_000),
-               ("V", "vec", 1_000, 81_000, 102_000, 80_000, 1_000),
-               ("D", "dma", 51_000, 111_000, 112_000, 60_000, 1_000)],
-        submit=(0, 500), wait=(500, 113_000), device=(800, 112_000))
+        round=0,
+        workload="mvd",
+        group="D",
+        tasks=[
+            ("M", "mx", 1_000, 101_000, 102_000, 100_000, 1_000),
+            ("V", "vec", 1_000, 81_000, 102_000, 80_000, 1_000),
+            ("D", "dma", 51_000, 111_000, 112_000, 60_000, 1_000),
+        ],
+        submit=(0, 500),
+        wait=(500, 113_000),
+        device=(800, 112_000),
+    )
     v = next(t for t in tr["tasks"] if t["task"] == "V")
     v["workers"] = [
         {"engine": "vec", "begin": 1_000, "end": 81_000, "cpu_ns": 40_000, "cpu_begin": 1, "cpu_end": 1},
@@ -171,6 +198,7 @@ def test_queue_run_share_and_worker_lanes(synth):
 
 def test_progress_columns_known_answers(synth):
     from hxfuse import metrics as mx
+
     run = _queued_run(synth)
     tm = mx.trial_metrics(run).iloc[0]
     assert tm["D_queue_ns"] == 50_000 and tm["M_queue_ns"] == 0

@@ -12,11 +12,11 @@ from hxfuse import verdicts as vd
 from hxfuse.io import parse_records
 from hxfuse.stats import Estimate
 
-FASTER = Estimate(1.5, 1.3, 1.7, 30)    # X < Y: interval above 1 + m
-SLOWER = Estimate(0.8, 0.7, 0.9, 30)    # X > Y: interval below 1 - m
+FASTER = Estimate(1.5, 1.3, 1.7, 30)  # X < Y: interval above 1 + m
+SLOWER = Estimate(0.8, 0.7, 0.9, 30)  # X > Y: interval below 1 - m
 SAME = Estimate(1.005, 0.99, 1.02, 30)  # X ~ Y: interval inside 1 +/- m
-WIDE = Estimate(1.02, 0.95, 1.08, 30)   # X ? Y: crosses the band's edges
-PAR = Estimate(1.9, 1.8, 2.0, 30)       # engines made progress at once
+WIDE = Estimate(1.02, 0.95, 1.08, 30)  # X ? Y: crosses the band's edges
+PAR = Estimate(1.9, 1.8, 2.0, 30)  # engines made progress at once
 SERIAL = Estimate(1.0, 0.98, 1.02, 30)  # time sharing: parallelism ~1
 
 
@@ -137,8 +137,9 @@ def _d(summary):
 def test_d_one_percent_faster_than_c_is_no_difference(synth):
     # C and D run the same tasks; D is 1% faster in every round with a tight
     # interval that excludes 1: below the 3% minimum effect, so "D ~ C".
-    t = _table(synth, rounds=30, warmup=1, jitter=0.001, group_scale={"C": 0.4 * 1.01, "D": 1.0},
-               groups=("A", "B", "C", "D"))
+    t = _table(
+        synth, rounds=30, warmup=1, jitter=0.001, group_scale={"C": 0.4 * 1.01, "D": 1.0}, groups=("A", "B", "C", "D")
+    )
     # make C's tasks run one after another like D's but 1% longer: scale the
     # makespans directly, pairing stays per round
     t = t.copy()
@@ -190,8 +191,14 @@ def test_quota_w2_like_point_is_row_5(synth):
     # but the tasks share the cores, so D takes as long as running them in
     # turn: D ~ A ~ C and eta ~ 0.  Old rule: "D < C and the timeline shows
     # overlap"; now: engines overlap but D is no faster.
-    t = _table(synth, rounds=30, warmup=1, jitter=0.002, group_scale={"D": 240 / 100, "B": 240 / 100},
-               cpu_share={"D": 100 / 240, "B": 100 / 240})
+    t = _table(
+        synth,
+        rounds=30,
+        warmup=1,
+        jitter=0.002,
+        group_scale={"D": 240 / 100, "B": 240 / 100},
+        cpu_share={"D": 100 / 240, "B": 100 / 240},
+    )
     s = ag.summarize(t, n_resamples=500)
     d = _d(s)
     assert d["overlap_max"] == pytest.approx(1.0)

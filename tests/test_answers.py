@@ -1,5 +1,6 @@
 """Answers generated from the verdicts (hxfuse.answers): counts and
 intervals come from the data, and nothing is claimed beyond a verdict."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,12 +8,37 @@ import pytest
 from hxfuse import answers
 
 
-def _v(name, key, rel, dc=(1.2, 1.15, 1.25), db=(1.0, 0.99, 1.01), da=(1.2, 1.15, 1.25), x=0.0,
-       reason="", par=(1.5, 1.4, 1.6), progress=True, sweep="ratio", wl="mv"):
-    rec = {"point_id": f"{sweep}/{wl}/{name}", "point": name, "label": name, "sweep": sweep, "workload": wl,
-           "x": x, "verdict_key": key, "verdict": key, "relations": rel, "point_ok": True,
-           "inconclusive_reason": reason, "progress_overlap": progress,
-           "parallelism": par[0], "parallelism_lo": par[1], "parallelism_hi": par[2]}
+def _v(
+    name,
+    key,
+    rel,
+    dc=(1.2, 1.15, 1.25),
+    db=(1.0, 0.99, 1.01),
+    da=(1.2, 1.15, 1.25),
+    x=0.0,
+    reason="",
+    par=(1.5, 1.4, 1.6),
+    progress=True,
+    sweep="ratio",
+    wl="mv",
+):
+    rec = {
+        "point_id": f"{sweep}/{wl}/{name}",
+        "point": name,
+        "label": name,
+        "sweep": sweep,
+        "workload": wl,
+        "x": x,
+        "verdict_key": key,
+        "verdict": key,
+        "relations": rel,
+        "point_ok": True,
+        "inconclusive_reason": reason,
+        "progress_overlap": progress,
+        "parallelism": par[0],
+        "parallelism_lo": par[1],
+        "parallelism_hi": par[2],
+    }
     for col, (v, lo, hi) in (("speedup_over_C", dc), ("speedup_over_B", db), ("speedup_over_A", da)):
         rec.update({col: v, f"{col}_lo": lo, f"{col}_hi": hi})
     return rec
@@ -22,11 +48,25 @@ VERDICTS = [
     _v("p1", "D<C+overlap", "D<A D~B D<C C~A", dc=(1.37, 1.31, 1.43), x=1),
     _v("p2", "D<C+overlap", "D<A D~B D<C C~A", x=2),
     # inconclusive: its D/C interval is above the band, but it must not count as a verdict
-    _v("p3", "inconclusive", "D<A D?B D<C C~A", db=(1.02, 0.96, 1.08), x=3,
-       reason="robust CV of group B is 0.77 > 0.10"),
+    _v(
+        "p3",
+        "inconclusive",
+        "D<A D?B D<C C~A",
+        db=(1.02, 0.96, 1.08),
+        x=3,
+        reason="robust CV of group B is 0.77 > 0.10",
+    ),
     # overlap stops paying here: D ~ C, no progress
-    _v("p4", "no-difference", "D~A D~B D~C C~A", dc=(1.0, 0.99, 1.01), da=(1.0, 0.99, 1.01), x=4,
-       par=(1.0, 0.99, 1.01), progress=False),
+    _v(
+        "p4",
+        "no-difference",
+        "D~A D~B D~C C~A",
+        dc=(1.0, 0.99, 1.01),
+        da=(1.0, 0.99, 1.01),
+        x=4,
+        par=(1.0, 0.99, 1.01),
+        progress=False,
+    ),
 ]
 
 
@@ -56,8 +96,10 @@ def test_where_overlap_stops_paying_is_located_in_x_order():
 
 def test_every_point_paying_is_said_with_the_verdict_count():
     a = answers.answers(VERDICTS[:3], 0.03)
-    assert "intervals show no point in the swept range where overlap stops paying (2 of 3 points carry a verdict)" \
+    assert (
+        "intervals show no point in the swept range where overlap stops paying (2 of 3 points carry a verdict)"
         in a["stop"]
+    )
 
 
 def test_no_verdicts_claims_nothing():
@@ -79,12 +121,30 @@ def test_answers_tex_needs_verdicts_and_skips_emulated():
 
 
 def test_external_comparison_is_reported_not_judged():
-    rows = [{"sweep": "ratio", "point": "similar", "workload": "md", "backend": "onnxruntime 9.9",
-             "speedup_D_over_B_ort": 1.74, "speedup_D_over_B_ort_lo": 1.27, "speedup_D_over_B_ort_hi": 2.81,
-             "speedup_D_over_B_ort_rel": "<", "loaded": True},
-            {"sweep": "ratio", "point": "similar", "workload": "mv", "backend": "onnxruntime 9.9",
-             "speedup_D_over_B_ort": 1.19, "speedup_D_over_B_ort_lo": 0.70, "speedup_D_over_B_ort_hi": 1.48,
-             "speedup_D_over_B_ort_rel": "?", "loaded": False}]
+    rows = [
+        {
+            "sweep": "ratio",
+            "point": "similar",
+            "workload": "md",
+            "backend": "onnxruntime 9.9",
+            "speedup_D_over_B_ort": 1.74,
+            "speedup_D_over_B_ort_lo": 1.27,
+            "speedup_D_over_B_ort_hi": 2.81,
+            "speedup_D_over_B_ort_rel": "<",
+            "loaded": True,
+        },
+        {
+            "sweep": "ratio",
+            "point": "similar",
+            "workload": "mv",
+            "backend": "onnxruntime 9.9",
+            "speedup_D_over_B_ort": 1.19,
+            "speedup_D_over_B_ort_lo": 0.70,
+            "speedup_D_over_B_ort_hi": 1.48,
+            "speedup_D_over_B_ort_rel": "?",
+            "loaded": False,
+        },
+    ]
     text = answers.external_sentence(rows)
     assert "onnxruntime 9.9" in text and "over 2 points" in text
     assert "D faster than B\\textsubscript{ort} on 1 (\\texttt{ratio/md/similar} (1.74 [1.27, 2.81]))" in text

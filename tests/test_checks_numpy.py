@@ -1,4 +1,5 @@
 """hxfuse.checks: the numpy checksum port, the references and whole-point checks."""
+
 import json
 import shutil
 import subprocess
@@ -18,10 +19,10 @@ def checksum_reference(data: bytes) -> int:
     n = len(data)
     words = n // 8
     for i in range(words):
-        w = int.from_bytes(data[8 * i:8 * i + 8], "little")
+        w = int.from_bytes(data[8 * i : 8 * i + 8], "little")
         h = (h + ((w ^ 0x9E3779B97F4A7C15) * ((((i + 1) * 0xBF58476D1CE4E5B9) & MASK) | 1))) & MASK
     if n % 8:
-        w = int.from_bytes(data[8 * words:] + b"\0" * (8 - n % 8), "little")
+        w = int.from_bytes(data[8 * words :] + b"\0" * (8 - n % 8), "little")
         h = (h + ((w ^ 0x9E3779B97F4A7C15) * ((((words + 1) * 0xBF58476D1CE4E5B9) & MASK) | 1))) & MASK
     return h
 
@@ -64,8 +65,7 @@ def test_check_outputs_fp32_within_tolerance_and_outside():
     C = (A @ B).astype(np.float32)
     X = rng.standard_normal((4, 16)).astype(np.float32)
     Y = checks.silu_passes_f32(X, 2).astype(np.float32)
-    arrays = {"M_A": A, "M_B": B, "M_C": C, "V_X": X, "V_Y": Y,
-              "V_rowsum": Y.sum(axis=1), "V_rowmax": Y.max(axis=1)}
+    arrays = {"M_A": A, "M_B": B, "M_C": C, "V_X": X, "V_Y": Y, "V_rowsum": Y.sum(axis=1), "V_rowmax": Y.max(axis=1)}
     reasons, detail = checks.check_outputs(meta(passes=2), arrays)
     assert reasons == [] and detail["M.C"]["mismatches"] == 0
     bad = dict(arrays, M_C=C.copy())
@@ -98,6 +98,7 @@ def test_check_outputs_integers_exact():
 # --------------------------------------------------------------------------
 # on real runner output
 
+
 @pytest.fixture(scope="module")
 def runner():
     if not shutil.which("make") or not shutil.which("cc"):
@@ -109,9 +110,28 @@ def runner():
 def run_point(runner, tmp_path, *args):
     out = tmp_path / "t.jsonl"
     npy = tmp_path / "npy"
-    subprocess.run([str(runner), "--out", str(out), "--npy-dir", str(npy), "--warmup", "1",
-                    "--rounds", "3", "--m-shape", "32,32,32", "--v-shape", "16,128",
-                    "--d-shape", "32,256", *args], check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(runner),
+            "--out",
+            str(out),
+            "--npy-dir",
+            str(npy),
+            "--warmup",
+            "1",
+            "--rounds",
+            "3",
+            "--m-shape",
+            "32,32,32",
+            "--v-shape",
+            "16,128",
+            "--d-shape",
+            "32,256",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out, npy
 
 
@@ -176,7 +196,7 @@ def test_flipped_timing_digit_fails_naming_the_file(runner, tmp_path):
     text = out.read_text()
     i = text.index('"end":', text.index('"record":"trial"')) + len('"end":')
     digit = text[i + 3]
-    out.write_text(text[:i + 3] + ("1" if digit != "1" else "2") + text[i + 4:])
+    out.write_text(text[: i + 3] + ("1" if digit != "1" else "2") + text[i + 4 :])
     res = checks.check_point(out, npy)
     assert res["status"] == "failed" and res["integrity"] == "failed"
     assert f"{out}: digest of the records" in res["reasons"][0], res["reasons"]

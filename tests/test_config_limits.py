@@ -8,6 +8,7 @@ v_workers 16, v_passes 5000, rounds 5.0, more V workers than rows and an
 mv-only sweep whose scratch is smaller than D's window all passed
 validation and failed in the run job.
 """
+
 import copy
 import re
 import shutil
@@ -30,8 +31,11 @@ def test_schema_bounds_equal_the_runner_table():
 def test_a_schema_that_drifts_is_refused():
     schema = hc.load_schema()
     schema["$defs"]["point_props"]["v_workers"]["maximum"] = 64
-    with pytest.raises(hc.ConfigError, match=r"schema bounds of v_workers \[1, 64\] differ from "
-                                             r"the runner's --v-workers \[1, 8\]"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"schema bounds of v_workers \[1, 64\] differ from "
+        r"the runner's --v-workers \[1, 8\]",
+    ):
         hc.validate(copy.deepcopy(TINY), schema)
 
 
@@ -53,8 +57,7 @@ def _value(key, v):
 
 
 STRIDE = (["--d-shape", "1,8", "--d-src-stride", "4"], "--d-src-stride: must be >= row bytes")
-WORKERS = (["--d-shape", "1,1", "--v-shape", "1,1", "--v-workers", "2"],
-           "--v-workers: more vector workers than rows")
+WORKERS = (["--d-shape", "1,1", "--v-shape", "1,1", "--v-workers", "2"], "--v-workers: more vector workers than rows")
 
 
 def _parse(runner, tmp_path, opt, value):
@@ -63,8 +66,9 @@ def _parse(runner, tmp_path, opt, value):
     below its row bytes, or more V workers than rows) stops it.  Returns
     (error line, the sentinel's message)."""
     args, msg = WORKERS if opt in ("--d-src-stride", "--d-shape") else STRIDE
-    r = subprocess.run([str(runner), "--out", str(tmp_path / "x.jsonl"), *args, opt, value],
-                       capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [str(runner), "--out", str(tmp_path / "x.jsonl"), *args, opt, value], capture_output=True, text=True, timeout=30
+    )
     assert r.returncode == 2, (opt, value, r.stdout, r.stderr)
     return r.stderr.splitlines()[0], msg
 
@@ -83,13 +87,25 @@ def test_runner_refuses_each_bound_plus_one(runner, tmp_path, key):
         assert sentinel in err, (key, good, err)
 
 
-@pytest.mark.parametrize("key,path,value,message", [
-    ("v_workers", ("defaults", "v_workers"), 16, r"config\.defaults\.v_workers: 16 is greater than the maximum of 8"),
-    ("v_passes", ("defaults", "v_passes"), 5000,
-     r"config\.defaults\.v_passes: 5000 is greater than the maximum of 4096"),
-    ("rounds", ("run", "rounds"), 5.0, r"config\.run\.rounds: 5\.0 is not of type 'integer'"),
-    ("seed", ("run", "seed"), 2 ** 64, r"config\.run\.seed: .* is greater than the maximum"),
-])
+@pytest.mark.parametrize(
+    "key,path,value,message",
+    [
+        (
+            "v_workers",
+            ("defaults", "v_workers"),
+            16,
+            r"config\.defaults\.v_workers: 16 is greater than the maximum of 8",
+        ),
+        (
+            "v_passes",
+            ("defaults", "v_passes"),
+            5000,
+            r"config\.defaults\.v_passes: 5000 is greater than the maximum of 4096",
+        ),
+        ("rounds", ("run", "rounds"), 5.0, r"config\.run\.rounds: 5\.0 is not of type 'integer'"),
+        ("seed", ("run", "seed"), 2**64, r"config\.run\.seed: .* is greater than the maximum"),
+    ],
+)
 def test_values_the_runner_refuses_are_refused_naming_the_key(key, path, value, message):
     cfg = copy.deepcopy(TINY)
     node = cfg
@@ -112,19 +128,25 @@ def test_mv_only_sweep_still_needs_room_for_ds_window():
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["workloads"] = ["mv"]
     cfg["defaults"].update({"v_variant": "compute", "d_shape": [1024, 2048], "scratch_bytes": 65536})
-    with pytest.raises(hc.ConfigError, match=r"points\[0\]\.scratch_bytes: 65536 is less than the "
-                                             r"2097152 bytes the runner plans for D's window"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"points\[0\]\.scratch_bytes: 65536 is less than the "
+        r"2097152 bytes the runner plans for D's window",
+    ):
         validate(cfg)
 
 
-@pytest.mark.parametrize("value,message", [
-    ({"host": 1, "gpu": 0}, r"affinity\.gpu: unknown engine"),
-    ({"mx": -1}, r"affinity\.mx: -1 must be an integer core id"),
-    ({"mx": 1.5}, r"affinity\.mx: 1\.5 must be an integer core id"),
-    ({"vec": 4096}, r"affinity\.vec: 4096 must be an integer core id"),
-    ({"dma": 1000}, r"affinity\.dma: core 1000 does not exist on this machine"),
-    ("pinned", r"affinity: 'pinned' must be spread, none or a map"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ({"host": 1, "gpu": 0}, r"affinity\.gpu: unknown engine"),
+        ({"mx": -1}, r"affinity\.mx: -1 must be an integer core id"),
+        ({"mx": 1.5}, r"affinity\.mx: 1\.5 must be an integer core id"),
+        ({"vec": 4096}, r"affinity\.vec: 4096 must be an integer core id"),
+        ({"dma": 1000}, r"affinity\.dma: core 1000 does not exist on this machine"),
+        ("pinned", r"affinity: 'pinned' must be spread, none or a map"),
+    ],
+)
 def test_bad_affinity_is_refused(value, message):
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][1]["affinity"] = value
@@ -150,8 +172,11 @@ def test_affinity_reaches_the_runner_arguments():
 def test_old_run_affinity_key_gives_a_clear_message():
     cfg = copy.deepcopy(TINY)
     cfg["run"]["affinity"] = "spread"
-    with pytest.raises(hc.ConfigError, match=r"config\.run\.affinity: placement is now a point "
-                                             r"parameter: write `affinity: <value>` under `defaults`"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"config\.run\.affinity: placement is now a point "
+        r"parameter: write `affinity: <value>` under `defaults`",
+    ):
         validate(cfg)
 
 
@@ -204,26 +229,32 @@ def test_runner_accepts_exactly_the_schemas_choices(runner, tmp_path, key):
 def test_a_schema_whose_choices_drift_is_refused():
     schema = hc.load_schema()
     schema["$defs"]["point_props"]["v_release"]["enum"] = ["at-completion", "never"]
-    with pytest.raises(hc.ConfigError, match=r"schema values of v_release .* differ from the "
-                                             r"runner's --v-release"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"schema values of v_release .* differ from the "
+        r"runner's --v-release",
+    ):
         hc.validate(copy.deepcopy(TINY), schema)
 
 
-@pytest.mark.parametrize("key,value,message", [
-    ("m_tile", 12, r"m_tile: 12 is not a multiple of 8"),
-    ("m_tile", 8200, r"m_tile: 8200 is greater than the maximum of 8192"),
-    ("d_buffers", 3, r"d_buffers: 3 is greater than the maximum of 2"),
-    ("window", 4, r"window: 4 is greater than the maximum of 3"),
-    ("window", 0, r"window: 0 is less than the minimum of 1"),
-    ("window", "some", r"window: 'some' does not match"),
-    ("antagonist", 9, r"antagonist: 9 is greater than the maximum of 8"),
-    ("antagonist_bytes", 1000, r"antagonist_bytes: 1000 is less than the minimum of 1048576"),
-    ("v_release", "never", r"v_release: 'never' is not one of"),
-    ("v_variant", "ddr2", r"v_variant: 'ddr2' is not one of"),
-    ("wait", "poll", r"wait: 'poll' is not one of"),
-    ("spin_ns", -1, r"spin_ns: -1 is less than the minimum of 0"),
-    ("early_completion", "yes", r"early_completion: 'yes' is not of type 'boolean'"),
-])
+@pytest.mark.parametrize(
+    "key,value,message",
+    [
+        ("m_tile", 12, r"m_tile: 12 is not a multiple of 8"),
+        ("m_tile", 8200, r"m_tile: 8200 is greater than the maximum of 8192"),
+        ("d_buffers", 3, r"d_buffers: 3 is greater than the maximum of 2"),
+        ("window", 4, r"window: 4 is greater than the maximum of 3"),
+        ("window", 0, r"window: 0 is less than the minimum of 1"),
+        ("window", "some", r"window: 'some' does not match"),
+        ("antagonist", 9, r"antagonist: 9 is greater than the maximum of 8"),
+        ("antagonist_bytes", 1000, r"antagonist_bytes: 1000 is less than the minimum of 1048576"),
+        ("v_release", "never", r"v_release: 'never' is not one of"),
+        ("v_variant", "ddr2", r"v_variant: 'ddr2' is not one of"),
+        ("wait", "poll", r"wait: 'poll' is not one of"),
+        ("spin_ns", -1, r"spin_ns: -1 is less than the minimum of 0"),
+        ("early_completion", "yes", r"early_completion: 'yes' is not of type 'boolean'"),
+    ],
+)
 def test_a_bad_option_value_stops_naming_the_key(key, value, message):
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][0][key] = value
@@ -235,8 +266,11 @@ def test_a_bad_option_value_stops_naming_the_key(key, value, message):
 def test_the_wait_policy_moved_from_run_to_the_point(key):
     cfg = copy.deepcopy(TINY)
     cfg["run"][key] = {"wait": "spin", "spin_ns": 5, "early_completion": False}[key]
-    with pytest.raises(hc.ConfigError, match=rf"config\.run\.{key}: the wait policy is now a point "
-                                             rf"parameter: write `{key}: <value>` under `defaults`"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=rf"config\.run\.{key}: the wait policy is now a point "
+        rf"parameter: write `{key}: <value>` under `defaults`",
+    ):
         validate(cfg)
 
 
@@ -245,17 +279,27 @@ def test_default_options_keep_their_runner_arguments():
     use them keep their arguments, point hash and cached results."""
     cfg = validate(copy.deepcopy(TINY))
     a = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mvd", "small"))
-    for opt in ("--m-tile", "--d-buffers", "--v-release", "--window", "--antagonist",
-                "--antagonist-bytes"):
+    for opt in ("--m-tile", "--d-buffers", "--v-release", "--window", "--antagonist", "--antagonist-bytes"):
         assert opt not in a
     assert a[a.index("--wait") + 1] == "spin-block" and a[a.index("--early-completion") + 1] == "on"
 
 
-ALL_OPTIONS = {"m_tile": 32, "d_buffers": 2, "v_release": "at-entry-end", "window": 2,
-               "antagonist": 1, "antagonist_bytes": 1 << 20, "wait": "spin", "spin_ns": 5000,
-               "early_completion": False, "v_variant": "stream", "v_shape": [16, 64],
-               "d_desc_rows": 16, "v_workers": 2,
-               "affinity": {"mx": 0, "vec": 0, "dma": 0, "host": 0, "vec1": 0, "bw0": 0}}
+ALL_OPTIONS = {
+    "m_tile": 32,
+    "d_buffers": 2,
+    "v_release": "at-entry-end",
+    "window": 2,
+    "antagonist": 1,
+    "antagonist_bytes": 1 << 20,
+    "wait": "spin",
+    "spin_ns": 5000,
+    "early_completion": False,
+    "v_variant": "stream",
+    "v_shape": [16, 64],
+    "d_desc_rows": 16,
+    "v_workers": 2,
+    "affinity": {"mx": 0, "vec": 0, "dma": 0, "host": 0, "vec1": 0, "bw0": 0},
+}
 
 
 def test_every_option_of_a_point_reaches_the_runner(runner, tmp_path):
@@ -269,8 +313,7 @@ def test_every_option_of_a_point_reaches_the_runner(runner, tmp_path):
     cfg = validate(cfg)
     args = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mvd", "small"))
     out = tmp_path / "r.jsonl"
-    r = subprocess.run([str(runner), "--out", str(out), *args], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([str(runner), "--out", str(out), *args], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     meta = json.loads(out.read_text().splitlines()[0])
     got = meta["args"]
@@ -297,33 +340,42 @@ def test_scratch_check_counts_ds_second_window_like_the_runner(runner, tmp_path,
     validation, naming the key and D's windows."""
     ok = validate(_scratch_cfg(d_buffers, need))
     args = hc.runner_args(ok, hc.find_point(ok, "host", "tiny", "mv", "small"))
-    r = subprocess.run([str(runner), "--out", str(tmp_path / "ok.jsonl"), *args],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(runner), "--out", str(tmp_path / "ok.jsonl"), *args], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     args[args.index("--scratch-bytes") + 1] = str(need - 1)
-    r = subprocess.run([str(runner), "--out", str(tmp_path / "no.jsonl"), *args],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(runner), "--out", str(tmp_path / "no.jsonl"), *args], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 3 and "scratch overflow" in r.stderr, r.stderr
     windows = "D's two windows (d_buffers 2" if d_buffers == 2 else "D's window ("
-    with pytest.raises(hc.ConfigError, match=rf"scratch_bytes: {need - 1} is less than the {need} "
-                                             rf"bytes the runner plans for .*{re.escape(windows)}"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=rf"scratch_bytes: {need - 1} is less than the {need} "
+        rf"bytes the runner plans for .*{re.escape(windows)}",
+    ):
         validate(_scratch_cfg(d_buffers, need - 1))
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"affinity": {"bw0": 0}}, r"affinity\.bw0: no such antagonist: antagonist is 0"),
-    ({"antagonist": 2, "affinity": {"bw2": 0}},
-     r"affinity\.bw2: no such antagonist: antagonist is 2 \(threads bw0\.\.bw1\)"),
-    ({"affinity": {"vec1": 0}}, r"affinity\.vec1: no such vector worker: v_workers is 1"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"affinity": {"bw0": 0}}, r"affinity\.bw0: no such antagonist: antagonist is 0"),
+        (
+            {"antagonist": 2, "affinity": {"bw2": 0}},
+            r"affinity\.bw2: no such antagonist: antagonist is 2 \(threads bw0\.\.bw1\)",
+        ),
+        ({"affinity": {"vec1": 0}}, r"affinity\.vec1: no such vector worker: v_workers is 1"),
+    ],
+)
 def test_placed_threads_must_exist(params, message):
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][0].update(params)
     with pytest.raises(hc.ConfigError, match=r"points\[0\]\." + message):
         validate(cfg)
     ok = copy.deepcopy(TINY)
-    ok["sweeps"]["tiny"]["points"][0].update({"antagonist": 3, "v_workers": 2,
-                                              "affinity": {"bw2": 0, "vec1": 0}})
+    ok["sweeps"]["tiny"]["points"][0].update({"antagonist": 3, "v_workers": 2, "affinity": {"bw2": 0, "vec1": 0}})
     validate(ok)
 
 
@@ -332,6 +384,9 @@ def test_m_tile_is_refused_for_a_fixed_blocking_backend():
     cfg["targets"] = ["hexagon-qemu"]
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}}}
     cfg["sweeps"]["tiny"]["points"][0]["m_tile"] = 64
-    with pytest.raises(hc.ConfigError, match=r"points\[0\]\.m_tile: target hexagon-qemu's GEMM .* "
-                                             r"refuses --m-tile"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"points\[0\]\.m_tile: target hexagon-qemu's GEMM .* "
+        r"refuses --m-tile",
+    ):
         validate(cfg)

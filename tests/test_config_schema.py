@@ -1,4 +1,5 @@
 """Config validation: the default config, and one bad config per kind of error."""
+
 import copy
 
 import pytest
@@ -25,7 +26,7 @@ def test_default_config_is_valid_and_fills_defaults():
     n = sum(len(sw["workloads"]) * len(sw["points"]) for sw in cfg["sweeps"].values())
     assert n == 21 and len(pts) == n and len({p.id for p in pts}) == n
     assert {p.id.split("/")[0] for p in pts} == {"ratio", "pressure", "quota", "granularity"}
-    assert cfg["defaults"]["wait"] == "spin-block"     # filled from the schema
+    assert cfg["defaults"]["wait"] == "spin-block"  # filled from the schema
     assert cfg["defaults"]["d_desc_rows"] == 64
     assert cfg["sweeps"]["ratio"]["log_x"] is True
 
@@ -52,20 +53,29 @@ DELETE = object()
 BAD = {
     "unknown top-level key": (("colour",), "blue", r"config: unknown key\(s\) 'colour'"),
     "unknown nested key": (("run", "roundz"), 3, r"config\.run: unknown key\(s\) 'roundz'"),
-    "unknown point key": (("sweeps", "tiny", "points", 0, "m_shap"), [1, 2, 3],
-                          r"config\.sweeps\.tiny\.points\[0\]: unknown key\(s\) 'm_shap'"),
+    "unknown point key": (
+        ("sweeps", "tiny", "points", 0, "m_shap"),
+        [1, 2, 3],
+        r"config\.sweeps\.tiny\.points\[0\]: unknown key\(s\) 'm_shap'",
+    ),
     "wrong type": (("run", "rounds"), "ten", r"config\.run\.rounds: 'ten' is not of type 'integer'"),
     "zero trials": (("run", "rounds"), 0, r"config\.run\.rounds: 0 is less than the minimum of 1"),
     "unknown target": (("targets",), ["host", "phone"], r"config\.targets\[1\]: 'phone' is not one of"),
     "unknown group": (("run", "groups"), ["A", "E"], r"config\.run\.groups\[1\]: 'E' is not one of"),
     "unknown workload": (("sweeps", "tiny", "workloads"), ["mx"], r"config\.sweeps\.tiny\.workloads\[0\]"),
-    "sweep value out of range": (("sweeps", "tiny", "points", 1, "m_shape"), [64, 0, 64],
-                                 r"config\.sweeps\.tiny\.points\[1\]\.m_shape\[1\]: 0 is less than the minimum of 1"),
+    "sweep value out of range": (
+        ("sweeps", "tiny", "points", 1, "m_shape"),
+        [64, 0, 64],
+        r"config\.sweeps\.tiny\.points\[1\]\.m_shape\[1\]: 0 is less than the minimum of 1",
+    ),
     "negative timeout": (("run", "timeout_s"), -1, r"config\.run\.timeout_s: -1 is less than or equal"),
     "no sweeps": (("sweeps",), {}, r"config\.sweeps: .*(non-empty|too few|should be non-empty)"),
     "missing points": (("sweeps", "tiny", "points"), DELETE, r"config\.sweeps\.tiny: 'points' is a required"),
-    "bad point name": (("sweeps", "tiny", "points", 0, "name"), "has space",
-                       r"config\.sweeps\.tiny\.points\[0\]\.name: 'has space' does not match"),
+    "bad point name": (
+        ("sweeps", "tiny", "points", 0, "name"),
+        "has space",
+        r"config\.sweeps\.tiny\.points\[0\]\.name: 'has space' does not match",
+    ),
 }
 
 
@@ -77,13 +87,22 @@ def test_bad_config_names_the_key(kind):
 
 
 SEMANTIC = {
-    "duplicate point name": (("sweeps", "tiny", "points", 1, "name"), "small",
-                             r"points\[1\]\.name: duplicate point name 'small'"),
+    "duplicate point name": (
+        ("sweeps", "tiny", "points", 1, "name"),
+        "small",
+        r"points\[1\]\.name: duplicate point name 'small'",
+    ),
     "duplicate x": (("sweeps", "tiny", "points", 1, "x"), 1, r"points\[1\]\.x: duplicate value"),
-    "stride below row bytes": (("defaults", "d_src_stride"), 100,
-                               r"d_src_stride: 100 is smaller than the row bytes 512"),
-    "copy larger than scratch": (("defaults", "d_shape"), [4096, 4096],
-                                 r"scratch_bytes: 1048576 is less than the 16842752 bytes the runner plans"),
+    "stride below row bytes": (
+        ("defaults", "d_src_stride"),
+        100,
+        r"d_src_stride: 100 is smaller than the row bytes 512",
+    ),
+    "copy larger than scratch": (
+        ("defaults", "d_shape"),
+        [4096, 4096],
+        r"scratch_bytes: 1048576 is less than the 16842752 bytes the runner plans",
+    ),
     "calibrate absent task": (("sweeps", "tiny", "workloads"), ["mv"], None),
     "no group A": (("run", "groups"), ["B", "C", "D"], r"config\.run\.groups: must include A"),
     "log axis needs positive x": (("sweeps", "tiny", "log_x"), True, None),

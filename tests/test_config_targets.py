@@ -1,6 +1,7 @@
 """Targets in the config: per-target settings, the Hexagon precision rule,
 device keys in the schema, the preflight (what a target lacks on this
 machine), make variables, run environment and run prefix."""
+
 import copy
 import os
 import stat
@@ -21,21 +22,23 @@ def merged(base: dict, over: dict) -> dict:
 
 
 def test_hexagon_qemu_config_file_merges_over_the_default():
-    cfg = merged(yaml.safe_load((REPO / "config.yaml").read_text()),
-                 yaml.safe_load((REPO / "config/hexagon-qemu.yaml").read_text()))
+    cfg = merged(
+        yaml.safe_load((REPO / "config.yaml").read_text()),
+        yaml.safe_load((REPO / "config/hexagon-qemu.yaml").read_text()),
+    )
     hc.validate(cfg)
     pts = hc.points(cfg)
-    assert cfg["targets"] == ["host", "hexagon-qemu"] and len(pts) == 2 * 21       # every point on both
+    assert cfg["targets"] == ["host", "hexagon-qemu"] and len(pts) == 2 * 21  # every point on both
     host = [p for p in pts if p.target == "host"]
     qemu = [p for p in pts if p.target == "hexagon-qemu"]
-    assert {p.params["precision"] for p in host} == {"fp32"}       # host untouched
+    assert {p.params["precision"] for p in host} == {"fp32"}  # host untouched
     assert {p.params["precision"] for p in qemu} == {"u8i8"}
     assert {tuple(p.params["m_shape"]) for p in qemu} == {(64, 64, 64)}
     vshort = next(p for p in qemu if p.point == "Vshort")
-    assert vshort.params["v_passes"] == 1                           # the point's own key survives
+    assert vshort.params["v_passes"] == 1  # the point's own key survives
     args = hc.runner_args(cfg, qemu[0])
     assert args[args.index("--rounds") + 1] == "5" and args[args.index("--warmup") + 1] == "1"
-    host_args = hc.runner_args(cfg, host[0])                        # host keeps the study's rounds
+    host_args = hc.runner_args(cfg, host[0])  # host keeps the study's rounds
     assert host_args[host_args.index("--rounds") + 1] == str(cfg["run"]["rounds"]) != "5"
     assert hc.run_settings(cfg, "hexagon-qemu")["timeout_s"] == 120
     assert hc.target_problems({"targets": ["host"]}) == []
@@ -62,8 +65,11 @@ def test_target_params_win_over_point_and_change_only_that_targets_hash():
 def test_hexagon_targets_need_integer_precision(target):
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = [target]
-    with pytest.raises(hc.ConfigError, match=rf"precision: target {target} runs integer kernels only.*"
-                                             rf"target_settings\.{target}\.params\.precision: u8i8"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=rf"precision: target {target} runs integer kernels only.*"
+        rf"target_settings\.{target}\.params\.precision: u8i8",
+    ):
         hc.validate(cfg)
     cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}}}
     hc.validate(cfg)
@@ -73,25 +79,43 @@ def test_target_params_are_checked_like_points():
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["hexagon-qemu"]
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8", "scratch_bytes": 8192}}}
-    with pytest.raises(hc.ConfigError, match=r"scratch_bytes: 8192 is less than the 65536 bytes the "
-                                             r"runner plans .*\[target hexagon-qemu, with target_settings"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"scratch_bytes: 8192 is less than the 65536 bytes the "
+        r"runner plans .*\[target hexagon-qemu, with target_settings",
+    ):
         hc.validate(cfg)
 
 
 BAD = {
-    "relative device dir": (("hexagon", "device_dir"), "tmp/hx",
-                            r"target_settings\.hexagon\.device_dir: 'tmp/hx' does not match"),
-    "serial with a space": (("hexagon", "device_serial"), "ab cd",
-                            r"target_settings\.hexagon\.device_serial: 'ab cd' does not match"),
+    "relative device dir": (
+        ("hexagon", "device_dir"),
+        "tmp/hx",
+        r"target_settings\.hexagon\.device_dir: 'tmp/hx' does not match",
+    ),
+    "serial with a space": (
+        ("hexagon", "device_serial"),
+        "ab cd",
+        r"target_settings\.hexagon\.device_serial: 'ab cd' does not match",
+    ),
     "bad arch": (("hexagon", "arch"), "73", r"target_settings\.hexagon\.arch: '73' does not match"),
     "misspelt key": (("hexagon", "serial"), "x", r"target_settings\.hexagon: unknown key\(s\) 'serial'"),
-    "device key on the simulator": (("hexagon-sim", "device_serial"), "x",
-                                    r"target_settings\.hexagon-sim: unknown key\(s\) 'device_serial'"),
+    "device key on the simulator": (
+        ("hexagon-sim", "device_serial"),
+        "x",
+        r"target_settings\.hexagon-sim: unknown key\(s\) 'device_serial'",
+    ),
     "unknown target": (("phone",), {}, r"target_settings: unknown key\(s\) 'phone'"),
-    "zero rounds": (("hexagon-qemu", "run"), {"rounds": 0},
-                    r"target_settings\.hexagon-qemu\.run\.rounds: 0 is less than"),
-    "bad forced param": (("hexagon-qemu", "params"), {"m_shape": [0, 1, 1]},
-                         r"target_settings\.hexagon-qemu\.params\.m_shape\[0\]"),
+    "zero rounds": (
+        ("hexagon-qemu", "run"),
+        {"rounds": 0},
+        r"target_settings\.hexagon-qemu\.run\.rounds: 0 is less than",
+    ),
+    "bad forced param": (
+        ("hexagon-qemu", "params"),
+        {"m_shape": [0, 1, 1]},
+        r"target_settings\.hexagon-qemu\.params\.m_shape\[0\]",
+    ),
 }
 
 
@@ -142,8 +166,7 @@ def test_preflight_names_everything_missing_for_the_device():
 
 
 def test_preflight_of_the_emulator():
-    lines = hc.target_problems({"targets": ["hexagon-qemu"]}, environ={}, which=lambda _: None,
-                               zig_ok=lambda _: False)
+    lines = hc.target_problems({"targets": ["hexagon-qemu"]}, environ={}, which=lambda _: None, zig_ok=lambda _: False)
     assert lines == [
         "target hexagon-qemu: zig is not installed: pip install ziglang==0.17.1 (or set ZIG to a zig command)",
         "target hexagon-qemu: qemu-hexagon is not installed: apt-get install qemu-user "
@@ -153,8 +176,10 @@ def test_preflight_of_the_emulator():
 
 def test_preflight_passes_with_an_sdk_and_device(tmp_path):
     sdk = fake_sdk(tmp_path / "sdk", sim=True)
-    cfg = {"targets": ["hexagon", "hexagon-sim"],
-           "target_settings": {"hexagon": {"sdk_root": str(sdk), "device_serial": "R5CT1234"}}}
+    cfg = {
+        "targets": ["hexagon", "hexagon-sim"],
+        "target_settings": {"hexagon": {"sdk_root": str(sdk), "device_serial": "R5CT1234"}},
+    }
     which = {"adb": "/usr/bin/adb"}.get
     assert hc.target_problems(cfg, environ={"HEXAGON_SDK_ROOT": str(sdk)}, which=which) == []
     # the simulator binary is required for hexagon-sim only
@@ -168,10 +193,20 @@ def test_preflight_passes_with_an_sdk_and_device(tmp_path):
 
 def test_make_vars_run_env_and_run_prefix_of_the_device(tmp_path):
     sdk = fake_sdk(tmp_path / "sdk")
-    cfg = hc.validate({**copy.deepcopy(TINY), "targets": ["hexagon"],
-                       "target_settings": {"hexagon": {"sdk_root": str(sdk), "device_serial": "R5CT1234",
-                                                       "device_dir": "/data/local/tmp/x",
-                                                       "params": {"precision": "u8i8"}}}})
+    cfg = hc.validate(
+        {
+            **copy.deepcopy(TINY),
+            "targets": ["hexagon"],
+            "target_settings": {
+                "hexagon": {
+                    "sdk_root": str(sdk),
+                    "device_serial": "R5CT1234",
+                    "device_dir": "/data/local/tmp/x",
+                    "params": {"precision": "u8i8"},
+                }
+            },
+        }
+    )
     mv = hc.make_vars(cfg, "hexagon", environ={})
     assert f"HEXAGON_SDK_ROOT={sdk}" in mv and "HEXAGON_ARCH=v73" in mv and "HX_BUILD_ONLY=1" in mv
     assert any(v.startswith("HEXAGON_TOOLS_ROOT=") and v.endswith("8.8.06") for v in mv)
@@ -223,15 +258,22 @@ def test_device_farm_sets_the_device_limit_and_the_lease_environment():
     assert hc.device_env(hc.validate(copy.deepcopy(TINY))) == {}
 
 
-@pytest.mark.parametrize("hexagon, message", [
-    ({"device_serials": ["s1", "s2", "s1"]},
-     r"config\.target_settings\.hexagon\.device_serials: 's1' is listed twice"),
-    ({"device_serials": ["s1"], "device_serial": "s2"},
-     r"config\.target_settings\.hexagon: device_serial and device_serials are both set"),
-    ({"device_serials": ["a;b"]}, r"device_serials\[0\]: 'a;b' does not match"),
-    ({"device_serials": "s1 s2"}, r"device_serials: 's1 s2' is not of type 'array'"),
-    ({"farm_spans_hosts": "yes"}, r"farm_spans_hosts: 'yes' is not of type 'boolean'"),
-])
+@pytest.mark.parametrize(
+    "hexagon, message",
+    [
+        (
+            {"device_serials": ["s1", "s2", "s1"]},
+            r"config\.target_settings\.hexagon\.device_serials: 's1' is listed twice",
+        ),
+        (
+            {"device_serials": ["s1"], "device_serial": "s2"},
+            r"config\.target_settings\.hexagon: device_serial and device_serials are both set",
+        ),
+        ({"device_serials": ["a;b"]}, r"device_serials\[0\]: 'a;b' does not match"),
+        ({"device_serials": "s1 s2"}, r"device_serials: 's1 s2' is not of type 'array'"),
+        ({"farm_spans_hosts": "yes"}, r"farm_spans_hosts: 'yes' is not of type 'boolean'"),
+    ],
+)
 def test_bad_device_farms_are_refused_naming_the_key(hexagon, message):
     with pytest.raises(hc.ConfigError, match=message):
         hc.validate(_farm_cfg(**hexagon))
@@ -243,12 +285,18 @@ def test_preflight_accepts_a_farm_and_checks_one_from_the_environment(tmp_path):
     cfg = {"targets": ["hexagon"], "target_settings": {"hexagon": {"device_serials": ["s1", "s2"]}}}
     assert hc.target_problems(cfg, environ=env, which={"adb": "/x/adb", "flock": "/x/flock"}.get) == []
     lines = hc.target_problems(cfg, environ=env, which={"adb": "/x/adb"}.get)
-    assert lines == ["target hexagon: flock is not installed (util-linux): a device farm leases its "
-                     "phones through lock files"]
-    lines = hc.target_problems({"targets": ["hexagon"]}, environ={**env, "HX_DEVICE_SERIALS": "s1 s1"},
-                               which={"adb": "/x/adb", "flock": "/x/flock"}.get)
-    assert lines == ["target hexagon: HX_DEVICE_SERIALS: 's1' is listed twice (each phone once: two runs "
-                     "on one phone would disturb each other)"]
+    assert lines == [
+        "target hexagon: flock is not installed (util-linux): a device farm leases its phones through lock files"
+    ]
+    lines = hc.target_problems(
+        {"targets": ["hexagon"]},
+        environ={**env, "HX_DEVICE_SERIALS": "s1 s1"},
+        which={"adb": "/x/adb", "flock": "/x/flock"}.get,
+    )
+    assert lines == [
+        "target hexagon: HX_DEVICE_SERIALS: 's1' is listed twice (each phone once: two runs "
+        "on one phone would disturb each other)"
+    ]
 
 
 @pytest.mark.parametrize("target", ["hexagon", "hexagon-sim"])
@@ -260,7 +308,7 @@ def test_sdk_targets_default_scratch_fits_vtcm_beside_the_hmx_region(target, mon
     cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}}}
     cfg = hc.validate(cfg)
     by = {p.target: p.params["scratch_bytes"] for p in hc.points(cfg)}
-    assert by == {"host": 16 << 20, target: 7 << 20}            # 8 MiB VTCM - 1 MiB HMX region
+    assert by == {"host": 16 << 20, target: 7 << 20}  # 8 MiB VTCM - 1 MiB HMX region
     p = next(p for p in hc.points(cfg) if p.target == target)
     args = hc.runner_args(cfg, p)
     assert args[args.index("--scratch-bytes") + 1] == str(7 << 20)
@@ -281,15 +329,22 @@ def test_a_scratch_larger_than_the_vtcm_is_refused_before_any_job(monkeypatch):
         cfg["target_settings"] = {"hexagon": {"params": {"precision": "u8i8", "scratch_bytes": scratch}}}
         return cfg
 
-    monkeypatch.setenv("HEXKL_ROOT", "/opt/hexkl")                # HMX: 1 MiB of VTCM is HexKL's
+    monkeypatch.setenv("HEXKL_ROOT", "/opt/hexkl")  # HMX: 1 MiB of VTCM is HexKL's
     hc.validate(cfg_with(7 << 20))
-    with pytest.raises(hc.ConfigError, match=(
+    with pytest.raises(
+        hc.ConfigError,
+        match=(
             r"scratch_bytes: 7340033 bytes of scratch \(the arena is VTCM, in 4096-byte pages\) do not fit "
             r"target hexagon's VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) minus HexKL's "
-            r"1048576-byte HMX tile region leave 7340032; use scratch_bytes <= 7340032")):
+            r"1048576-byte HMX tile region leave 7340032; use scratch_bytes <= 7340032"
+        ),
+    ):
         hc.validate(cfg_with((7 << 20) + 1))
-    monkeypatch.delenv("HEXKL_ROOT")                              # HVX only: the whole VTCM
+    monkeypatch.delenv("HEXKL_ROOT")  # HVX only: the whole VTCM
     hc.validate(cfg_with(8 << 20))
-    with pytest.raises(hc.ConfigError, match=r"VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) "
-                                             r"leave 8388608"):
+    with pytest.raises(
+        hc.ConfigError,
+        match=r"VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) "
+        r"leave 8388608",
+    ):
         hc.validate(cfg_with((8 << 20) + 1))

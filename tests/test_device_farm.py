@@ -26,6 +26,7 @@ shell that runs the runner sleeps first so that runs overlap if they can.
 The fake is not a phone: whether adbd ends a runner whose adb client was
 killed, and the real run_main_on_hexagon, are untested here.
 """
+
 from __future__ import annotations
 
 import copy
@@ -101,8 +102,12 @@ exit 0
 @pytest.fixture(scope="module")
 def host_runner(tmp_path_factory):
     build = tmp_path_factory.mktemp("hostbuild")
-    r = subprocess.run(["make", "-s", "-C", str(ROOT / "kernels"), "TARGET=host", f"BUILD={build}"],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        ["make", "-s", "-C", str(ROOT / "kernels"), "TARGET=host", f"BUILD={build}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return build / "hxrun"
 
@@ -118,13 +123,28 @@ def fake_farm(tmp: Path, runner: Path, **extra) -> dict:
     adb.write_text(FAKE_ADB)
     adb.chmod(0o755)
     (tmp / "phones").mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HX_DEVICE_SERIAL", "HX_DEVICE_SERIALS", "HEXKL_ROOT", "HEXAGON_TOOLS_ROOT",
-                        "DEFAULT_HEXAGON_TOOLS_ROOT")}
-    env.update({"PATH": f"{tmp / 'bin'}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-                "HEXAGON_SDK_ROOT": str(tmp / "sdk"), "FAKE_PHONES": str(tmp / "phones"),
-                "FAKE_HOST_RUNNER": str(runner), "HX_DEVICE_LOCK_DIR": str(tmp / "locks"),
-                "HX_DEVICE_DIR": DEVDIR})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "HX_DEVICE_SERIAL",
+            "HX_DEVICE_SERIALS",
+            "HEXKL_ROOT",
+            "HEXAGON_TOOLS_ROOT",
+            "DEFAULT_HEXAGON_TOOLS_ROOT",
+        )
+    }
+    env.update(
+        {
+            "PATH": f"{tmp / 'bin'}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
+            "FAKE_PHONES": str(tmp / "phones"),
+            "FAKE_HOST_RUNNER": str(runner),
+            "HX_DEVICE_LOCK_DIR": str(tmp / "locks"),
+            "HX_DEVICE_DIR": DEVDIR,
+        }
+    )
     env.update(extra)
     return env
 
@@ -181,8 +201,14 @@ def farm_config(tmp: Path, serials) -> dict:
     cfg["targets"] = ["hexagon"]
     cfg["run"]["replicates"] = 1
     cfg["run"]["rounds"] = 3
-    cfg["target_settings"] = {"hexagon": {"sdk_root": str(tmp / "sdk"), "device_serials": serials,
-                                          "device_dir": DEVDIR, "params": {"precision": "u8i8"}}}
+    cfg["target_settings"] = {
+        "hexagon": {
+            "sdk_root": str(tmp / "sdk"),
+            "device_serials": serials,
+            "device_dir": DEVDIR,
+            "params": {"precision": "u8i8"},
+        }
+    }
     return cfg
 
 
@@ -207,7 +233,7 @@ def test_six_points_over_two_phones_never_share_a_phone(farm_run):
     counts = job_counts(out)
     assert counts.get("run") == 6 and counts.get("deploy") == 1, counts
     spans = shell_spans(tmp)
-    assert sorted(spans) == ["s1", "s2"], spans                 # every phone used
+    assert sorted(spans) == ["s1", "s2"], spans  # every phone used
     for serial, iv in spans.items():
         assert max_concurrency(iv) == 1, f"two adb shells at once on {serial}: {sorted(iv)}"
     # the runner's shells: one per point, at most two at once (one per
@@ -220,9 +246,11 @@ def test_six_points_over_two_phones_never_share_a_phone(farm_run):
     # then one lease per run
     jobs = job_spans(tmp)
     assert len(jobs) == 2 + 6 and max_concurrency(jobs) == 2, sorted(jobs)
-    print(f"farm: 6 runs over 2 phones in {wall:.1f} s; per phone "
-          f"{ {s: sum(1 for a, b in iv if b - a >= 2.0) for s, iv in spans.items()} }; "
-          f"max at once: {max_concurrency(runs)} overall, 1 per phone")
+    print(
+        f"farm: 6 runs over 2 phones in {wall:.1f} s; per phone "
+        f"{ {s: sum(1 for a, b in iv if b - a >= 2.0) for s, iv in spans.items()} }; "
+        f"max at once: {max_concurrency(runs)} overall, 1 per phone"
+    )
 
 
 def test_every_record_and_the_summary_name_the_phone(farm_run):
@@ -247,7 +275,7 @@ def test_every_record_and_the_summary_name_the_phone(farm_run):
     trials = pd.read_csv(wd / "results/hexagon/trials.csv.gz")
     assert set(trials["device_serial"]) == {"s1", "s2"}
     manifest = json.loads((wd / "results/hexagon/stage/deploy.json").read_text())
-    assert manifest["device_serials"] == ["s1", "s2"]             # deployed to both phones
+    assert manifest["device_serials"] == ["s1", "s2"]  # deployed to both phones
     # the farm is not a job parameter: the run jobs' logs show no serial list
     log = (wd / f"logs/hexagon/run/{POINTS[0]}/rep0.log").read_text().splitlines()[0]
     assert "HX_DEVICE_SERIALS" not in log
@@ -255,8 +283,9 @@ def test_every_record_and_the_summary_name_the_phone(farm_run):
 
 def test_a_larger_device_limit_is_lowered_to_the_phones_and_nothing_reruns(farm_run):
     tmp, wd, _, _, env = farm_run
-    res = snakemake(wd, "-n", "results/hexagon/summary.json", "--resources", "device=5",
-                    snakefile=wd / "Snakefile", env=env)
+    res = snakemake(
+        wd, "-n", "results/hexagon/summary.json", "--resources", "device=5", snakefile=wd / "Snakefile", env=env
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
     assert "--resources device=5 lowered to 2: the device farm has 2 phone(s)" in out
@@ -274,9 +303,27 @@ def test_a_larger_device_limit_is_lowered_to_the_phones_and_nothing_reruns(farm_
 
 
 def _device_run(env: dict, runner_so: Path, out: Path, **kw) -> subprocess.Popen:
-    return subprocess.Popen([str(ROOT / "kernels/hexagon/device.sh"), "run", "--", str(runner_so),
-                             "--out", str(out), "--rounds", "1", "--warmup", "0", "--workloads", "mv"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [
+            str(ROOT / "kernels/hexagon/device.sh"),
+            "run",
+            "--",
+            str(runner_so),
+            "--out",
+            str(out),
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--workloads",
+            "mv",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def test_a_killed_run_and_an_adb_server_leave_no_lease(tmp_path, host_runner):
@@ -299,7 +346,7 @@ def test_a_killed_run_and_an_adb_server_leave_no_lease(tmp_path, host_runner):
             time.sleep(0.1)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=10)
-        assert (tmp_path / "locks/s1.lock").exists()              # the file stays; the lock does not
+        assert (tmp_path / "locks/s1.lock").exists()  # the file stays; the lock does not
         t0 = time.monotonic()
         p = _device_run(env, so, tmp_path / "c.jsonl")
         _, err = p.communicate(timeout=60)
@@ -344,11 +391,14 @@ def test_a_phone_that_is_not_attached_stops_deploy_unless_the_farm_spans_hosts(t
     assert json.loads(raw.read_text().splitlines()[0])["labels"]["device_serial"] == "s1"
 
 
-@pytest.mark.parametrize("serials, message", [
-    (["s1", "s1"], "config.target_settings.hexagon.device_serials: 's1' is listed twice"),
-    (["s1", "has space"], r"config.target_settings.hexagon.device_serials[1]: 'has space' does not match"),
-    ("s1 s2", "config.target_settings.hexagon.device_serials: 's1 s2' is not of type 'array'"),
-])
+@pytest.mark.parametrize(
+    "serials, message",
+    [
+        (["s1", "s1"], "config.target_settings.hexagon.device_serials: 's1' is listed twice"),
+        (["s1", "has space"], r"config.target_settings.hexagon.device_serials[1]: 'has space' does not match"),
+        ("s1 s2", "config.target_settings.hexagon.device_serials: 's1 s2' is not of type 'array'"),
+    ],
+)
 def test_a_bad_serial_list_fails_before_any_job(tmp_path, serials, message):
     cfg = farm_config(tmp_path, serials)
     write_config(tmp_path, cfg)
@@ -369,8 +419,9 @@ def test_the_several_hosts_example_profile_names_existing_rules():
     assert "UNTESTED HERE" in text.splitlines()[0]
     prof = yaml.safe_load(text)
     assert prof["executor"] == "slurm"
-    rules = set(re.findall(r"^rule (\w+):", "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk")),
-                           re.M))
+    rules = set(
+        re.findall(r"^rule (\w+):", "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk")), re.M)
+    )
     assert set(prof["set-resources"]) <= rules and {"run", "deploy"} <= set(prof["set-resources"])
     for rule in ("run", "deploy"):
         assert prof["set-resources"][rule]["slurm_extra"] == "'--gres=phone:1'"

@@ -1,5 +1,6 @@
 """The pinned environment: constraints.txt covers pyproject.toml, every
 install path uses it, and provenance records what a result was made with."""
+
 import copy
 import json
 import re
@@ -50,8 +51,9 @@ def test_constraints_pin_every_dependency_at_pyprojects_version():
 def test_constraints_generator_agrees_with_the_file():
     """The file is what .ci/constraints.py derives from pyproject.toml and the
     installed distributions (CI runs the same check after installing)."""
-    r = subprocess.run([sys.executable, str(REPO / ".ci/constraints.py"), "--check"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(REPO / ".ci/constraints.py"), "--check"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -86,7 +88,9 @@ def test_sidecar_records_installed_analysis_stack(tmp_path):
 
 def test_missing_package_is_recorded_as_none():
     assert provenance.package_versions(("numpy", "hxfuse-no-such-package")) == {
-        "numpy": np.__version__, "hxfuse-no-such-package": None}
+        "numpy": np.__version__,
+        "hxfuse-no-such-package": None,
+    }
 
 
 def test_summary_json_records_installed_analysis_stack(tmp_path):

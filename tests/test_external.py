@@ -2,6 +2,7 @@
 faster than B_ort gives 1.5 with an interval around it, identical makespans give
 '~', replicates that disagree widen the interval, and files that are not the
 same point (or failed) are refused before any statistics."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ from hxfuse import external as ext
 from hxfuse.io import parse_records
 from hxfuse.stats import hierarchical_bootstrap_median
 
-TASKS_META = {"M": {"m": 64, "n": 64, "k": 64, "precision": "fp32"},
-              "V": {"rows": 8, "cols": 32, "passes": 2, "workers": 1, "precision": "fp32"},
-              "D": {"rows": 16, "row_bytes": 64, "src_stride": 128, "repeat": 2}}
+TASKS_META = {
+    "M": {"m": 64, "n": 64, "k": 64, "precision": "fp32"},
+    "V": {"rows": 8, "cols": 32, "passes": 2, "workers": 1, "precision": "fp32"},
+    "D": {"rows": 16, "row_bytes": 64, "src_stride": 128, "repeat": 2},
+}
 ENG = {"M": "mx", "V": "vec", "D": "dma"}
 
 
@@ -25,13 +28,35 @@ def _trial(rnd, group, workload, tasks, makespan, t0, serial):
     recs, t = [], t0
     for task, dur in tasks.items():
         b = t if serial else t0
-        recs.append({"task": task, "engine": ENG[task], "launch": b, "begin": b, "end": b + dur,
-                      "host_seen": b + dur, "checksum": "0", "cpu_ns": dur})
+        recs.append(
+            {
+                "task": task,
+                "engine": ENG[task],
+                "launch": b,
+                "begin": b,
+                "end": b + dur,
+                "host_seen": b + dur,
+                "checksum": "0",
+                "cpu_ns": dur,
+            }
+        )
         t = b + dur
     host = {"submit_begin": t0, "submit_end": t0, "wait_begin": t0, "wait_end": t0 + makespan}
-    return {"record": "trial", "round": rnd, "seq": 0, "warmup": False, "workload": workload, "group": group,
-            "empty": False, "host": host, "device": None, "tasks": recs, "waits": [], "makespan_ns": makespan,
-            "checksums_ok": True}
+    return {
+        "record": "trial",
+        "round": rnd,
+        "seq": 0,
+        "warmup": False,
+        "workload": workload,
+        "group": group,
+        "empty": False,
+        "host": host,
+        "device": None,
+        "tasks": recs,
+        "waits": [],
+        "makespan_ns": makespan,
+        "checksums_ok": True,
+    }
 
 
 def _run(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok", tasks_meta=TASKS_META):
@@ -41,8 +66,17 @@ def _run(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok", 
 
 def _lines(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok", tasks_meta=TASKS_META):
     rng = rng or np.random.default_rng(0)
-    lines = [json.dumps({"record": "meta", "backend": backend, "tasks": tasks_meta, "load_average_before": 0.5,
-                         "other_busy_cores_before": -1})]
+    lines = [
+        json.dumps(
+            {
+                "record": "meta",
+                "backend": backend,
+                "tasks": tasks_meta,
+                "load_average_before": 0.5,
+                "other_busy_cores_before": -1,
+            }
+        )
+    ]
     t0 = 0
     for r in range(rounds):
         for g, ms in groups.items():
@@ -63,8 +97,9 @@ ALONE = {"M": 6_000_000, "V": 5_000_000, "D": 4_000_000}
 
 
 def _ort(b=15e6, a=30e6, g=30e6, alone=ALONE, **kw):
-    return _run({"A_ort": a, "B_ort": b, "B_ort_graph": g}, alone, backend="onnxruntime 1.32.0 CPUExecutionProvider",
-                **kw)
+    return _run(
+        {"A_ort": a, "B_ort": b, "B_ort_graph": g}, alone, backend="onnxruntime 1.32.0 CPUExecutionProvider", **kw
+    )
 
 
 def _runner(d=10e6, alone=ALONE, **kw):
@@ -119,8 +154,9 @@ def test_replicates_that_disagree_widen_the_interval():
     reps = [_runner(d=d, rng=np.random.default_rng(i)) for i, d in enumerate((9e6, 10e6, 11.5e6))]
     many = ext.compare([_ort(b=15e6)], reps).iloc[0]
     assert many["replicates_runner"] == 3
-    assert (many["speedup_D_over_B_ort_hi"] - many["speedup_D_over_B_ort_lo"]) > \
-        10 * (one["speedup_D_over_B_ort_hi"] - one["speedup_D_over_B_ort_lo"])
+    assert (many["speedup_D_over_B_ort_hi"] - many["speedup_D_over_B_ort_lo"]) > 10 * (
+        one["speedup_D_over_B_ort_hi"] - one["speedup_D_over_B_ort_lo"]
+    )
     assert many["speedup_D_over_B_ort_lo"] <= 15 / 11.5 + 0.01 and many["speedup_D_over_B_ort_hi"] >= 15 / 9 - 0.01
 
 
@@ -170,8 +206,15 @@ def test_failed_or_foreign_files_are_refused():
 
 def test_cli_writes_csv(tmp_path):
     o, r = tmp_path / "o.jsonl", tmp_path / "r.jsonl"
-    o.write_text("\n".join(_lines({"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6}, ALONE,
-                                  backend="onnxruntime 1.32.0 CPUExecutionProvider")))
+    o.write_text(
+        "\n".join(
+            _lines(
+                {"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6},
+                ALONE,
+                backend="onnxruntime 1.32.0 CPUExecutionProvider",
+            )
+        )
+    )
     r.write_text("\n".join(_lines({"A": 30e6, "D": 10e6}, ALONE)))
     out = tmp_path / "x" / "external.csv"
     assert ext.main(["--ort", str(o), "--runner", str(r), "--out", str(out), "--label", "sweep=ratio"]) == 0
@@ -192,8 +235,9 @@ def test_reading_table_against_b_ort():
     assert row["verdict_vs_B_ort_key"] == "D<A,D~B"
     assert row["verdict_vs_B_ort"] == "D < A and D ~ B"
     # a loaded machine withholds it, naming why
-    ort = _run({"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6}, ALONE,
-               backend="onnxruntime 1.32.0 CPUExecutionProvider")
+    ort = _run(
+        {"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6}, ALONE, backend="onnxruntime 1.32.0 CPUExecutionProvider"
+    )
     ort.meta["other_busy_cores_before"] = 2.0
     ort.meta["online_cores"] = 2
     row = ext.compare([ort], [_runner(d=10e6)]).iloc[0]

@@ -1,5 +1,6 @@
 """The `external` target end to end on a tiny config: ONNX Runtime replicates
 per point, the comparison per point, results/host/external.csv."""
+
 from __future__ import annotations
 
 import copy
@@ -14,8 +15,7 @@ from pipeline_util import TINY, job_counts, snakemake, write_config
 def test_external_target_on_a_tiny_config(tmp_path):
     pytest.importorskip("onnxruntime")
     cfg = copy.deepcopy(TINY)
-    cfg["sweeps"] = {"tiny": cfg["sweeps"]["tiny"] | {"workloads": ["mvd"],
-                                                      "points": [{"name": "small", "x": 1}]}}
+    cfg["sweeps"] = {"tiny": cfg["sweeps"]["tiny"] | {"workloads": ["mvd"], "points": [{"name": "small", "x": 1}]}}
     write_config(tmp_path, cfg)
     dry = snakemake(tmp_path, "-n", "external")
     assert dry.returncode == 0, dry.stderr[-3000:]
@@ -34,16 +34,21 @@ def test_external_target_on_a_tiny_config(tmp_path):
     # replicates: same inputs (seed), different round orders
     orders, metas = [], []
     for rep in range(reps):
-        recs = [json.loads(line) for line in
-                (tmp_path / f"results/host/external/raw/tiny/mvd/small/ort{rep}.jsonl").read_text().splitlines()]
+        recs = [
+            json.loads(line)
+            for line in (tmp_path / f"results/host/external/raw/tiny/mvd/small/ort{rep}.jsonl").read_text().splitlines()
+        ]
         metas.append(recs[0]["args"])
         orders.append(tuple((t["group"], t["workload"]) for t in recs if t["record"] == "trial" and t["round"] == 0))
     assert len({m["seed"] for m in metas}) == 1 and len({m["order_seed"] for m in metas}) == reps
     assert len(set(orders)) > 1
     # ONNX Runtime's timelines of the point (part of `all`): a figure, and a
     # trace with one slice per profiled node of the representative trials
-    tl = snakemake(tmp_path, "results/host/external/figures/timeline/tiny/mvd/small.png",
-                   "results/host/external/timeline/tiny/mvd/small.perfetto.json")
+    tl = snakemake(
+        tmp_path,
+        "results/host/external/figures/timeline/tiny/mvd/small.png",
+        "results/host/external/timeline/tiny/mvd/small.perfetto.json",
+    )
     assert tl.returncode == 0, tl.stderr[-3000:]
     assert (tmp_path / "results/host/external/figures/timeline/tiny/mvd/small.png").stat().st_size > 10_000
     trace = json.loads((tmp_path / "results/host/external/timeline/tiny/mvd/small.perfetto.json").read_text())
@@ -66,8 +71,10 @@ def test_points_onnx_runtime_cannot_express_are_left_out_and_refused(tmp_path):
     and asking for its ONNX Runtime run fails before any work, naming it."""
     pytest.importorskip("onnxruntime")
     cfg = copy.deepcopy(TINY)
-    cfg["sweeps"] = {"tiny": cfg["sweeps"]["tiny"] | {"workloads": ["mvd"], "points": [
-        {"name": "small", "x": 1}, {"name": "buf2", "x": 2, "d_buffers": 2}]}}
+    cfg["sweeps"] = {
+        "tiny": cfg["sweeps"]["tiny"]
+        | {"workloads": ["mvd"], "points": [{"name": "small", "x": 1}, {"name": "buf2", "x": 2, "d_buffers": 2}]}
+    }
     write_config(tmp_path, cfg)
     dry = snakemake(tmp_path, "-n", "external_full")
     assert dry.returncode == 0, dry.stderr[-3000:]

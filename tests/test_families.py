@@ -1,5 +1,6 @@
 """The sweep families: study files, the measured x, the control-overhead
 share and the family figure's data (hxfuse.families), with known answers."""
+
 import copy
 import math
 
@@ -38,6 +39,7 @@ def test_full_study_is_every_family_sweep_exactly_once():
 def test_family_points_use_the_option_they_vary():
     """Each variant differs from its base in the option it names (the runner
     arguments show it), so a variant never measures the base by mistake."""
+
     def args(cfg, sweep, point, workload="mvd"):
         return hc.runner_args(cfg, hc.find_point(cfg, "host", sweep, workload, point))
 
@@ -103,15 +105,38 @@ def _summary():
     for i, (pt, t) in enumerate(alone.items()):
         pid = f"s/mvd/{pt}"
         for task, v in t.items():
-            rows.append({"sweep": "s", "point_id": pid, "point": pt, "x": i + 1.0, "label": pt.upper(),
-                         "workload": task, "group": "alone", f"{task}_duration_ns": v})
+            rows.append(
+                {
+                    "sweep": "s",
+                    "point_id": pid,
+                    "point": pt,
+                    "x": i + 1.0,
+                    "label": pt.upper(),
+                    "workload": task,
+                    "group": "alone",
+                    f"{task}_duration_ns": v,
+                }
+            )
         for g, mk, co in (("A", 8e6, 80e3), ("C", 7e6, 50e3), ("D", 5e6, 50e3)):
-            rows.append({"sweep": "s", "point_id": pid, "point": pt, "x": i + 1.0, "label": pt.upper(),
-                         "workload": "mvd", "group": g, "makespan_ns": mk * (i + 1),
-                         "control_overhead_ns": co, "control_overhead_lo_ns": co * 0.9,
-                         "control_overhead_hi_ns": co * 1.1, "speedup_over_A": 1.5,
-                         "speedup_over_A_lo": 1.4, "speedup_over_A_hi": 1.6,
-                         "point_ok": pt != "p2" or g != "D"})
+            rows.append(
+                {
+                    "sweep": "s",
+                    "point_id": pid,
+                    "point": pt,
+                    "x": i + 1.0,
+                    "label": pt.upper(),
+                    "workload": "mvd",
+                    "group": g,
+                    "makespan_ns": mk * (i + 1),
+                    "control_overhead_ns": co,
+                    "control_overhead_lo_ns": co * 0.9,
+                    "control_overhead_hi_ns": co * 1.1,
+                    "speedup_over_A": 1.5,
+                    "speedup_over_A_lo": 1.4,
+                    "speedup_over_A_hi": 1.6,
+                    "point_ok": pt != "p2" or g != "D",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -126,9 +151,15 @@ def test_control_share_is_overhead_over_makespan():
     assert "control_overhead_share" not in _summary()  # the input is not changed
 
 
-@pytest.mark.parametrize("how,p1,p2", [
-    ("M/V", 2.0, 1.0), ("M/D", 0.5, 2.0), ("M/partners", 0.5, 1.0), ("longest", 4.0, 1.0),
-])
+@pytest.mark.parametrize(
+    "how,p1,p2",
+    [
+        ("M/V", 2.0, 1.0),
+        ("M/D", 0.5, 2.0),
+        ("M/partners", 0.5, 1.0),
+        ("longest", 4.0, 1.0),
+    ],
+)
 def test_measured_x_from_the_points_own_alone_medians(how, p1, p2):
     xs = fam.measured_x(_summary(), "s", how).set_index("point")
     assert xs.loc["p1", "x"] == pytest.approx(p1) and xs.loc["p2", "x"] == pytest.approx(p2)

@@ -21,6 +21,7 @@ long function along the lines of its jobs rather than adding a reason,
 unless splitting would hurt (a flat table, a state machine read top to
 bottom).
 """
+
 from __future__ import annotations
 
 import ast
@@ -107,8 +108,10 @@ def violations(root: Path = REPO) -> list[str]:
     for path, find in sources:
         for name, first, length, reason in find(path.read_text()):
             if not reason:
-                bad.append(f"{path.relative_to(root)}:{first}: {name} is {length} lines (> {LIMIT}) "
-                           f"without a '{REASON}' comment on the line above")
+                bad.append(
+                    f"{path.relative_to(root)}:{first}: {name} is {length} lines (> {LIMIT}) "
+                    f"without a '{REASON}' comment on the line above"
+                )
     return bad
 
 
@@ -144,8 +147,13 @@ def test_checker_catches_a_planted_long_python_function():
 
 def test_checker_catches_a_planted_long_c_function():
     def src(total: int, reason: str | None = None) -> str:
-        lines = ['#include <stdio.h>', '#define BRACE "{"', 'static const int table[] = {1, 2,',
-                 '    3};', 'struct s { int a; };']
+        lines = [
+            "#include <stdio.h>",
+            '#define BRACE "{"',
+            "static const int table[] = {1, 2,",
+            "    3};",
+            "struct s { int a; };",
+        ]
         if reason:
             lines.append(f"/* {reason} */")
         lines += ["static int", "planted(int a,", "        int b) {"]

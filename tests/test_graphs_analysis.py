@@ -1,6 +1,7 @@
 """Known answers for the graph side of workload 4 without the C runner: ready
 profiles, derived edges and the reuse planner, the study validation, and the
 summary's paired speedups."""
+
 from __future__ import annotations
 
 import math
@@ -20,19 +21,38 @@ REPO = Path(__file__).resolve().parents[1]
 
 def hand_graph() -> dict:
     """a (M) -> c (V), b (D) -> c; a -> d (M); c, d -> e (V); f (D) alone."""
+
     def n(name, op, after=()):
         return {"name": name, "op": op, "after": list(after), "inputs": {}, "outputs": {}}
-    return {"name": "hand", "buffers": [], "nodes": [
-        n("a", "gemm"), n("b", "copy"), n("c", "relu6", ["a", "b"]), n("d", "gemm", ["a"]),
-        n("e", "add", ["c", "d"]), n("f", "copy")]}
+
+    return {
+        "name": "hand",
+        "buffers": [],
+        "nodes": [
+            n("a", "gemm"),
+            n("b", "copy"),
+            n("c", "relu6", ["a", "b"]),
+            n("d", "gemm", ["a"]),
+            n("e", "add", ["c", "d"]),
+            n("f", "copy"),
+        ],
+    }
 
 
 def test_ready_profile_of_a_hand_made_graph():
     prof = graphprofile.ready_profile(hand_graph())
     got = {(r.step, r["class"]): r.ready for _, r in prof.iterrows()}
-    want = {(0, "M"): 1, (0, "V"): 0, (0, "D"): 2,
-            (1, "M"): 1, (1, "V"): 1, (1, "D"): 0,
-            (2, "M"): 0, (2, "V"): 1, (2, "D"): 0}
+    want = {
+        (0, "M"): 1,
+        (0, "V"): 0,
+        (0, "D"): 2,
+        (1, "M"): 1,
+        (1, "V"): 1,
+        (1, "D"): 0,
+        (2, "M"): 0,
+        (2, "V"): 1,
+        (2, "D"): 0,
+    }
     assert got == want
     s = graphprofile.profile_summary(hand_graph())
     assert (s["nodes"], s["steps"], s["max_ready"], s["mixed_steps"], s["edges"]) == (6, 3, 3, 2, 5)
@@ -108,6 +128,7 @@ def test_decoder_checks_its_heads():
 
 # -- the study ----------------------------------------------------------------
 
+
 def write_study(tmp_path, text: str) -> str:
     p = tmp_path / "study.yaml"
     p.write_text(text)
@@ -123,19 +144,21 @@ def test_default_and_named_studies_load():
     assert graphstudy.load_study(None)["points"] == []
 
 
-@pytest.mark.parametrize("text,message", [
-    ("graphs: {points: [{name: a, model: resnet}]}", "model: 'resnet' is not a graph model"),
-    ("graphs: {points: [{name: a, model: decoder, params: {layers: 2}}]}", "decoder has no parameter 'layers'"),
-    ("graphs: {points: [{name: a, model: decoder, params: {tokens: 0}}]}", "params.tokens: 0 is not an integer"),
-    ("graphs: {points: [{name: a, model: decoder, params: {d_model: 100, heads: 3}}]}",
-     "not a multiple of heads"),
-    ("graphs: {points: [{name: a, model: decoder}, {name: a, model: inception}]}", "name 'a' given twice"),
-    ("graphs: {points: [{name: a, model: decoder, colour: red}]}", "unknown key 'colour'"),
-    ("graphs: {run: {rounds: 0}, points: [{name: a, model: decoder}]}", "run.rounds: 0 is not an integer"),
-    ("graphs: {points: [{name: 1a, model: decoder}]}", "is not a name"),
-    ("graphs: {points: [{name: a, model: decoder, reuse: 1}]}", "reuse: 1 is not true or false"),
-    ("sweeps: {}", "a graph study is a mapping with `graphs`"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("graphs: {points: [{name: a, model: resnet}]}", "model: 'resnet' is not a graph model"),
+        ("graphs: {points: [{name: a, model: decoder, params: {layers: 2}}]}", "decoder has no parameter 'layers'"),
+        ("graphs: {points: [{name: a, model: decoder, params: {tokens: 0}}]}", "params.tokens: 0 is not an integer"),
+        ("graphs: {points: [{name: a, model: decoder, params: {d_model: 100, heads: 3}}]}", "not a multiple of heads"),
+        ("graphs: {points: [{name: a, model: decoder}, {name: a, model: inception}]}", "name 'a' given twice"),
+        ("graphs: {points: [{name: a, model: decoder, colour: red}]}", "unknown key 'colour'"),
+        ("graphs: {run: {rounds: 0}, points: [{name: a, model: decoder}]}", "run.rounds: 0 is not an integer"),
+        ("graphs: {points: [{name: 1a, model: decoder}]}", "is not a name"),
+        ("graphs: {points: [{name: a, model: decoder, reuse: 1}]}", "reuse: 1 is not true or false"),
+        ("sweeps: {}", "a graph study is a mapping with `graphs`"),
+    ],
+)
 def test_bad_studies_are_refused_with_a_clear_line(tmp_path, text, message):
     with pytest.raises(ConfigError) as exc:
         graphstudy.load_study(write_study(tmp_path, text))
@@ -144,24 +167,40 @@ def test_bad_studies_are_refused_with_a_clear_line(tmp_path, text, message):
 
 def test_bad_graph_study_stops_the_workflow_before_any_job(tmp_path):
     path = write_study(tmp_path, "graphs: {points: [{name: a, model: resnet}]}")
-    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "graphs",
-                          "--config", f"graph_study={path}"], cwd=REPO, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "graphs", "--config", f"graph_study={path}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode != 0
     assert "model: 'resnet' is not a graph model" in res.stdout + res.stderr
 
 
 # -- the summary ----------------------------------------------------------------
 
-def synthetic_trials(ta: float, tb: float, tc: float, td: float, reps: int = 3, rounds: int = 10,
-                     noise: float = 0.0) -> pd.DataFrame:
+
+def synthetic_trials(
+    ta: float, tb: float, tc: float, td: float, reps: int = 3, rounds: int = 10, noise: float = 0.0
+) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     rows = []
     for rep in range(reps):
         for rnd in range(rounds):
             f = 1.0 + noise * rng.standard_normal()
             for g, t in zip("ABCD", (ta, tb, tc, td)):
-                rows.append({"point": "p", "replicate": rep, "round": rnd, "group": g, "device_ns": t * f,
-                             "e2e_ns": t * f + 100.0, "prep_ns": 100.0, "parallelism": 1.0})
+                rows.append(
+                    {
+                        "point": "p",
+                        "replicate": rep,
+                        "round": rnd,
+                        "group": g,
+                        "device_ns": t * f,
+                        "e2e_ns": t * f + 100.0,
+                        "prep_ns": 100.0,
+                        "parallelism": 1.0,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -188,40 +227,65 @@ def test_summary_marks_failed_points_with_reasons():
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
     points = [{"name": "p", "model": "mobilenetv2", "label": "p", "reuse": False}]
     prof = {"p": graphprofile.profile_summary(hand_graph())}
-    checks = {"p": [{"status": "ok", "reasons": [], "replicate": 0},
-                    {"status": "failed", "reasons": ["node x: wrong"], "replicate": 1}]}
+    checks = {
+        "p": [
+            {"status": "ok", "reasons": [], "replicate": 0},
+            {"status": "failed", "reasons": ["node x: wrong"], "replicate": 1},
+        ]
+    }
     s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50})
     assert bool(s.loc[0, "failed"]) and "rep1: node x: wrong" in s.loc[0, "failed_reasons"]
     assert math.isnan(s.loc[0, "DA_device"]) and s.loc[0, "DA_device_verdict"] == "none"
 
 
-@pytest.mark.parametrize("lo,hi,v", [(1.05, 1.2, "faster"), (0.8, 0.9, "slower"), (0.98, 1.02, "no difference"),
-                                     (0.99, 1.1, "undetermined"), (math.nan, 1.0, "none")])
+@pytest.mark.parametrize(
+    "lo,hi,v",
+    [
+        (1.05, 1.2, "faster"),
+        (0.8, 0.9, "slower"),
+        (0.98, 1.02, "no difference"),
+        (0.99, 1.1, "undetermined"),
+        (math.nan, 1.0, "none"),
+    ],
+)
 def test_verdict_against_the_minimum_effect(lo, hi, v):
     assert graphstats.verdict(lo, hi, 0.03) == v
 
 
 def test_paired_ratios_pair_within_replicate_and_round():
-    tr = pd.DataFrame([
-        {"replicate": 0, "round": 0, "group": "A", "device_ns": 30.0},
-        {"replicate": 0, "round": 0, "group": "D", "device_ns": 10.0},
-        {"replicate": 1, "round": 0, "group": "A", "device_ns": 40.0},
-        {"replicate": 1, "round": 0, "group": "D", "device_ns": 20.0},
-        {"replicate": 1, "round": 1, "group": "A", "device_ns": 50.0},  # no D: not paired
-    ])
+    tr = pd.DataFrame(
+        [
+            {"replicate": 0, "round": 0, "group": "A", "device_ns": 30.0},
+            {"replicate": 0, "round": 0, "group": "D", "device_ns": 10.0},
+            {"replicate": 1, "round": 0, "group": "A", "device_ns": 40.0},
+            {"replicate": 1, "round": 0, "group": "D", "device_ns": 20.0},
+            {"replicate": 1, "round": 1, "group": "A", "device_ns": 50.0},  # no D: not paired
+        ]
+    )
     r = graphstats.paired_ratios(tr, "A", "D")
     assert sorted(r["ratio"]) == [2.0, 3.0]
 
 
 def test_trial_table_metrics_from_a_synthetic_record():
     meta = {"record": "meta", "graph": {"nodes": [{"name": "a", "class": "M"}, {"name": "b", "class": "V"}]}}
-    trial = {"record": "trial", "warmup": False, "round": 0, "group": "D", "host_begin": 0, "host_end": 1000,
-             "device_ns": 1000, "e2e_ns": 1300, "alloc_ns": 100, "input_ns": 150, "free_ns": 50,
-             "checksums_ok": True,
-             "nodes": [{"name": "a", "engine": "mx", "launch": 0, "begin": 10, "end": 810, "cpu_ns": 800,
-                        "pack_ns": 30},
-                       {"name": "b", "engine": "vec", "launch": 0, "begin": 20, "end": 620, "cpu_ns": 600,
-                        "pack_ns": 0}]}
+    trial = {
+        "record": "trial",
+        "warmup": False,
+        "round": 0,
+        "group": "D",
+        "host_begin": 0,
+        "host_end": 1000,
+        "device_ns": 1000,
+        "e2e_ns": 1300,
+        "alloc_ns": 100,
+        "input_ns": 150,
+        "free_ns": 50,
+        "checksums_ok": True,
+        "nodes": [
+            {"name": "a", "engine": "mx", "launch": 0, "begin": 10, "end": 810, "cpu_ns": 800, "pack_ns": 30},
+            {"name": "b", "engine": "vec", "launch": 0, "begin": 20, "end": 620, "cpu_ns": 600, "pack_ns": 0},
+        ],
+    }
     warm = {**trial, "warmup": True, "round": -1}
     t = graphstats.trial_table([meta, warm, trial], "p", 2)
     assert len(t) == 1
@@ -233,8 +297,9 @@ def test_trial_table_metrics_from_a_synthetic_record():
 
 
 def test_machine_load_takes_the_larger_readable_value():
-    got = graphstats.machine_load([{"other_busy_cores_before": 0.2, "load_average_before": 1.5},
-                                   {"other_busy_cores_after": 0.9}])
+    got = graphstats.machine_load(
+        [{"other_busy_cores_before": 0.2, "load_average_before": 1.5}, {"other_busy_cores_after": 0.9}]
+    )
     assert got["other_busy_cores"] == 0.9 and got["load_average_before"] == 1.5
     assert math.isnan(got["online_cores"])  # not in these records
     got = graphstats.machine_load([{"other_busy_cores_before": -1}, {"other_busy_cores_after": -1}])
@@ -262,11 +327,15 @@ def test_graph_table_rows(tmp_path):
     from hxfuse import graphtable
 
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
-    points = [{"name": "p", "model": "mobilenetv2", "label": "ok_point", "reuse": False},
-              {"name": "q", "model": "mobilenetv2", "label": "bad", "reuse": True}]
+    points = [
+        {"name": "p", "model": "mobilenetv2", "label": "ok_point", "reuse": False},
+        {"name": "q", "model": "mobilenetv2", "label": "bad", "reuse": True},
+    ]
     prof = {n: graphprofile.profile_summary(hand_graph()) for n in "pq"}
-    checks = {"p": [{"status": "ok", "reasons": [], "replicate": 0}],
-              "q": [{"status": "failed", "reasons": ["wrong"], "replicate": 0}]}
+    checks = {
+        "p": [{"status": "ok", "reasons": [], "replicate": 0}],
+        "q": [{"status": "failed", "reasons": ["wrong"], "replicate": 0}],
+    }
     load = {"p": [{"other_busy_cores": 1.9, "online_cores": 2}], "q": []}
     s = graphstats.summarise(pd.concat([tr, tr.assign(point="q")]), points, checks, prof, {"bootstrap": 50}, load)
     s.to_csv(tmp_path / "s.csv", index=False)

@@ -2,6 +2,7 @@
 bad graph files, node outputs against numpy, and the semantics of groups
 A-D read off the per-node timestamps (relations, not absolute times, so a
 loaded machine cannot make them fail)."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,12 @@ def run(binary, tmp: Path, graph: dict, *args: str, npy: bool = False):
     if npy:
         (tmp / "npy").mkdir(exist_ok=True)
         extra = ["--npy-dir", str(tmp / "npy")]
-    proc = subprocess.run([str(binary), "--graph", str(gpath), "--out", str(out), *extra, *args],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(binary), "--graph", str(gpath), "--out", str(out), *extra, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     recs = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else None
     return proc, recs
 
@@ -45,10 +50,15 @@ def two_writers(edge: bool, alias: bool = True) -> dict:
     if alias:
         bufs[2]["alias"] = "t1"
     node = {"op": "relu6", "rows": 8, "cols": 16}
-    return {"name": "reuse", "precision": "fp32", "buffers": bufs, "nodes": [
-        {"name": "n1", **node, "inputs": {"x": "x"}, "outputs": {"y": "t1"}},
-        {"name": "n2", **node, "inputs": {"x": "x"}, "outputs": {"y": "t2"}, "after": ["n1"] if edge else []},
-    ]}
+    return {
+        "name": "reuse",
+        "precision": "fp32",
+        "buffers": bufs,
+        "nodes": [
+            {"name": "n1", **node, "inputs": {"x": "x"}, "outputs": {"y": "t1"}},
+            {"name": "n2", **node, "inputs": {"x": "x"}, "outputs": {"y": "t2"}, "after": ["n1"] if edge else []},
+        ],
+    }
 
 
 def test_reuse_without_a_dependency_is_refused_naming_both_nodes(hxgraph, tmp_path):
@@ -72,12 +82,24 @@ def test_reuse_with_the_edge_is_accepted_and_ordered(hxgraph, tmp_path):
 def test_read_write_overlap_without_path_is_refused(hxgraph, tmp_path):
     """One node reads what another writes (a copy into part of a buffer that
     a third node reads), no path: refused naming the reader and the writer."""
-    g = {"name": "rw", "buffers": [{"name": "a", "bytes": 256}, {"name": "b", "bytes": 256},
-                                   {"name": "c", "bytes": 256}],
-         "nodes": [{"name": "reader", "op": "relu6", "rows": 4, "cols": 16, "inputs": {"x": "b"},
-                    "outputs": {"y": "c"}},
-                   {"name": "writer", "op": "copy", "rows": 2, "row_bytes": 16, "src_stride": 16,
-                    "dst_stride": 64, "dst_offset": 32, "inputs": {"src": "a"}, "outputs": {"dst": "b"}}]}
+    g = {
+        "name": "rw",
+        "buffers": [{"name": "a", "bytes": 256}, {"name": "b", "bytes": 256}, {"name": "c", "bytes": 256}],
+        "nodes": [
+            {"name": "reader", "op": "relu6", "rows": 4, "cols": 16, "inputs": {"x": "b"}, "outputs": {"y": "c"}},
+            {
+                "name": "writer",
+                "op": "copy",
+                "rows": 2,
+                "row_bytes": 16,
+                "src_stride": 16,
+                "dst_stride": 64,
+                "dst_offset": 32,
+                "inputs": {"src": "a"},
+                "outputs": {"dst": "b"},
+            },
+        ],
+    }
     proc, _ = run(hxgraph, tmp_path, g)
     assert proc.returncode == 2
     assert "'reader' and 'writer'" in proc.stderr and "'writer' writes 'b'" in proc.stderr, proc.stderr
@@ -86,11 +108,24 @@ def test_read_write_overlap_without_path_is_refused(hxgraph, tmp_path):
 def test_disjoint_strided_writes_are_not_a_conflict(hxgraph, tmp_path):
     """Two copies into interleaved but disjoint columns of one buffer (a
     concatenation) need no edge: the check compares rows, not spans."""
-    g = {"name": "cat", "buffers": [{"name": "a", "bytes": 64}, {"name": "b", "bytes": 64},
-                                    {"name": "out", "bytes": 128}],
-         "nodes": [{"name": f"c{i}", "op": "copy", "rows": 4, "row_bytes": 16, "src_stride": 16,
-                    "dst_stride": 32, "dst_offset": 16 * i, "inputs": {"src": s}, "outputs": {"dst": "out"}}
-                   for i, s in enumerate("ab")]}
+    g = {
+        "name": "cat",
+        "buffers": [{"name": "a", "bytes": 64}, {"name": "b", "bytes": 64}, {"name": "out", "bytes": 128}],
+        "nodes": [
+            {
+                "name": f"c{i}",
+                "op": "copy",
+                "rows": 4,
+                "row_bytes": 16,
+                "src_stride": 16,
+                "dst_stride": 32,
+                "dst_offset": 16 * i,
+                "inputs": {"src": s},
+                "outputs": {"dst": "out"},
+            }
+            for i, s in enumerate("ab")
+        ],
+    }
     proc, recs = run(hxgraph, tmp_path, g, "--rounds", "2", "--warmup", "0", npy=True)
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "g2.json").write_text(json.dumps(g))
@@ -99,24 +134,42 @@ def test_disjoint_strided_writes_are_not_a_conflict(hxgraph, tmp_path):
 
 
 BAD = {
-    "cycle": (lambda g: g["nodes"][0].update(after=["n2"]) or g,
-              "the dependencies form a cycle: these nodes can never become ready: 'n1', 'n2'"),
-    "unknown buffer": (lambda g: g["nodes"][0]["inputs"].update(x="nope") or g,
-                       "node 'n1': inputs 'x' is unknown buffer 'nope'"),
-    "size mismatch": (lambda g: g["buffers"][0].update(bytes=100) or g,
-                      "node 'n1' (relu6): role 'x' needs 512 bytes of buffer 'x', which has 100 (size mismatch)"),
+    "cycle": (
+        lambda g: g["nodes"][0].update(after=["n2"]) or g,
+        "the dependencies form a cycle: these nodes can never become ready: 'n1', 'n2'",
+    ),
+    "unknown buffer": (
+        lambda g: g["nodes"][0]["inputs"].update(x="nope") or g,
+        "node 'n1': inputs 'x' is unknown buffer 'nope'",
+    ),
+    "size mismatch": (
+        lambda g: g["buffers"][0].update(bytes=100) or g,
+        "node 'n1' (relu6): role 'x' needs 512 bytes of buffer 'x', which has 100 (size mismatch)",
+    ),
     "unknown op": (lambda g: g["nodes"][1].update(op="conv") or g, "node 'n2': unknown op 'conv'"),
     "unknown key": (lambda g: g["nodes"][1].update(colour=1) or g, "node 'n2' (relu6): unknown key 'colour'"),
     "missing param": (lambda g: g["nodes"][1].pop("rows") and g, "node 'n2' (relu6): missing parameter 'rows'"),
     "unknown after": (lambda g: g["nodes"][1].update(after=["n9"]) or g, "'after' names unknown node 'n9'"),
-    "huge value": (lambda g: g["nodes"][0].update(rows=1e300) or g,
-                   "node 'n1': 'rows' must be an integer in [1, 1048576]"),
+    "huge value": (
+        lambda g: g["nodes"][0].update(rows=1e300) or g,
+        "node 'n1': 'rows' must be an integer in [1, 1048576]",
+    ),
     "fractional": (lambda g: g["buffers"][0].update(bytes=512.5) or g, "buffer 'x': 'bytes' must be an integer"),
-    "in place stencil": (lambda g: g.update(nodes=[{"name": "p", "op": "maxpool3", "h": 8, "w": 4, "c": 4,
-                                                    "inputs": {"x": "x"}, "outputs": {"y": "x"}}]) or g,
-                         "node 'p' (maxpool3) writes 'x' over its own input 'x' (role x): this op cannot run in place"),
-    "alias too big": (lambda g: g["buffers"][2].update(bytes=4096) or g,
-                      "buffer 't2' (4096 bytes) is larger than the storage of 't1'"),
+    "in place stencil": (
+        lambda g: (
+            g.update(
+                nodes=[
+                    {"name": "p", "op": "maxpool3", "h": 8, "w": 4, "c": 4, "inputs": {"x": "x"}, "outputs": {"y": "x"}}
+                ]
+            )
+            or g
+        ),
+        "node 'p' (maxpool3) writes 'x' over its own input 'x' (role x): this op cannot run in place",
+    ),
+    "alias too big": (
+        lambda g: g["buffers"][2].update(bytes=4096) or g,
+        "buffer 't2' (4096 bytes) is larger than the storage of 't1'",
+    ),
 }
 
 
@@ -132,8 +185,11 @@ def test_bad_graph_files_fail_before_any_work(hxgraph, tmp_path, case):
 
 def test_json_syntax_error_names_the_line(hxgraph, tmp_path):
     (tmp_path / "g.json").write_text('{"name": "x",\n "buffers": [,]}')
-    proc = subprocess.run([str(hxgraph), "--graph", str(tmp_path / "g.json"), "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(hxgraph), "--graph", str(tmp_path / "g.json"), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "JSON syntax error at line 2" in proc.stderr, proc.stderr
 
 
@@ -147,11 +203,14 @@ def mobilenet_run(hxgraph, tmp_path_factory):
     return tmp, g, recs
 
 
-@pytest.mark.parametrize("model,params", [
-    ("mobilenetv2", {"size": 8, "channels": 16, "expansion": 4, "images": 2}),
-    ("inception", {"size": 6, "c_in": 16, "c1": 8, "c3r": 8, "c3": 16, "c5r": 8, "c5": 8, "cp": 8}),
-    ("decoder", {"tokens": 16, "d_model": 32, "heads": 2, "d_ff": 64, "micro_batches": 2}),
-])
+@pytest.mark.parametrize(
+    "model,params",
+    [
+        ("mobilenetv2", {"size": 8, "channels": 16, "expansion": 4, "images": 2}),
+        ("inception", {"size": 6, "c_in": 16, "c1": 8, "c3r": 8, "c3": 16, "c5r": 8, "c5": 8, "cp": 8}),
+        ("decoder", {"tokens": 16, "d_model": 32, "heads": 2, "d_ff": 64, "micro_batches": 2}),
+    ],
+)
 @pytest.mark.parametrize("reuse", [False, True])
 def test_every_node_output_equals_numpy(hxgraph, tmp_path, model, params, reuse):
     g = graphs.build(model, params, reuse)
@@ -167,6 +226,7 @@ def test_a_wrong_output_fails_the_check(mobilenet_run, tmp_path):
     saved output is named."""
     src, g, _ = mobilenet_run
     import shutil
+
     shutil.copytree(src / "npy", tmp_path / "npy")
     p = tmp_path / "npy" / "i1_project__out_c.npy"
     a = np.load(p)
@@ -182,6 +242,7 @@ def test_a_wrong_output_fails_the_check(mobilenet_run, tmp_path):
 def test_a_missing_npy_fails_the_check(mobilenet_run, tmp_path):
     src, g, _ = mobilenet_run
     import shutil
+
     shutil.copytree(src / "npy", tmp_path / "npy")
     (tmp_path / "npy" / "i0_dw__in_w.npy").unlink()
     res = check_graph(src / "graph.json", src / "out.jsonl", tmp_path / "npy")
@@ -268,11 +329,22 @@ def test_trials_carry_verified_checksums_and_times(mobilenet_run):
 
 
 def test_in_place_elementwise_node_is_accepted_and_checked(hxgraph, tmp_path):
-    g = {"name": "inplace", "buffers": [{"name": "x", "bytes": 4 * 64}, {"name": "y", "bytes": 4 * 64}],
-         "nodes": [{"name": "a", "op": "add", "rows": 4, "cols": 16, "inputs": {"a": "x", "b": "y"},
-                    "outputs": {"y": "x"}},
-                   {"name": "r", "op": "relu6", "rows": 4, "cols": 16, "inputs": {"x": "x"}, "outputs": {"y": "x"},
-                    "after": ["a"]}]}
+    g = {
+        "name": "inplace",
+        "buffers": [{"name": "x", "bytes": 4 * 64}, {"name": "y", "bytes": 4 * 64}],
+        "nodes": [
+            {"name": "a", "op": "add", "rows": 4, "cols": 16, "inputs": {"a": "x", "b": "y"}, "outputs": {"y": "x"}},
+            {
+                "name": "r",
+                "op": "relu6",
+                "rows": 4,
+                "cols": 16,
+                "inputs": {"x": "x"},
+                "outputs": {"y": "x"},
+                "after": ["a"],
+            },
+        ],
+    }
     proc, recs = run(hxgraph, tmp_path, g, "--rounds", "2", "--warmup", "0", npy=True)
     assert proc.returncode == 0, proc.stderr
     res = check_graph(tmp_path / "g.json", tmp_path / "out.jsonl", tmp_path / "npy")

@@ -12,6 +12,7 @@
   DSP log, and a farm of serials is leased so that two runs never share a
   phone and every record names its serial.
 """
+
 from __future__ import annotations
 
 import json
@@ -88,9 +89,14 @@ def _fake_env(tmp: Path, **extra) -> dict:
     (tmp / "phones").mkdir()
     so = tmp / "hxrun"
     so.write_bytes(b"\x7fELF")
-    env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "HOME": str(tmp), "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
-           "HX_DEVICE_DIR": DEVDIR, "FAKE_PHONES": str(tmp / "phones"),
-           "HX_DEVICE_LOCK_DIR": str(tmp / "locks")}
+    env = {
+        "PATH": f"{tmp / 'bin'}:/usr/bin:/bin",
+        "HOME": str(tmp),
+        "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
+        "HX_DEVICE_DIR": DEVDIR,
+        "FAKE_PHONES": str(tmp / "phones"),
+        "HX_DEVICE_LOCK_DIR": str(tmp / "locks"),
+    }
     env.update(extra)
     return env
 
@@ -109,13 +115,22 @@ def _records(p: Path) -> list[dict]:
 def test_status_comes_from_the_output_file_not_run_main_on_hexagon(tmp_path):
     env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1")
     out = tmp_path / "r.jsonl"
-    r = _device_run(tmp_path, env, out, "--npy-dir", str(tmp_path / "npy"), "--workloads", "mv,mvd",
-                    "--label", "note=two words; $(touch /tmp/nope)")
+    r = _device_run(
+        tmp_path,
+        env,
+        out,
+        "--npy-dir",
+        str(tmp_path / "npy"),
+        "--workloads",
+        "mv,mvd",
+        "--label",
+        "note=two words; $(touch /tmp/nope)",
+    )
     assert r.returncode == 0, r.stderr
     recs = _records(out)
     assert recs[-1] == {"record": "end", "status": "ok"}
     assert recs[0]["labels"] == {"note": "two words; $(touch /tmp/nope)", "device_serial": "phone1"}
-    assert (tmp_path / "npy/mv/M_A.npy").is_file()       # npy tree made with adb, then pulled
+    assert (tmp_path / "npy/mv/M_A.npy").is_file()  # npy tree made with adb, then pulled
     adb_log = (tmp_path / "phones/adb.log").read_text()
     assert f"mkdir -p {DEVDIR}/out/" in adb_log and ".npy/mvd" in adb_log
     assert "run_main_on_hexagon.farf" in adb_log
@@ -126,12 +141,12 @@ def test_status_comes_from_the_output_file_not_run_main_on_hexagon(tmp_path):
     assert r.returncode == 4 and "failed (status 4" in r.stderr
     assert "fake DSP log of phone1" in (tmp_path / "m.jsonl.dsp.log").read_text()
 
-    env["FAKE_MODE"] = "crash"                            # exits 0, no end record
+    env["FAKE_MODE"] = "crash"  # exits 0, no end record
     r = _device_run(tmp_path, env, tmp_path / "c.jsonl")
     assert r.returncode == 1 and "failed (status 1" in r.stderr
     assert not (tmp_path / "c.jsonl").exists() and (tmp_path / "c.jsonl.incomplete").exists()
 
-    env["FAKE_MODE"] = "norename"                         # complete run, rename failed on the DSP
+    env["FAKE_MODE"] = "norename"  # complete run, rename failed on the DSP
     r = _device_run(tmp_path, env, tmp_path / "n.jsonl")
     assert r.returncode == 0 and "could not rename" in r.stderr
     assert _records(tmp_path / "n.jsonl")[-1]["status"] == "ok"
@@ -178,8 +193,12 @@ def test_farm_never_runs_two_jobs_on_one_phone_and_labels_every_record(tmp_path)
 
 def _sim_env(tmp: Path) -> dict:
     subprocess.run([str(KERNELS / "hexagon/sdk_check.sh"), "fake-sdk", str(tmp)], check=True)
-    return {"PATH": "/usr/bin:/bin", "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
-            "HEXAGON_TOOLS_ROOT": str(tmp / "sdk/tools/HEXAGON_Tools/19.0.04"), "HX_SIM_DRY_RUN": "1"}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HEXAGON_SDK_ROOT": str(tmp / "sdk"),
+        "HEXAGON_TOOLS_ROOT": str(tmp / "sdk/tools/HEXAGON_Tools/19.0.04"),
+        "HX_SIM_DRY_RUN": "1",
+    }
 
 
 def test_simulator_command_has_the_platform_models(tmp_path):
@@ -187,8 +206,13 @@ def test_simulator_command_has_the_platform_models(tmp_path):
     so = tmp_path / "build/hxrun"
     so.parent.mkdir()
     so.write_bytes(b"\x7fELF")
-    r = subprocess.run([str(KERNELS / "hexagon/sim.sh"), "--", str(so), "--out", "r.jsonl"], env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(KERNELS / "hexagon/sim.sh"), "--", str(so), "--out", "r.jsonl"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     cmd = r.stdout.split()
     tools = tmp_path / "sdk/tools/HEXAGON_Tools/19.0.04"

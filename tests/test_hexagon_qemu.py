@@ -16,6 +16,7 @@ These tests skip only when the tools are truly absent; install them with
 ``apt-get install -t bookworm-backports qemu-user``; QEMU_HEXAGON may name
 another qemu-hexagon).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels"
 ZIG_PIN = "0.17.1"
-INSTALL = (f"install with `pip install ziglang=={ZIG_PIN}` (zig) and "
-           "`apt-get install qemu-user` (qemu-hexagon; v73 needs qemu-user 10.x from bookworm-backports)")
+INSTALL = (
+    f"install with `pip install ziglang=={ZIG_PIN}` (zig) and "
+    "`apt-get install qemu-user` (qemu-hexagon; v73 needs qemu-user 10.x from bookworm-backports)"
+)
 
 
 def _zig() -> list[str] | None:
@@ -55,21 +58,30 @@ QEMU = shutil.which(os.environ.get("QEMU_HEXAGON") or "qemu-hexagon")
 
 def _cpu() -> str:
     """The -mcpu the target builds for with this emulator (v73 when it can)."""
-    r = subprocess.run(["make", "-s", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"QEMU_HEXAGON={QEMU}",
-                        "print-HEXAGON_QEMU_CPU"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["make", "-s", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"QEMU_HEXAGON={QEMU}", "print-HEXAGON_QEMU_CPU"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
+
+
 needs_tools = pytest.mark.skipif(
     ZIG is None or QEMU is None,
-    reason=("missing " + " and ".join(n for n, ok in (("zig", ZIG), ("qemu-hexagon", QEMU)) if not ok)
-            + "; " + INSTALL),
+    reason=(
+        "missing " + " and ".join(n for n, ok in (("zig", ZIG), ("qemu-hexagon", QEMU)) if not ok) + "; " + INSTALL
+    ),
 )
 
 
 def _run(cmd, **kw):
     r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    assert r.returncode == 0, (f"command failed ({r.returncode}): {' '.join(map(str, cmd))}\n"
-                               f"stdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-4000:]}")
+    assert r.returncode == 0, (
+        f"command failed ({r.returncode}): {' '.join(map(str, cmd))}\n"
+        f"stdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-4000:]}"
+    )
     return r
 
 
@@ -80,9 +92,26 @@ def _run(cmd, **kw):
 @needs_tools
 def test_hvx_kernels_match_reference_under_qemu(tmp_path):
     exe = tmp_path / "test_hvx"
-    _run(ZIG + ["cc", "-target", "hexagon-linux-musl", f"-mcpu={_cpu()}", "-O2", "-Wall", "-Wextra",
-                "-Werror", str(KERNELS / "hexagon/test_hvx.c"), str(KERNELS / "hexagon/kernels_hvx.c"),
-                str(KERNELS / "src/kernels_ref.c"), "-lm", "-o", str(exe)], timeout=900)
+    _run(
+        ZIG
+        + [
+            "cc",
+            "-target",
+            "hexagon-linux-musl",
+            f"-mcpu={_cpu()}",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            str(KERNELS / "hexagon/test_hvx.c"),
+            str(KERNELS / "hexagon/kernels_hvx.c"),
+            str(KERNELS / "src/kernels_ref.c"),
+            "-lm",
+            "-o",
+            str(exe),
+        ],
+        timeout=900,
+    )
     r = _run([QEMU, str(exe)], timeout=600)
     lines = r.stdout.strip().splitlines()
     assert lines[0] == "backend: hvx"
@@ -99,9 +128,26 @@ def test_user_dma_descriptors_copy_exactly_and_order_overlaps_under_qemu(tmp_pat
     batch are ORDERed; bypass only for VTCM; DDR ranges cleaned; 16-bit field
     limits refused (kernels/hexagon/test_dma_plan.c)."""
     exe = tmp_path / "test_dma_plan"
-    _run(ZIG + ["cc", "-target", "hexagon-linux-musl", f"-mcpu={_cpu()}", "-O2", "-Wall", "-Wextra", "-Werror",
-                str(KERNELS / "hexagon/test_dma_plan.c"), str(KERNELS / "hexagon/dma_plan.c"),
-                str(KERNELS / "src/kernels_ref.c"), "-lm", "-o", str(exe)], timeout=900)
+    _run(
+        ZIG
+        + [
+            "cc",
+            "-target",
+            "hexagon-linux-musl",
+            f"-mcpu={_cpu()}",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            str(KERNELS / "hexagon/test_dma_plan.c"),
+            str(KERNELS / "hexagon/dma_plan.c"),
+            str(KERNELS / "src/kernels_ref.c"),
+            "-lm",
+            "-o",
+            str(exe),
+        ],
+        timeout=900,
+    )
     r = _run([QEMU, str(exe)], timeout=600)
     lines = r.stdout.strip().splitlines()
     assert lines[0] == "backend: dma_plan"
@@ -121,8 +167,11 @@ def hxrun():
     env = dict(os.environ)
     if ZIG[0] == "zig":
         env["ZIG"] = "zig"
-    _run(["make", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"QEMU_HEXAGON={QEMU}", f"-j{os.cpu_count() or 2}"],
-         timeout=1200, env=env)
+    _run(
+        ["make", "-C", str(KERNELS), "TARGET=hexagon-qemu", f"QEMU_HEXAGON={QEMU}", f"-j{os.cpu_count() or 2}"],
+        timeout=1200,
+        env=env,
+    )
     exe = KERNELS / "build/hexagon-qemu/hxrun"
     assert exe.is_file()
     return exe
@@ -161,17 +210,50 @@ def _check_outputs(npy: Path, files: dict, tasks: dict, wl: str) -> None:
 # Small shapes chosen around the HVX kernels' edges: GEMM tails in m (not a
 # multiple of 4), n (not a multiple of 32/64) and k (not a multiple of 4);
 # V rows not a multiple of 64 halfwords; D rows not a multiple of 128 bytes.
-COMMON = ["--precision", "u8i8", "--m-shape", "37,70,45", "--v-variant", "compute",
-          "--v-shape", "9,150", "--v-passes", "3", "--d-shape", "40,300", "--d-desc-rows", "16",
-          "--warmup", "1", "--rounds", "2", "--groups", "A,B,C,D"]
+COMMON = [
+    "--precision",
+    "u8i8",
+    "--m-shape",
+    "37,70,45",
+    "--v-variant",
+    "compute",
+    "--v-shape",
+    "9,150",
+    "--v-passes",
+    "3",
+    "--d-shape",
+    "40,300",
+    "--d-desc-rows",
+    "16",
+    "--warmup",
+    "1",
+    "--rounds",
+    "2",
+    "--groups",
+    "A,B,C,D",
+]
 
 
 @needs_tools
 @pytest.mark.parametrize("workload", ["mv", "md", "mvd"])
 def test_runner_groups_exact_under_qemu(hxrun, tmp_path, workload):
     out, npy = tmp_path / "r.jsonl", tmp_path / "npy"
-    _run([QEMU, str(hxrun), "--out", str(out), "--npy-dir", str(npy), "--workloads", workload,
-          "--label", "emulated=true"] + COMMON, timeout=600)
+    _run(
+        [
+            QEMU,
+            str(hxrun),
+            "--out",
+            str(out),
+            "--npy-dir",
+            str(npy),
+            "--workloads",
+            workload,
+            "--label",
+            "emulated=true",
+        ]
+        + COMMON,
+        timeout=600,
+    )
     recs = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
     meta, end = recs[0], recs[-1]
     assert meta["record"] == "meta" and end["record"] == "end"
@@ -225,14 +307,18 @@ def _fake_qemu(d: Path, cpus: list[str]) -> Path:
     d.mkdir()
     q = d / "qemu-hexagon"
     lines = "".join(f"echo '  {c}'\n" for c in cpus)
-    q.write_text(f"#!/bin/sh\nif [ \"$1\" = -cpu ]; then\n{lines}fi\nexit 0\n")
+    q.write_text(f'#!/bin/sh\nif [ "$1" = -cpu ]; then\n{lines}fi\nexit 0\n')
     q.chmod(0o755)
     return q
 
 
 def _print_cpu(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-s", "-C", str(KERNELS), "TARGET=hexagon-qemu", *args,
-                          "print-HEXAGON_QEMU_CPU"], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["make", "-s", "-C", str(KERNELS), "TARGET=hexagon-qemu", *args, "print-HEXAGON_QEMU_CPU"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.skipif(ZIG is None, reason="missing zig; " + INSTALL)

@@ -15,6 +15,7 @@ its command lines:
    v73 with zig against the project's SDK declarations) passes, and fails
    when a device source or the flags recipe is broken.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -50,8 +51,9 @@ def _make(tmp: Path, *args: str, log: Path | None = None, kernels: Path = KERNEL
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp)}
     if log is not None:
         env["HX_STUB_LOG"] = str(log)
-    return subprocess.run(["make", "-s", "-C", str(kernels), *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        ["make", "-s", "-C", str(kernels), *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def _calls(log: Path) -> list[list[str]]:
@@ -61,8 +63,15 @@ def _calls(log: Path) -> list[list[str]]:
 def test_device_recipe_runs_to_the_end_with_the_apostrophe_and_the_right_flags(tmp_path):
     f = _fake(tmp_path)
     log, build = tmp_path / "cc.log", tmp_path / "build"
-    r = _make(tmp_path, "TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}",
-              "HX_BUILD_ONLY=1", f"BUILD={build}", log=log)
+    r = _make(
+        tmp_path,
+        "TARGET=hexagon",
+        f"HEXAGON_SDK_ROOT={f['sdk']}",
+        f"HEXAGON_TOOLS_ROOT={f['tools']}",
+        "HX_BUILD_ONLY=1",
+        f"BUILD={build}",
+        log=log,
+    )
     assert r.returncode == 0, r.stderr
     assert "Syntax error" not in r.stderr
     flags = (build / "flags").read_text()
@@ -73,8 +82,15 @@ def test_device_recipe_runs_to_the_end_with_the_apostrophe_and_the_right_flags(t
     links = [c for c in calls if "-shared" in c]
     assert len(links) == 1 and "-lm" not in links[0] and "-G0" in links[0]
     srcs = {c[c.index("-c") + 1] for c in compiles}
-    for s in ("hexagon/platform_qurt.c", "hexagon/vtcm_qurt.c", "hexagon/power_qurt.c",
-              "hexagon/dma_hexagon.c", "hexagon/kernels_device.c", "hexagon/kernels_hvx.c", "src/protocol.c"):
+    for s in (
+        "hexagon/platform_qurt.c",
+        "hexagon/vtcm_qurt.c",
+        "hexagon/power_qurt.c",
+        "hexagon/dma_hexagon.c",
+        "hexagon/kernels_device.c",
+        "hexagon/kernels_hvx.c",
+        "src/protocol.c",
+    ):
         assert s in srcs, s
     assert "hexagon/kernels_hmx.c" not in srcs  # no HexKL: M on HVX
     for c in compiles:
@@ -84,16 +100,29 @@ def test_device_recipe_runs_to_the_end_with_the_apostrophe_and_the_right_flags(t
         gb = [a for a in c if a.startswith("-DHX_GROUP_B=")]
         assert gb and "engine's own QuRT queue thread" in gb[0]
     # print-VAR (how the pipeline reads RUN_PREFIX) survives the apostrophe too
-    r = _make(tmp_path, "TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}",
-              "HX_BUILD_ONLY=1", "print-TARGET_DEFS")
+    r = _make(
+        tmp_path,
+        "TARGET=hexagon",
+        f"HEXAGON_SDK_ROOT={f['sdk']}",
+        f"HEXAGON_TOOLS_ROOT={f['tools']}",
+        "HX_BUILD_ONLY=1",
+        "print-TARGET_DEFS",
+    )
     assert r.returncode == 0 and "s own QuRT queue thread" in r.stdout, r.stderr
 
 
 def test_hexkl_build_finds_the_real_library_layout_and_compiles_hmx(tmp_path):
     f = _fake(tmp_path)
     log = tmp_path / "cc.log"
-    r = _make(tmp_path, "TARGET=hexagon-sim", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}",
-              f"HEXKL_ROOT={f['hexkl']}", f"BUILD={tmp_path / 'b'}", log=log)
+    r = _make(
+        tmp_path,
+        "TARGET=hexagon-sim",
+        f"HEXAGON_SDK_ROOT={f['sdk']}",
+        f"HEXAGON_TOOLS_ROOT={f['tools']}",
+        f"HEXKL_ROOT={f['hexkl']}",
+        f"BUILD={tmp_path / 'b'}",
+        log=log,
+    )
     assert r.returncode == 0, r.stderr
     calls = _calls(log)
     link = [c for c in calls if "-shared" in c][0]
@@ -114,8 +143,13 @@ def test_sdk_missing_is_named_before_anything_runs(tmp_path):
 def test_hexkl_with_old_tools_is_refused_and_hvx_only_still_builds(tmp_path):
     f = _fake(tmp_path, "8.7.06")
     hexkl = _fake(tmp_path / "new")["hexkl"]
-    base = ["TARGET=hexagon", f"HEXAGON_SDK_ROOT={f['sdk']}", f"HEXAGON_TOOLS_ROOT={f['tools']}", "HX_BUILD_ONLY=1",
-            f"BUILD={tmp_path / 'b'}"]
+    base = [
+        "TARGET=hexagon",
+        f"HEXAGON_SDK_ROOT={f['sdk']}",
+        f"HEXAGON_TOOLS_ROOT={f['tools']}",
+        "HX_BUILD_ONLY=1",
+        f"BUILD={tmp_path / 'b'}",
+    ]
     r = _make(tmp_path, *base, f"HEXKL_ROOT={hexkl}")
     assert r.returncode != 0
     assert "version 8.7.06" in r.stderr and "Hexagon tools 19 or newer" in r.stderr, r.stderr
@@ -167,7 +201,7 @@ def test_sdk_check_fails_on_the_old_flags_recipe(tmp_path):
     k = _copy_kernels(tmp_path)
     mk = (k / "Makefile").read_text()
     old = "@echo '$(FLAGS_LINE)' | cmp -s - $@ || echo '$(FLAGS_LINE)' > $@"
-    new = mk.replace(mk[mk.index("@printf '%s\\n' $(call sh_quote,$(FLAGS_LINE))"):].split("\n")[0], old)
+    new = mk.replace(mk[mk.index("@printf '%s\\n' $(call sh_quote,$(FLAGS_LINE))") :].split("\n")[0], old)
     assert new != mk
     (k / "Makefile").write_text(new)
     r = subprocess.run(["make", "-C", str(k), "sdk-check"], capture_output=True, text=True, timeout=900)

@@ -1,6 +1,7 @@
 """hxfuse.jsonl, the one reader of runner output: records by kind, errors
 that name file and line, a cut last line, and its users (io, checks,
 provenance, mechanism) reporting what it found."""
+
 import json
 
 import pytest
@@ -18,8 +19,12 @@ def _signed(path, body_lines):
     """A file whose end record's count and digest match *body_lines* (so the
     integrity check passes and the reader is what judges it)."""
     head = "".join(line + "\n" for line in body_lines).encode()
-    end = {"record": "end", "status": "ok", "records": len(body_lines),
-           "digest": f"fnv1a64:{integrity.fnv1a64(head):016x}"}
+    end = {
+        "record": "end",
+        "status": "ok",
+        "records": len(body_lines),
+        "digest": f"fnv1a64:{integrity.fnv1a64(head):016x}",
+    }
     path.write_bytes(head + (json.dumps(end) + "\n").encode())
     return path
 
@@ -114,7 +119,7 @@ def test_mechanism_reports_a_malformed_output_as_a_failed_check(tmp_path, synth)
     with pytest.raises(mechanism.RunnerError, match=rf"runner output: {out}:2: not a runner record"):
         mechanism._run(runner, out)
     # a cut last line: the records before it, and the runner's status decides
-    runner.write_text("#!/bin/sh\nprintf '%s\\n%s' '" + lines[0] + "' '{\"record\": \"tri' > \"$2\"\nexit 3\n")
+    runner.write_text("#!/bin/sh\nprintf '%s\\n%s' '" + lines[0] + '\' \'{"record": "tri\' > "$2"\nexit 3\n')
     proc, recs = mechanism._run(runner, out)
     assert proc.returncode == 3 and recs == [json.loads(lines[0])]
     with pytest.raises(mechanism.RunnerError, match="runner exited 3"):

@@ -1,6 +1,7 @@
 """Mechanism validation as data (hxfuse.mechanism): the checks the paper
 reports run here against the compiled host runner, and a broken runner or a
 malformed result is reported, never passed."""
+
 from __future__ import annotations
 
 import json

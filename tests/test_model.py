@@ -1,6 +1,7 @@
 """hxfuse.model states the experiment's vocabulary once for Python; the C
 runner states the same facts in kernels/src.  These tests run the runner
 and fail when the two disagree, so neither side can drift alone."""
+
 import shutil
 
 import pytest
@@ -8,8 +9,10 @@ import pytest
 from hxfuse import model
 from runner_util import build_runner, run_runner, trials
 
-pytestmark = pytest.mark.skipif(not shutil.which("make") or not shutil.which("cc"),
-                                reason="needs make and a C compiler: apt-get install build-essential")
+pytestmark = pytest.mark.skipif(
+    not shutil.which("make") or not shutil.which("cc"),
+    reason="needs make and a C compiler: apt-get install build-essential",
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,16 +23,44 @@ def runner():
 @pytest.mark.parametrize("variant", sorted(model.V_VARIANT_DEFAULTS))
 def test_v_defaults_are_the_runners(runner, tmp_path, variant):
     # one round of A on mv, and the shape the runner chose for V
-    proc, recs = run_runner(runner, tmp_path / "o.jsonl", "--workloads", "mv", "--groups", "A",
-                            "--rounds", "1", "--warmup", "0", "--v-variant", variant, "--m-shape", "8,8,8")
+    proc, recs = run_runner(
+        runner,
+        tmp_path / "o.jsonl",
+        "--workloads",
+        "mv",
+        "--groups",
+        "A",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--v-variant",
+        variant,
+        "--m-shape",
+        "8,8,8",
+    )
     assert proc.returncode == 0, proc.stderr
     args = recs[0]["args"]
     assert (args["v_rows"], args["v_cols"], args["v_passes"]) == model.V_VARIANT_DEFAULTS[variant]
 
 
 def test_workloads_tasks_engines_and_groups_are_the_runners(runner, tmp_path):
-    proc, recs = run_runner(runner, tmp_path / "o.jsonl", "--workloads", "mv,md,mvd", "--rounds", "1",
-                            "--warmup", "0", "--m-shape", "8,8,8", "--v-shape", "8,64", "--d-shape", "8,64")
+    proc, recs = run_runner(
+        runner,
+        tmp_path / "o.jsonl",
+        "--workloads",
+        "mv,md,mvd",
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--m-shape",
+        "8,8,8",
+        "--v-shape",
+        "8,64",
+        "--d-shape",
+        "8,64",
+    )
     assert proc.returncode == 0, proc.stderr
     meta = recs[0]
     assert tuple(meta["group_mapping"]) == model.GROUPS

@@ -1,6 +1,7 @@
 """ONNX Runtime as group B (hxfuse/ort.py): graph builders against numpy, the
 inputs against hxrun's own, profile-to-interval conversion on a recorded
 profile, argument errors, and one tiny harness run read back by hxfuse.io."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,20 @@ from hxfuse.checks import check_point
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[1]
-TINY = dict(workloads=("mvd",), m=24, n=20, k=16, v_rows=8, v_cols=40, v_passes=3,
-            d_rows=16, d_row_bytes=40, d_src_stride=64, d_repeat=3, seed=5)
+TINY = dict(
+    workloads=("mvd",),
+    m=24,
+    n=20,
+    k=16,
+    v_rows=8,
+    v_cols=40,
+    v_passes=3,
+    d_rows=16,
+    d_row_bytes=40,
+    d_src_stride=64,
+    d_repeat=3,
+    seed=5,
+)
 
 
 def _spec(**kw) -> hxort.Spec:
@@ -37,15 +50,18 @@ def test_u8i8_is_refused_naming_the_precision():
         _parse("--precision", "u8i8")
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--calibrate", "M=100"], "--calibrate"),
-    (["--d-shape", "16,64", "--d-src-stride", "32"], "smaller than the row bytes"),
-    (["--workloads", "mv,xx"], "--workloads"),
-    (["--m-shape", "4,0,4"], "--m-shape"),
-    (["--rounds", "0"], "--rounds: must be >= 1"),
-    (["--affinity", "mx=4096"], "core does not exist"),
-    (["--affinity", "gpu=0"], "expected 'spread'"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--calibrate", "M=100"], "--calibrate"),
+        (["--d-shape", "16,64", "--d-src-stride", "32"], "smaller than the row bytes"),
+        (["--workloads", "mv,xx"], "--workloads"),
+        (["--m-shape", "4,0,4"], "--m-shape"),
+        (["--rounds", "0"], "--rounds: must be >= 1"),
+        (["--affinity", "mx=4096"], "core does not exist"),
+        (["--affinity", "gpu=0"], "expected 'spread'"),
+    ],
+)
 def test_bad_arguments_fail_before_any_work(argv, msg):
     with pytest.raises(hxort.OrtHarnessError, match=msg):
         _parse(*argv)
@@ -53,16 +69,34 @@ def test_bad_arguments_fail_before_any_work(argv, msg):
 
 def test_cli_exits_2_with_a_message_and_writes_nothing(tmp_path):
     out = tmp_path / "o.jsonl"
-    r = subprocess.run([sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--precision", "u8i8"],
-                       capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--precision", "u8i8"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert r.returncode == 2
     assert "hxfuse.ort: error: --precision: 'u8i8'" in r.stderr
     assert not out.exists()
 
 
 def test_point_options_map_like_hxrun():
-    s = _parse("--workloads", "mv", "--m-shape", "640,320,160", "--v-variant", "compute",
-               "--d-shape", "1024,2048", "--d-repeat", "36", "--wait", "spin", "--affinity", "spread")
+    s = _parse(
+        "--workloads",
+        "mv",
+        "--m-shape",
+        "640,320,160",
+        "--v-variant",
+        "compute",
+        "--d-shape",
+        "1024,2048",
+        "--d-repeat",
+        "36",
+        "--wait",
+        "spin",
+        "--affinity",
+        "spread",
+    )
     assert (s.m, s.n, s.k) == (640, 320, 160)
     assert (s.v_rows, s.v_cols, s.v_passes) == (64, 256, 32)  # hxrun's compute defaults
     assert s.d_src_stride == 4096 and s.d_repeat == 36
@@ -83,8 +117,20 @@ def test_hxfuse_config_runner_args_are_accepted():
 # Every hxrun option a point can set (hxfuse.config's runner tables) and what
 # the harness does with it: a known answer, so that a new runner option must
 # be classified here and in hxfuse.ort before ONNX Runtime runs a point with it.
-HONOURED = {"m_shape", "v_shape", "v_passes", "v_workers", "v_variant", "d_shape", "d_src_stride", "d_repeat",
-            "precision", "warmup", "rounds", "seed"}
+HONOURED = {
+    "m_shape",
+    "v_shape",
+    "v_passes",
+    "v_workers",
+    "v_variant",
+    "d_shape",
+    "d_src_stride",
+    "d_repeat",
+    "precision",
+    "warmup",
+    "rounds",
+    "seed",
+}
 RECORDED = {"wait", "spin_ns", "window", "v_release", "scratch_bytes"}
 REFUSED_UNLESS_DEFAULT = {"m_tile", "d_desc_rows", "d_buffers", "antagonist", "antagonist_bytes"}
 
@@ -100,25 +146,48 @@ def test_every_runner_option_is_honoured_recorded_or_refused():
     assert keys | {"affinity", "calibrate", "early_completion", "groups"} <= known
 
 
-@pytest.mark.parametrize("argv, option", [
-    (["--m-tile", "64"], "--m-tile 64"),
-    (["--d-desc-rows", "16"], "--d-desc-rows 16"),
-    (["--d-buffers", "2"], "--d-buffers 2"),
-    (["--antagonist", "1"], "--antagonist 1"),
-    (["--v-variant", "huge"], "--v-variant: 'huge'"),
-    (["--affinity", "mx=0,vec1=1"], "--affinity mx=0,vec1=1: vec1 cannot be pinned"),
-    (["--precision", "u8i8", "--m-tile", "64"], "--precision: 'u8i8'"),
-])
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["--m-tile", "64"], "--m-tile 64"),
+        (["--d-desc-rows", "16"], "--d-desc-rows 16"),
+        (["--d-buffers", "2"], "--d-buffers 2"),
+        (["--antagonist", "1"], "--antagonist 1"),
+        (["--v-variant", "huge"], "--v-variant: 'huge'"),
+        (["--affinity", "mx=0,vec1=1"], "--affinity mx=0,vec1=1: vec1 cannot be pinned"),
+        (["--precision", "u8i8", "--m-tile", "64"], "--precision: 'u8i8'"),
+    ],
+)
 def test_an_option_onnx_runtime_cannot_express_is_refused_naming_it(argv, option):
     with pytest.raises(hxort.OrtHarnessError, match="^" + re.escape(option)):
         _parse(*argv)
 
 
 def test_recorded_options_and_defaults_run_and_are_named_in_meta():
-    s = _parse("--window", "1", "--v-release", "at-entry-end", "--d-buffers", "1", "--d-desc-rows", "0x40",
-               "--antagonist", "0", "--scratch-bytes", "1048576", "--affinity", "none")
-    assert s.ignored == {"window": "1", "v_release": "at-entry-end", "d_buffers": "1", "d_desc_rows": "0x40",
-                         "antagonist": "0", "scratch_bytes": "1048576"}
+    s = _parse(
+        "--window",
+        "1",
+        "--v-release",
+        "at-entry-end",
+        "--d-buffers",
+        "1",
+        "--d-desc-rows",
+        "0x40",
+        "--antagonist",
+        "0",
+        "--scratch-bytes",
+        "1048576",
+        "--affinity",
+        "none",
+    )
+    assert s.ignored == {
+        "window": "1",
+        "v_release": "at-entry-end",
+        "d_buffers": "1",
+        "d_desc_rows": "0x40",
+        "antagonist": "0",
+        "scratch_bytes": "1048576",
+    }
     assert s.affinity is None
 
 
@@ -140,12 +209,18 @@ def test_the_full_studys_points_onnx_runtime_refuses():
         else:
             specs[(p.sweep, p.workload, p.point)] = _parse(*args)
     assert refused == {
-        ("share", "mvd", "tile64"): "--m-tile 64", ("share", "mvd", "tile1024"): "--m-tile 1024",
-        ("share", "mvd", "desc16"): "--d-desc-rows 16", ("share", "mvd", "desc1024"): "--d-desc-rows 1024",
-        ("bandwidth", "mv", "stream_bw"): "--antagonist 1", ("bandwidth", "mv", "ddr_bw"): "--antagonist 1",
-        ("bandwidth", "mvd", "stream_bw"): "--antagonist 1", ("bandwidth", "mvd", "ddr_bw"): "--antagonist 1",
-        ("wait", "mvd", "buffers2"): "--d-buffers 2", ("wait", "mvd", "release_completion"): "--d-buffers 2",
-        ("wait", "mvd", "release_entry_end"): "--d-buffers 2"}
+        ("share", "mvd", "tile64"): "--m-tile 64",
+        ("share", "mvd", "tile1024"): "--m-tile 1024",
+        ("share", "mvd", "desc16"): "--d-desc-rows 16",
+        ("share", "mvd", "desc1024"): "--d-desc-rows 1024",
+        ("bandwidth", "mv", "stream_bw"): "--antagonist 1",
+        ("bandwidth", "mv", "ddr_bw"): "--antagonist 1",
+        ("bandwidth", "mvd", "stream_bw"): "--antagonist 1",
+        ("bandwidth", "mvd", "ddr_bw"): "--antagonist 1",
+        ("wait", "mvd", "buffers2"): "--d-buffers 2",
+        ("wait", "mvd", "release_completion"): "--d-buffers 2",
+        ("wait", "mvd", "release_entry_end"): "--d-buffers 2",
+    }
     st = specs[("bandwidth", "mvd", "stream")]
     assert (st.v_variant, st.v_rows, st.v_cols, st.v_passes) == ("stream", 4096, 4096, 1)
     g = specs[("granularity", "mvd", "t20us")]
@@ -176,8 +251,12 @@ def test_stream_variant_runs_hard_swish(tmp_path):
 
 def test_cli_refuses_an_inexpressible_point_before_any_work(tmp_path):
     out = tmp_path / "o.jsonl"
-    r = subprocess.run([sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--m-tile", "64"],
-                       capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--m-tile", "64"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert r.returncode == 2
     assert "hxfuse.ort: error: --m-tile 64: cannot be expressed under ONNX Runtime" in r.stderr
     assert not out.exists() and not Path(str(out) + ".tmp").exists()
@@ -198,24 +277,46 @@ def test_inputs_are_hxruns_inputs(tmp_path):
 
     binary = build_runner()
     spec = _spec()
-    proc, _ = run_runner(binary, tmp_path / "r.jsonl", "--npy-dir", str(tmp_path / "npy"), "--workloads", "mvd",
-                         "--m-shape", "24,20,16", "--v-shape", "8,40", "--v-passes", "3", "--d-shape", "16,40",
-                         "--d-src-stride", "64", "--d-desc-rows", "8", "--d-repeat", "3",
-                         "--warmup", "0", "--rounds", "1", "--seed", "5")
+    proc, _ = run_runner(
+        binary,
+        tmp_path / "r.jsonl",
+        "--npy-dir",
+        str(tmp_path / "npy"),
+        "--workloads",
+        "mvd",
+        "--m-shape",
+        "24,20,16",
+        "--v-shape",
+        "8,40",
+        "--v-passes",
+        "3",
+        "--d-shape",
+        "16,40",
+        "--d-src-stride",
+        "64",
+        "--d-desc-rows",
+        "8",
+        "--d-repeat",
+        "3",
+        "--warmup",
+        "0",
+        "--rounds",
+        "1",
+        "--seed",
+        "5",
+    )
     assert proc.returncode == 0, proc.stderr
     npy = tmp_path / "npy" / "mvd"
     inp = hxort.runner_inputs(spec)
     assert np.array_equal(inp["M_A"], np.load(npy / "M_A.npy"))
     assert np.array_equal(inp["M_B"], np.load(npy / "M_B.npy"))
     assert np.array_equal(inp["V_X"], np.load(npy / "V_X.npy"))
-    last = inp["D_src"][2 * 16:]
+    last = inp["D_src"][2 * 16 :]
     assert np.array_equal(last, np.load(npy / "D_src.npy").reshape(16, 64))
     # the copy is exact, so ORT's D checksum must equal hxrun's
-    verify = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()
-              if '"verify"' in line][0]
+    verify = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines() if '"verify"' in line][0]
     pytest.importorskip("onnxruntime")
-    sess = hxort.BoundSession(spec, ["D"], inp, intra_threads=1, parallel=False,
-                              profile_prefix=str(tmp_path / "p"))
+    sess = hxort.BoundSession(spec, ["D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p"))
     sess.run()
     sess.end_profiling()
     assert sess.checksum("D") == verify["checksums"]["D"]
@@ -230,8 +331,9 @@ def test_graph_outputs_equal_numpy(tmp_path, tasks, repeat):
     pytest.importorskip("onnxruntime")
     spec = _spec(d_repeat=repeat)
     inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(spec, tasks, inp, intra_threads=1, parallel=len(tasks) > 1,
-                              profile_prefix=str(tmp_path / "p"))
+    sess = hxort.BoundSession(
+        spec, tasks, inp, intra_threads=1, parallel=len(tasks) > 1, profile_prefix=str(tmp_path / "p")
+    )
     sess.poison()
     sess.run()
     sess.end_profiling()
@@ -252,8 +354,9 @@ def test_check_arrays_catches_a_wrong_element_and_a_stale_window(tmp_path):
     pytest.importorskip("onnxruntime")
     spec = _spec()
     inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(spec, ["M", "V", "D"], inp, intra_threads=1, parallel=False,
-                              profile_prefix=str(tmp_path / "p"))
+    sess = hxort.BoundSession(
+        spec, ["M", "V", "D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p")
+    )
     sess.run()
     sess.end_profiling()
     arrays = dict(inp) | {k: v.copy() for k, v in sess.outputs.items()}
@@ -268,8 +371,9 @@ def test_poison_then_run_rewrites_every_output(tmp_path):
     pytest.importorskip("onnxruntime")
     spec = _spec()
     inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(spec, ["M", "V", "D"], inp, intra_threads=1, parallel=False,
-                              profile_prefix=str(tmp_path / "p"))
+    sess = hxort.BoundSession(
+        spec, ["M", "V", "D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p")
+    )
     sess.run()
     good = {t: sess.checksum(t) for t in "MVD"}
     sess.poison()
@@ -304,11 +408,13 @@ def test_profile_runs_on_a_recorded_profile():
 
 
 def test_profile_runs_aligns_on_the_epoch_and_maps_tasks():
-    ev = [{"cat": "Session", "name": "model_run", "ts": 10, "dur": 100},
-          {"cat": "Node", "name": "X_a_kernel_time", "ts": 20, "dur": 5, "tid": 1},
-          {"cat": "Node", "name": "M_mm_kernel_time", "ts": 30, "dur": 50, "tid": 1},
-          {"cat": "Session", "name": "model_run", "ts": 200, "dur": 10},
-          {"cat": "Node", "name": "M_mm_kernel_time", "ts": 201, "dur": 8, "tid": 2}]
+    ev = [
+        {"cat": "Session", "name": "model_run", "ts": 10, "dur": 100},
+        {"cat": "Node", "name": "X_a_kernel_time", "ts": 20, "dur": 5, "tid": 1},
+        {"cat": "Node", "name": "M_mm_kernel_time", "ts": 30, "dur": 50, "tid": 1},
+        {"cat": "Session", "name": "model_run", "ts": 200, "dur": 10},
+        {"cat": "Node", "name": "M_mm_kernel_time", "ts": 201, "dur": 8, "tid": 2},
+    ]
     runs = hxort.profile_runs(ev, start_ns=5_000_000, epoch_ns=4_000_000)
     assert runs[0]["tasks"] == {"M": {"begin": 1_030_000, "end": 1_080_000, "nodes": 1, "tids": [1]}}
     assert runs[1]["tasks"]["M"]["begin"] == 1_201_000
@@ -317,8 +423,10 @@ def test_profile_runs_aligns_on_the_epoch_and_maps_tasks():
 
 
 def test_profile_runs_rejects_a_node_outside_its_run():
-    ev = [{"cat": "Session", "name": "model_run", "ts": 10, "dur": 10},
-          {"cat": "Node", "name": "M_mm_kernel_time", "ts": 15, "dur": 50, "tid": 1}]
+    ev = [
+        {"cat": "Session", "name": "model_run", "ts": 10, "dur": 10},
+        {"cat": "Node", "name": "M_mm_kernel_time", "ts": 15, "dur": 50, "tid": 1},
+    ]
     with pytest.raises(ValueError, match="ends after its run"):
         hxort.profile_runs(ev, 0)
 
@@ -332,20 +440,59 @@ def test_harness_writes_the_runner_schema(tmp_path):
     from hxfuse.metrics import trial_metrics
 
     out, npy = tmp_path / "o.jsonl", tmp_path / "npy"
-    r = subprocess.run([sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--npy-dir", str(npy),
-                        "--workloads", "mv,mvd", "--m-shape", "24,20,16", "--v-shape", "8,40", "--v-passes", "3",
-                        "--d-shape", "16,40", "--d-src-stride", "64", "--d-repeat", "3", "--warmup", "1",
-                        "--rounds", "3", "--seed", "5", "--label", "replicate=0"],
-                       capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hxfuse.ort",
+            "--out",
+            str(out),
+            "--npy-dir",
+            str(npy),
+            "--workloads",
+            "mv,mvd",
+            "--m-shape",
+            "24,20,16",
+            "--v-shape",
+            "8,40",
+            "--v-passes",
+            "3",
+            "--d-shape",
+            "16,40",
+            "--d-src-stride",
+            "64",
+            "--d-repeat",
+            "3",
+            "--warmup",
+            "1",
+            "--rounds",
+            "3",
+            "--seed",
+            "5",
+            "--label",
+            "replicate=0",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr
     run = read_run(out)
     assert run.meta["backend"].startswith("onnxruntime ") and run.meta["backend"].endswith("CPUExecutionProvider")
     assert run.meta["labels"] == {"replicate": "0"} and run.end["status"] == "ok"
     meas = run.trials[~run.trials["warmup"]]
     counts = meas.groupby(["group", "workload"]).size().to_dict()
-    assert counts == {("A_ort", "mv"): 3, ("B_ort", "mv"): 3, ("B_ort_graph", "mv"): 3,
-                      ("A_ort", "mvd"): 3, ("B_ort", "mvd"): 3, ("B_ort_graph", "mvd"): 3,
-                      ("alone", "M"): 3, ("alone", "V"): 3, ("alone", "D"): 3}
+    assert counts == {
+        ("A_ort", "mv"): 3,
+        ("B_ort", "mv"): 3,
+        ("B_ort_graph", "mv"): 3,
+        ("A_ort", "mvd"): 3,
+        ("B_ort", "mvd"): 3,
+        ("B_ort_graph", "mvd"): 3,
+        ("alone", "M"): 3,
+        ("alone", "V"): 3,
+        ("alone", "D"): 3,
+    }
     assert run.trials["checksums_ok"].all()
     t = run.tasks
     # intervals from the profile (1 us resolution) lie between the call and the host seeing it
@@ -392,7 +539,9 @@ def test_qnn_check_names_what_is_missing(monkeypatch):
         return real(name, *a, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_qnn)
-    with pytest.raises(hxort.OrtHarnessError, match=r"onnxruntime-qnn is not installed: pip install 'onnxruntime-qnn==2.7.0'"):
+    with pytest.raises(
+        hxort.OrtHarnessError, match=r"onnxruntime-qnn is not installed: pip install 'onnxruntime-qnn==2.7.0'"
+    ):
         hxort.qnn_check(_spec())
 
 

@@ -1,6 +1,7 @@
 """ONNX Runtime's groups on the timeline (hxfuse.ort -> hxfuse.io -> hxfuse.timeline):
 a recorded profile's nodes become lanes by the thread ORT ran them on, and the
 Perfetto trace has one slice per node at the profile's own times."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,22 @@ DATA = Path(__file__).parent / "data"
 # called from thread 18528; every node ran on the inter-op thread 18653.
 CALLER, POOL = 18528, 18653
 # run 0's nodes (name, task, begin us, end us), from the file's Node events
-RUN0 = [("D_loop", "D", 34502, 34786), ("D_cond", "D", 34633, 34658), ("D_gather", "D", 34669, 34681),
-        ("D_end", "D", 34687, 34697), ("D_slice", "D", 34701, 34728), ("D_cond", "D", 34740, 34744),
-        ("D_gather", "D", 34749, 34754), ("D_end", "D", 34759, 34763), ("D_slice", "D", 34766, 34774),
-        ("V_mul0/QuickGeluFusion/", "V", 34793, 34807), ("V_mul1/QuickGeluFusion/", "V", 34811, 34816),
-        ("V_rowmax", "V", 34822, 34848), ("V_rowsum", "V", 34852, 34864), ("M_matmul", "M", 34877, 34899)]
+RUN0 = [
+    ("D_loop", "D", 34502, 34786),
+    ("D_cond", "D", 34633, 34658),
+    ("D_gather", "D", 34669, 34681),
+    ("D_end", "D", 34687, 34697),
+    ("D_slice", "D", 34701, 34728),
+    ("D_cond", "D", 34740, 34744),
+    ("D_gather", "D", 34749, 34754),
+    ("D_end", "D", 34759, 34763),
+    ("D_slice", "D", 34766, 34774),
+    ("V_mul0/QuickGeluFusion/", "V", 34793, 34807),
+    ("V_mul1/QuickGeluFusion/", "V", 34811, 34816),
+    ("V_rowmax", "V", 34822, 34848),
+    ("V_rowsum", "V", 34852, 34864),
+    ("M_matmul", "M", 34877, 34899),
+]
 
 
 def _runs():
@@ -56,26 +68,64 @@ def _ort_file(tmp_path: Path) -> Path:
 
     def task(t, r, engine, lanes):
         iv = r["tasks"][t]
-        return {"task": t, "engine": engine, "launch": r["begin"], "begin": iv["begin"], "end": iv["end"],
-                "host_seen": r["end"], "checksum": "0", "cpu_ns": None, "cpu_begin": None, "cpu_end": None,
-                "nodes": hxort.task_nodes(r, t, lanes)}
+        return {
+            "task": t,
+            "engine": engine,
+            "launch": r["begin"],
+            "begin": iv["begin"],
+            "end": iv["end"],
+            "host_seen": r["end"],
+            "checksum": "0",
+            "cpu_ns": None,
+            "cpu_begin": None,
+            "cpu_end": None,
+            "nodes": hxort.task_nodes(r, t, lanes),
+        }
 
     def trial(group, r, tasks, waits=()):
-        host = {"submit_begin": SUBMIT if group == "B_ort_graph" else r["begin"] - 1000,
-                "submit_end": r["begin"], "wait_begin": r["begin"], "wait_end": r["end"],
-                "submit_ns": 1000, "wait_ns": r["end"] - r["begin"], "requests": 1, "submits": [1000]}
-        return {"record": "trial", "round": 0, "seq": 0, "warmup": False, "workload": "mvd", "group": group,
-                "empty": False, "host": host, "device": None, "tasks": tasks, "waits": list(waits),
-                "scratch_peak_bytes": None, "makespan_ns": r["end"] - host["submit_begin"], "checksums_ok": True}
+        host = {
+            "submit_begin": SUBMIT if group == "B_ort_graph" else r["begin"] - 1000,
+            "submit_end": r["begin"],
+            "wait_begin": r["begin"],
+            "wait_end": r["end"],
+            "submit_ns": 1000,
+            "wait_ns": r["end"] - r["begin"],
+            "requests": 1,
+            "submits": [1000],
+        }
+        return {
+            "record": "trial",
+            "round": 0,
+            "seq": 0,
+            "warmup": False,
+            "workload": "mvd",
+            "group": group,
+            "empty": False,
+            "host": host,
+            "device": None,
+            "tasks": tasks,
+            "waits": list(waits),
+            "scratch_peak_bytes": None,
+            "makespan_ns": r["end"] - host["submit_begin"],
+            "checksums_ok": True,
+        }
 
     r0, r1 = runs
     a_ort = [task(t, r1, hxort.ENGINE_OF[t], {POOL: hxort.ENGINE_OF[t]}) for t in "MVD"]
-    recs = [{"record": "meta", "schema_version": 2, "target": "host",
-             "backend": "onnxruntime 1.32.0 CPUExecutionProvider", "group_mapping": hxort.GROUP_MAPPING,
-             "emulated": False, "clock": {"source": "CLOCK_REALTIME"}},
-            trial("B_ort_graph", r0, [task(t, r0, "graph", lanes) for t in "MVD"]),
-            trial("A_ort", r1, a_ort, [{"who": "host", "on": "M", "begin": r1["begin"], "end": r1["end"]}]),
-            {"record": "end", "status": "ok"}]
+    recs = [
+        {
+            "record": "meta",
+            "schema_version": 2,
+            "target": "host",
+            "backend": "onnxruntime 1.32.0 CPUExecutionProvider",
+            "group_mapping": hxort.GROUP_MAPPING,
+            "emulated": False,
+            "clock": {"source": "CLOCK_REALTIME"},
+        },
+        trial("B_ort_graph", r0, [task(t, r0, "graph", lanes) for t in "MVD"]),
+        trial("A_ort", r1, a_ort, [{"who": "host", "on": "M", "begin": r1["begin"], "end": r1["end"]}]),
+        {"record": "end", "status": "ok"},
+    ]
     path = tmp_path / "ort0.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     return path
@@ -89,7 +139,8 @@ def test_ort_nodes_become_gantt_slices_on_thread_lanes(tmp_path):
     # one slice per node, on the pool thread's lane, at the profile's times
     # relative to the host's submit; the nodes stand for the task slices
     assert sorted(zip(nodes["name"], nodes["task"], nodes["start_rel_ns"], nodes["end_rel_ns"])) == sorted(
-        (n, t, b * 1000.0 - SUBMIT, e * 1000.0 - SUBMIT) for n, t, b, e in RUN0)
+        (n, t, b * 1000.0 - SUBMIT, e * 1000.0 - SUBMIT) for n, t, b, e in RUN0
+    )
     assert set(nodes["lane"]) == {"ort1"} and not (g["kind"] == "task").any()
     # the calling thread: each task queued from the run() call to its first node
     q = g[g["kind"] == "queue"].set_index("task")

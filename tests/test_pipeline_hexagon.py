@@ -13,6 +13,7 @@
    Hexagon SDK the workflow stops before any job, naming HEXAGON_SDK_ROOT,
    hexagon-clang, adb and the device serial and how to provide them.
 """
+
 import copy
 import json
 import os
@@ -103,12 +104,22 @@ def test_qemu_second_run_has_nothing_to_do(qemu_work):
 
 
 def _no_sdk_env():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HEXAGON_SDK_ROOT", "HEXAGON_TOOLS_ROOT", "DEFAULT_HEXAGON_TOOLS_ROOT",
-                        "HX_DEVICE_SERIAL", "HEXKL_ROOT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "HEXAGON_SDK_ROOT",
+            "HEXAGON_TOOLS_ROOT",
+            "DEFAULT_HEXAGON_TOOLS_ROOT",
+            "HX_DEVICE_SERIAL",
+            "HEXKL_ROOT",
+        )
+    }
     # no adb either, whatever this machine has
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if not os.path.exists(os.path.join(p, "adb")))
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if not os.path.exists(os.path.join(p, "adb"))
+    )
     return env
 
 
@@ -133,7 +144,7 @@ def test_device_target_without_sdk_fails_before_any_job(tmp_path):
 
 
 def test_simulator_target_without_sdk_fails_fast_and_config_errors_come_too(tmp_path):
-    cfg = copy.deepcopy(TINY)           # fp32: also a config error for hexagon-sim
+    cfg = copy.deepcopy(TINY)  # fp32: also a config error for hexagon-sim
     cfg["targets"] = ["hexagon-sim"]
     write_config(tmp_path, cfg)
     res = snakemake(tmp_path, "-n", "all", env=_no_sdk_env())
@@ -152,6 +163,5 @@ def test_missing_emulator_is_named_with_its_install_command(tmp_path):
     res = snakemake(tmp_path, "-n", "all")
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert ("target hexagon-qemu: qemu-hexagon-not-installed is not installed: "
-            "apt-get install qemu-user") in out
+    assert ("target hexagon-qemu: qemu-hexagon-not-installed is not installed: apt-get install qemu-user") in out
     assert not (tmp_path / "results").exists()

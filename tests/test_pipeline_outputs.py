@@ -1,4 +1,5 @@
 """Figures and LaTeX from synthetic runner output (no C runner needed)."""
+
 import copy
 
 import pandas as pd
@@ -20,13 +21,16 @@ def results(tmp_path_factory):
     def records(p, rep, i):
         d = {"M": 100_000 * p["x"], "V": 80_000, "D": 60_000}
         d = {k: v for k, v in d.items() if k in p["id"].split("/")[1].upper()}
-        return synthetic_run(d, workloads=(p["id"].split("/")[1],), rounds=8, jitter=0.03, seed=i,
-                             group_scale={"D": 0.9})
+        return synthetic_run(
+            d, workloads=(p["id"].split("/")[1],), rounds=8, jitter=0.03, seed=i, group_scale={"D": 0.9}
+        )
 
     def check(p, rep):
         failed = p["id"] == "tiny/md/big" and rep == 1  # one replicate fails its check
-        return {"status": "failed" if failed else "ok",
-                "reasons": ["D.dst: 3 of 100 elements differ"] if failed else []}
+        return {
+            "status": "failed" if failed else "ok",
+            "reasons": ["D.dst: 3 of 100 elements differ"] if failed else [],
+        }
 
     doc = aggregate_synthetic(out, cfg, "host", records, check)
     return out, cfg, doc
@@ -49,8 +53,9 @@ def test_figures_written(results):
     assert {"D/A", "D/B", "D/C", "C/A"} <= set(long["comparison"])
     sd = plots.slowdown_figure(out / "trials.csv.gz", "tiny", sweep, [out / "sd.png"])
     assert set(sd["group"]) == {"A", "B", "C", "D"} and "big" not in set(sd[sd["workload"] == "md"]["point"])
-    gi = plots.timeline_figure(out / "raw/tiny/mvd/small/rep0.jsonl", out / "check/tiny/mvd/small/rep0.json",
-                               "t", [out / "tl.png"])
+    gi = plots.timeline_figure(
+        out / "raw/tiny/mvd/small/rep0.jsonl", out / "check/tiny/mvd/small/rep0.json", "t", [out / "tl.png"]
+    )
     assert set(gi["group"]) == {"A", "B", "C", "D"} and "host" in set(gi["lane"])
     for f in ("sp.pdf", "sp.png", "sd.png", "tl.png"):
         assert (out / f).stat().st_size > 5000
@@ -60,11 +65,17 @@ def test_latex_table_and_macros(results):
     out, cfg, _ = results
     gen = out / "gen"
     gen.mkdir()
-    latex.write_all([str(out / "summary.csv")], [str(out / "summary.json")],
-                    str(REPO / "workflow/templates/results_table.tex.j2"), cfg["sweeps"],
-                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"),
-                    evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
-                    out_evidence=str(gen / "e.tex"))
+    latex.write_all(
+        [str(out / "summary.csv")],
+        [str(out / "summary.json")],
+        str(REPO / "workflow/templates/results_table.tex.j2"),
+        cfg["sweeps"],
+        str(gen / "t.tex"),
+        str(gen / "m.tex"),
+        str(gen / "f.tex"),
+        evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
+        out_evidence=str(gen / "e.tex"),
+    )
     table = (gen / "t.tex").read_text()
     assert table.count(r"\toprule") == 1 and table.count(r"\midrule") == 3
     # the evidence table: one row of slowdowns, host/device split and overlap per good point
@@ -93,20 +104,30 @@ def emulated_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("emu")
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["hexagon-qemu"]
-    cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"},
-                                               "run": {"replicates": 1}}}
+    cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}, "run": {"replicates": 1}}}
     cfg = hc.validate(cfg)
     mapping = {g: f"group {g} on the emulator" for g in "ABCD"}
 
     def records(p, rep, i):
         w = p["id"].split("/")[1]
         d = {k: v for k, v in {"M": 100_000, "V": 80_000, "D": 60_000}.items() if k in w.upper()}
-        return synthetic_run(d, workloads=(w,), rounds=6, jitter=0.03, seed=i,
-                             group_scale={"D": 0.7}, meta={"emulated": True, "target": "hexagon-qemu"})
+        return synthetic_run(
+            d,
+            workloads=(w,),
+            rounds=6,
+            jitter=0.03,
+            seed=i,
+            group_scale={"D": 0.7},
+            meta={"emulated": True, "target": "hexagon-qemu"},
+        )
 
-    doc = aggregate_synthetic(out, cfg, "hexagon-qemu", records,
-                              prov_extra={"compiler": "zig",
-                                          "runner_env": {"emulated": True, "group_mapping": mapping}})
+    doc = aggregate_synthetic(
+        out,
+        cfg,
+        "hexagon-qemu",
+        records,
+        prov_extra={"compiler": "zig", "runner_env": {"emulated": True, "group_mapping": mapping}},
+    )
     return out, cfg, doc
 
 
@@ -133,18 +154,23 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
     emu_out, emu_cfg, _ = emulated_results
     gen = emu_out / "gen"
     gen.mkdir()
-    latex.write_all([str(host_out / "summary.csv"), str(emu_out / "summary.csv")],
-                    [str(host_out / "summary.json"), str(emu_out / "summary.json")],
-                    str(REPO / "workflow/templates/results_table.tex.j2"), cfg["sweeps"],
-                    str(gen / "t.tex"), str(gen / "m.tex"), str(gen / "f.tex"),
-                    evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
-                    out_evidence=str(gen / "e.tex"))
+    latex.write_all(
+        [str(host_out / "summary.csv"), str(emu_out / "summary.csv")],
+        [str(host_out / "summary.json"), str(emu_out / "summary.json")],
+        str(REPO / "workflow/templates/results_table.tex.j2"),
+        cfg["sweeps"],
+        str(gen / "t.tex"),
+        str(gen / "m.tex"),
+        str(gen / "f.tex"),
+        evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
+        out_evidence=str(gen / "e.tex"),
+    )
     table = (gen / "t.tex").read_text()
     assert table.count("correct (emulated, timings not performance)") == 6
     evidence = (gen / "e.tex").read_text()
     assert evidence.count("correct (emulated, timings not performance)") == 6
     assert not any(l.startswith("hexagon-qemu &") and r"M\," in l for l in evidence.splitlines())
-    assert table.count(r"\hxspd{") == 5 * 5                  # the host's good points only
+    assert table.count(r"\hxspd{") == 5 * 5  # the host's good points only
     assert r"\textbf{EMULATED}" in table
     for line in table.splitlines():
         if line.startswith("hexagon-qemu &"):
@@ -158,8 +184,12 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
     assert long.empty and (emu_out / "sp.png").stat().st_size > 1000
     sd = plots.slowdown_figure(emu_out / "trials.csv.gz", "tiny", emu_cfg["sweeps"]["tiny"], [emu_out / "sd.png"])
     assert sd.empty
-    gi = plots.timeline_figure(emu_out / "raw/tiny/mvd/small/rep0.jsonl", emu_out / "check/tiny/mvd/small/rep0.json",
-                               "hexagon-qemu: tiny / mvd / small", [emu_out / "tl.png"])
+    gi = plots.timeline_figure(
+        emu_out / "raw/tiny/mvd/small/rep0.jsonl",
+        emu_out / "check/tiny/mvd/small/rep0.json",
+        "hexagon-qemu: tiny / mvd / small",
+        [emu_out / "tl.png"],
+    )
     assert set(gi["group"]) == {"A", "B", "C", "D"} and (emu_out / "tl.png").stat().st_size > 5000
 
 
@@ -171,8 +201,9 @@ def test_replicates_in_trials_and_summary(results):
     assert set(t.groupby("point_id")["replicate"].nunique()) == {2}
     assert doc["replicates"] == {pid: 2 for pid in t["point_id"].unique()}
     # one failed replicate fails its point, with the replicate named
-    assert [(f["point_id"], f["reason"]) for f in doc["failed_points"]] == \
-        [("tiny/md/big", "rep1: D.dst: 3 of 100 elements differ")]
+    assert [(f["point_id"], f["reason"]) for f in doc["failed_points"]] == [
+        ("tiny/md/big", "rep1: D.dst: 3 of 100 elements differ")
+    ]
     assert not t.loc[t["point_id"] == "tiny/md/big", "check_ok"].any()
     assert doc["provenance"]["config_hash"] == hc.config_hash(cfg)
     prov = doc["provenance"]
@@ -197,14 +228,25 @@ def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
     raw = tmp_path / "raw/tiny/mv/big/rep0.jsonl"
     text = raw.read_text()
     i = text.index('"end": ', text.index('"record": "trial"')) + len('"end": ')
-    raw.write_text(text[:i + 2] + ("1" if text[i + 2] != "1" else "2") + text[i + 3:])
+    raw.write_text(text[: i + 2] + ("1" if text[i + 2] != "1" else "2") + text[i + 3 :])
     from hxfuse import integrity
     from hxfuse.pipeline import aggregate_target
+
     pts = hc.aggregate_points(cfg, "host")
     ids = [p["id"] for p in pts]
     with pytest.raises(integrity.IntegrityError, match=rf"{raw}: SHA-256 differs from its provenance"):
-        aggregate_target("host", pts, [str(tmp_path / f"raw/{i}/rep0.jsonl") for i in ids],
-                         [str(tmp_path / f"check/{i}/rep0.json") for i in ids],
-                         [str(tmp_path / f"raw/{i}/rep0.provenance.json") for i in ids], None,
-                         cfg["analysis"], cfg["check"], "h", hc.target_info("host"),
-                         str(tmp_path / "t.csv.gz"), str(tmp_path / "s.csv"), str(tmp_path / "s.json"))
+        aggregate_target(
+            "host",
+            pts,
+            [str(tmp_path / f"raw/{i}/rep0.jsonl") for i in ids],
+            [str(tmp_path / f"check/{i}/rep0.json") for i in ids],
+            [str(tmp_path / f"raw/{i}/rep0.provenance.json") for i in ids],
+            None,
+            cfg["analysis"],
+            cfg["check"],
+            "h",
+            hc.target_info("host"),
+            str(tmp_path / "t.csv.gz"),
+            str(tmp_path / "s.csv"),
+            str(tmp_path / "s.json"),
+        )

@@ -7,6 +7,7 @@ outlives its job, nothing partial is left, and an immediate rerun works.  At
 50ee96f the runner ran under `timeout`, in a process group of its own that
 no signal reached: it kept measuring after its job was cancelled.
 """
+
 import copy
 import os
 import shutil
@@ -20,9 +21,10 @@ import pytest
 
 from pipeline_util import REPO, SNAKEFILE, TINY, write_config
 
-pytestmark = pytest.mark.skipif(not shutil.which("make") or not shutil.which("cc")
-                                or not os.path.isdir("/proc"),
-                                reason="needs make, a C compiler and /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not shutil.which("make") or not shutil.which("cc") or not os.path.isdir("/proc"),
+    reason="needs make, a C compiler and /proc (Linux)",
+)
 
 LONG = "results/host/check/sig/mv/long/rep0.json"
 
@@ -55,17 +57,29 @@ def wait_for(cond, timeout):
 def config(m_us):
     cfg = copy.deepcopy(TINY)
     cfg["run"].update({"replicates": 1, "rounds": 2, "warmup": 0, "timeout_s": 120})
-    cfg["sweeps"] = {"sig": {"workloads": ["mv"], "points": [
-        {"name": "long", "x": 1, "calibrate": {"M": m_us, "V": 10}}]}}
+    cfg["sweeps"] = {
+        "sig": {"workloads": ["mv"], "points": [{"name": "long", "x": 1, "calibrate": {"M": m_us, "V": 10}}]}
+    }
     return cfg
 
 
 def start(workdir):
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", "2", LONG]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(SNAKEFILE),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        LONG,
+    ]
     # its own session: the test can signal Snakemake's whole group like a terminal does
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
 @pytest.fixture(scope="module")
@@ -73,15 +87,30 @@ def workdir(tmp_path_factory):
     wd = tmp_path_factory.mktemp("sig")
     write_config(wd, config(9_000_000))
     # build and stage once
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(wd),
-                        "--configfile", str(wd / "config.yaml"), "--cores", "2",
-                        "results/host/stage/hxrun"], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(SNAKEFILE),
+            "--directory",
+            str(wd),
+            "--configfile",
+            str(wd / "config.yaml"),
+            "--cores",
+            "2",
+            "results/host/stage/hxrun",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return wd
 
 
-@pytest.mark.parametrize("how", ["SIGINT to the group (Ctrl-C)", "SIGTERM to the group",
-                                 "SIGKILL to Snakemake alone"])
+@pytest.mark.parametrize("how", ["SIGINT to the group (Ctrl-C)", "SIGTERM to the group", "SIGKILL to Snakemake alone"])
 def test_no_runner_outlives_its_job(workdir, how):
     write_config(workdir, config(9_000_000))
     p = start(workdir)
@@ -95,13 +124,14 @@ def test_no_runner_outlives_its_job(workdir, how):
             os.killpg(p.pid, signal.SIGTERM)
         else:
             p.kill()
-        assert wait_for(lambda: not runners(workdir), 3), \
+        assert wait_for(lambda: not runners(workdir), 3), (
             f"a runner still measures {time.monotonic() - t0:.1f} s after {how}"
+        )
         out, _ = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
-    log = (workdir / "logs/host/run/sig/mv/long/rep0.log")
+    log = workdir / "logs/host/run/sig/mv/long/rep0.log"
     assert wait_for(lambda: "the runner's process group was killed" in log.read_text(), 5), log.read_text()
     assert wait_for(lambda: not list((workdir / "results").rglob("*.work")), 5)
     assert not (workdir / "results/host/raw/sig/mv/long/rep0.jsonl").exists()
@@ -110,9 +140,25 @@ def test_no_runner_outlives_its_job(workdir, how):
     # an immediate rerun works (at 50ee96f it met the old runner's files)
     write_config(workdir, config(1000))
     shutil.rmtree(workdir / ".snakemake" / "locks", ignore_errors=True)
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory",
-                        str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "2",
-                        LONG], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(SNAKEFILE),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            "2",
+            LONG,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     os.remove(workdir / LONG)
     shutil.rmtree(workdir / "results/host/raw/sig")
@@ -122,21 +168,55 @@ def test_no_runner_outlives_its_job(workdir, how):
 def _run_point(tmp_path, runner, timeout_s, kill_after=None):
     from hxfuse.runpoint import run_point
 
-    args = ["--workloads", "mv", "--m-shape", "16,16,16", "--v-shape", "16,64", "--d-shape", "16,64",
-            "--scratch-bytes", "65536", "--warmup", "0", "--rounds", "2",
-            "--calibrate", "M=5000000,V=10"]
+    args = [
+        "--workloads",
+        "mv",
+        "--m-shape",
+        "16,16,16",
+        "--v-shape",
+        "16,64",
+        "--d-shape",
+        "16,64",
+        "--scratch-bytes",
+        "65536",
+        "--warmup",
+        "0",
+        "--rounds",
+        "2",
+        "--calibrate",
+        "M=5000000,V=10",
+    ]
     if kill_after is not None:
+
         def killer():
             assert wait_for(lambda: runners(os.getcwd()), 10)
             time.sleep(kill_after)
             for pid in runners(os.getcwd()):
                 os.kill(pid, signal.SIGKILL)
+
         threading.Thread(target=killer, daemon=True).start()
-    point = {"target": "host", "sweep": "s", "workload": "mv", "point": "p", "replicate": 0,
-             "params": {}, "point_hash": "x"}
+    point = {
+        "target": "host",
+        "sweep": "s",
+        "workload": "mv",
+        "point": "p",
+        "replicate": 0,
+        "params": {},
+        "point_hash": "x",
+    }
     t0 = time.monotonic()
-    rc = run_point(str(runner), args, "", timeout_s, {}, point, str(tmp_path / "o.jsonl"),
-                   str(tmp_path / "o.provenance.json"), str(tmp_path / "npy"), str(tmp_path / "run.log"))
+    rc = run_point(
+        str(runner),
+        args,
+        "",
+        timeout_s,
+        {},
+        point,
+        str(tmp_path / "o.jsonl"),
+        str(tmp_path / "o.provenance.json"),
+        str(tmp_path / "npy"),
+        str(tmp_path / "run.log"),
+    )
     return rc, time.monotonic() - t0, (tmp_path / "run.log").read_text()
 
 

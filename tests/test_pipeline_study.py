@@ -6,6 +6,7 @@ file planned 18 run jobs (the default 17 plus its own) and `sweeps: {}`
 silently ran the default study.  The earlier tests missed it because their
 test config *was* config.yaml.
 """
+
 import shutil
 import subprocess
 import sys
@@ -15,14 +16,20 @@ import yaml
 
 from pipeline_util import REPO, copy_repo, job_counts
 
-pytestmark = pytest.mark.skipif(not shutil.which("make") or not shutil.which("cc"),
-                                reason="needs make and a C compiler: apt-get install build-essential")
+pytestmark = pytest.mark.skipif(
+    not shutil.which("make") or not shutil.which("cc"),
+    reason="needs make and a C compiler: apt-get install build-essential",
+)
 
 ONE_POINT = {
     "run": {"rounds": 2, "warmup": 0, "replicates": 1},
     "analysis": {"bootstrap": 200},
-    "sweeps": {"mine": {"workloads": ["md"], "points": [
-        {"name": "only", "x": 1, "m_shape": [32, 32, 32], "d_shape": [64, 256], "d_repeat": 1}]}},
+    "sweeps": {
+        "mine": {
+            "workloads": ["md"],
+            "points": [{"name": "only", "x": 1, "m_shape": [32, 32, 32], "d_shape": [64, 256], "d_repeat": 1}],
+        }
+    },
 }
 
 
@@ -38,8 +45,14 @@ def checkout(tmp_path_factory):
 def sm(wd, *args, timeout=600):
     """snakemake as a user types it in the checkout (no --configfile of ours)."""
     env = {**__import__("os").environ, "PYTHONPATH": str(wd)}
-    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args], cwd=wd,
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", *args],
+        cwd=wd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def write(wd, name, obj):
@@ -69,18 +82,20 @@ def test_study_by_name_replaces_the_study(checkout):
     assert "raw/smoke/mvd/small/rep2.jsonl" in r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("doc,message", [
-    ({"sweeps": {}}, "config.sweeps: {} should be non-empty"),
-    ({"sweeps": {"s": {"points": []}}}, "config.sweeps.s.points: [] should be non-empty"),
-    ({"study": "default", "sweeps": ONE_POINT["sweeps"]}, "config.study and config.sweeps: give one"),
-    ({"study": "nosuch"}, "config.study: no study file"),
-    ({"study": "broken.yaml"}, "broken.yaml:4:14: YAML syntax error"),
-    ({"study": "badkey.yaml"}, "badkey.yaml: sweeps.s.points[0].m_shape[1]: 0 is less than the minimum of 1"),
-])
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        ({"sweeps": {}}, "config.sweeps: {} should be non-empty"),
+        ({"sweeps": {"s": {"points": []}}}, "config.sweeps.s.points: [] should be non-empty"),
+        ({"study": "default", "sweeps": ONE_POINT["sweeps"]}, "config.study and config.sweeps: give one"),
+        ({"study": "nosuch"}, "config.study: no study file"),
+        ({"study": "broken.yaml"}, "broken.yaml:4:14: YAML syntax error"),
+        ({"study": "badkey.yaml"}, "badkey.yaml: sweeps.s.points[0].m_shape[1]: 0 is less than the minimum of 1"),
+    ],
+)
 def test_bad_studies_stop_before_any_job(checkout, doc, message):
     write(checkout, "broken.yaml", "sweeps:\n  s:\n    points: [{name: a, x: 1\n    workloads: [mv]\n")
-    write(checkout, "badkey.yaml", {"sweeps": {"s": {"points": [{"name": "a", "x": 1,
-                                                                 "m_shape": [1, 0, 1]}]}}})
+    write(checkout, "badkey.yaml", {"sweeps": {"s": {"points": [{"name": "a", "x": 1, "m_shape": [1, 0, 1]}]}}})
     f = write(checkout, "bad.yaml", doc)
     r = sm(checkout, "-n", "all", "--configfile", f)
     assert r.returncode != 0
@@ -93,12 +108,21 @@ def test_configfile_yaml_error_is_located_by_the_checker(checkout):
     """Snakemake loads a --configfile itself and names neither file nor line;
     `python -m hxfuse.config FILE` (the README's advice) does."""
     f = write(checkout, "typo.yaml", "run:\n  rounds: [1, 2\n  warmup: 3\n")
-    r = subprocess.run([sys.executable, "-m", "hxfuse.config", f], cwd=checkout, capture_output=True,
-                       text=True, env={**__import__("os").environ, "PYTHONPATH": str(checkout)})
+    r = subprocess.run(
+        [sys.executable, "-m", "hxfuse.config", f],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(checkout)},
+    )
     assert r.returncode == 1 and "typo.yaml:3:" in r.stderr and "YAML syntax error" in r.stderr, r.stderr
-    r = subprocess.run([sys.executable, "-m", "hxfuse.config", write(checkout, "ok.yaml", ONE_POINT)],
-                       cwd=checkout, capture_output=True, text=True,
-                       env={**__import__("os").environ, "PYTHONPATH": str(checkout)})
+    r = subprocess.run(
+        [sys.executable, "-m", "hxfuse.config", write(checkout, "ok.yaml", ONE_POINT)],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(checkout)},
+    )
     assert r.returncode == 0 and "1 points, 1 runner jobs" in r.stdout, r.stdout + r.stderr
     # (a one-point study run end to end, from its own config file, is what
     # every test of tests/test_pipeline_e2e.py does)
@@ -106,8 +130,23 @@ def test_configfile_yaml_error_is_located_by_the_checker(checkout):
 
 def test_yaml_error_in_config_yaml_names_file_and_line(tmp_path):
     (tmp_path / "config.yaml").write_text("run:\n  rounds: [1, 2\n  warmup: 3\n")
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-                        "--directory", str(tmp_path), "-n", "--cores", "1", "all"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "-n",
+            "--cores",
+            "1",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode != 0
     assert "hxfuse: config.yaml:3:9: YAML syntax error" in r.stdout + r.stderr, r.stderr[-2000:]

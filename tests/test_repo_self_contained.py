@@ -1,5 +1,6 @@
 """A clone explains itself: no tracked file points outside the repository
 (design notes, issue trackers) and every relative link in the docs resolves."""
+
 import re
 import subprocess
 
@@ -9,9 +10,16 @@ from pipeline_util import REPO
 
 # Text that sends a reader somewhere a clone does not have.  Built from parts
 # so that this file does not match itself.
-OUTSIDE = [re.compile(p) for p in (
-    "shared" + r"/design", r"\.\./" + "shared", r"\bissue" + r" #?[0-9]", "issues" + " show",
-    "/work" + "/shared")]
+OUTSIDE = [
+    re.compile(p)
+    for p in (
+        "shared" + r"/design",
+        r"\.\./" + "shared",
+        r"\bissue" + r" #?[0-9]",
+        "issues" + " show",
+        "/work" + "/shared",
+    )
+]
 
 
 def tracked() -> list[str]:

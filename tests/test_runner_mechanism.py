@@ -2,6 +2,7 @@
 compiled host runner.  Calibration tasks busy-wait on *thread CPU time*, so a
 task that is descheduled keeps running on the wall clock: the timestamp
 arguments below hold on a loaded machine too."""
+
 from __future__ import annotations
 
 import statistics
@@ -27,23 +28,51 @@ def ok(proc, records):
 def test_async_launch_lets_vector_finish_while_matrix_runs(hxrun, tmp_path):
     # (a) M is ten times longer than V: in group D, V must run and be published
     # to the host while M is still running.
-    recs = ok(*run_runner(hxrun, tmp_path / "a.jsonl", "--workloads", "mv", "--groups", "D",
-                          "--calibrate", "M=20000,V=2000", "--warmup", "0", "--rounds", "5"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "a.jsonl",
+            "--workloads",
+            "mv",
+            "--groups",
+            "D",
+            "--calibrate",
+            "M=20000,V=2000",
+            "--warmup",
+            "0",
+            "--rounds",
+            "5",
+        )
+    )
     for t in trials(recs, group="D"):
         m, v = task(t, "M"), task(t, "V")
         assert v["engine"] == "vec" and m["engine"] == "mx"
         # M was launched before V ran and was still outstanding when V ended
         # (launch, not begin: on a loaded machine M's thread may wait for a core)
         assert m["launch"] <= v["begin"] and v["end"] < m["end"], t
-        assert v["host_seen"] < m["end"], t                 # early completion reached the host
+        assert v["host_seen"] < m["end"], t  # early completion reached the host
         assert t["device"]["entry_begin"] <= m["begin"]
 
 
 def test_wait_on_one_event_does_not_block_unrelated_engine(hxrun, tmp_path):
     # (b) The entry thread waits on eM (long); the copy engine still runs D
     # to completion during that wait.  In C the barrier serialises them.
-    recs = ok(*run_runner(hxrun, tmp_path / "b.jsonl", "--workloads", "mvd", "--groups", "C,D",
-                          "--calibrate", "M=20000,V=100,D=2000", "--warmup", "0", "--rounds", "5"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "b.jsonl",
+            "--workloads",
+            "mvd",
+            "--groups",
+            "C,D",
+            "--calibrate",
+            "M=20000,V=100,D=2000",
+            "--warmup",
+            "0",
+            "--rounds",
+            "5",
+        )
+    )
     for t in trials(recs, group="D"):
         m, d = task(t, "M"), task(t, "D")
         wait_em = next(w for w in t["waits"] if w["who"] == "vec" and w["on"] == "eM")
@@ -55,9 +84,27 @@ def test_wait_on_one_event_does_not_block_unrelated_engine(hxrun, tmp_path):
 def test_publication_makes_outputs_visible(hxrun, tmp_path):
     # (c) Thousands of rounds of small real tasks; the host checksums each
     # task's outputs immediately after observing its completion event.
-    recs = ok(*run_runner(hxrun, tmp_path / "c.jsonl", "--workloads", "mvd", "--groups", "B,D",
-                          "--m-shape", "16,16,16", "--v-shape", "8,64", "--d-shape", "16,64",
-                          "--check-at-publish", "--warmup", "0", "--rounds", "1500"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "c.jsonl",
+            "--workloads",
+            "mvd",
+            "--groups",
+            "B,D",
+            "--m-shape",
+            "16,16,16",
+            "--v-shape",
+            "8,64",
+            "--d-shape",
+            "16,64",
+            "--check-at-publish",
+            "--warmup",
+            "0",
+            "--rounds",
+            "1500",
+        )
+    )
     work = [t for t in recs if t["record"] == "trial" and not t["empty"]]
     assert len(work) >= 1500 * 5
     assert all(t["checksums_ok"] for t in work)
@@ -66,9 +113,24 @@ def test_publication_makes_outputs_visible(hxrun, tmp_path):
 
 def test_groups_c_and_d_give_identical_outputs(hxrun, tmp_path):
     # (d) Every C and D trial of every workload reproduces the verified checksums.
-    recs = ok(*run_runner(hxrun, tmp_path / "d.jsonl", "--workloads", "mv,md,mvd",
-                          "--m-shape", "64,64,64", "--v-shape", "64,256", "--d-shape", "64,256",
-                          "--warmup", "1", "--rounds", "5"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "d.jsonl",
+            "--workloads",
+            "mv,md,mvd",
+            "--m-shape",
+            "64,64,64",
+            "--v-shape",
+            "64,256",
+            "--d-shape",
+            "64,256",
+            "--warmup",
+            "1",
+            "--rounds",
+            "5",
+        )
+    )
     verified = {}
     for v in (r for r in recs if r["record"] == "verify"):
         for name, cs in v["checksums"].items():
@@ -82,8 +144,7 @@ def test_groups_c_and_d_give_identical_outputs(hxrun, tmp_path):
                     assert x["checksum"] == verified[x["task"]]
 
 
-@pytest.mark.parametrize("hook,tasks", [("V-out-aliases-M-out", ("M", "V")),
-                                        ("D-dst-aliases-V-scratch", ("V", "D"))])
+@pytest.mark.parametrize("hook,tasks", [("V-out-aliases-M-out", ("M", "V")), ("D-dst-aliases-V-scratch", ("V", "D"))])
 def test_overlapping_ranges_are_rejected(hxrun, tmp_path, hook, tasks):
     # (e) A real address-range check: aliasing real buffers is refused with a
     # message naming both tasks, before any trial, and no output is left.
@@ -122,6 +183,7 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
     # empty variants measure them), so they only have to order D < C.  Loose
     # on purpose: a mechanism check, not a performance bar.
     import os
+
     cores = os.cpu_count() or 1
     if cores >= 4:
         wl, cal, total, bound = "mvd", "M=100,V=80,D=60", 240, 100
@@ -129,8 +191,24 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
         wl, cal, total, bound = "mv", "M=100,V=80", 180, 100
     else:
         pytest.skip("needs at least two cores to overlap two engines")
-    recs = ok(*run_runner(hxrun, tmp_path / "f.jsonl", "--workloads", wl, "--groups", "C,D",
-                          "--calibrate", cal, "--affinity", "spread", "--warmup", "20", "--rounds", "200"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "f.jsonl",
+            "--workloads",
+            wl,
+            "--groups",
+            "C,D",
+            "--calibrate",
+            cal,
+            "--affinity",
+            "spread",
+            "--warmup",
+            "20",
+            "--rounds",
+            "200",
+        )
+    )
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1000.0
     med = lambda g, f: statistics.median(f(t) for t in trials(recs, group=g))
     c_busy, d_busy = med("C", _busy_union_us), med("D", _busy_union_us)
@@ -140,11 +218,26 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
 
 
 def test_jsonl_has_real_timelines_for_all_three_workloads(hxrun, tmp_path):
-    recs = ok(*run_runner(hxrun, tmp_path / "t.jsonl", "--workloads", "mv,md,mvd",
-                          "--m-shape", "96,96,96", "--v-shape", "64,512", "--d-shape", "256,1024",
-                          "--warmup", "1", "--rounds", "3"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "t.jsonl",
+            "--workloads",
+            "mv,md,mvd",
+            "--m-shape",
+            "96,96,96",
+            "--v-shape",
+            "64,512",
+            "--d-shape",
+            "256,1024",
+            "--warmup",
+            "1",
+            "--rounds",
+            "3",
+        )
+    )
     meta = recs[0]
-    assert meta["tasks"]["M"]["flops"] == 2 * 96 ** 3
+    assert meta["tasks"]["M"]["flops"] == 2 * 96**3
     assert meta["clock"]["read_overhead_ns"] >= 0 and meta["online_cores"] >= 1
     expected = {"mv": {"M", "V"}, "md": {"M", "D"}, "mvd": {"M", "V", "D"}}
     for wl, names in expected.items():
@@ -172,10 +265,32 @@ def test_jsonl_has_real_timelines_for_all_three_workloads(hxrun, tmp_path):
 
 def test_u8i8_outputs_match_numpy_exactly(hxrun, tmp_path):
     npy = tmp_path / "npy"
-    recs = ok(*run_runner(hxrun, tmp_path / "u.jsonl", "--precision", "u8i8", "--npy-dir", str(npy),
-                          "--m-shape", "37,53,71", "--v-shape", "13,77", "--v-passes", "3",
-                          "--d-shape", "33,100", "--d-repeat", "3", "--d-desc-rows", "8",
-                          "--warmup", "0", "--rounds", "2"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "u.jsonl",
+            "--precision",
+            "u8i8",
+            "--npy-dir",
+            str(npy),
+            "--m-shape",
+            "37,53,71",
+            "--v-shape",
+            "13,77",
+            "--v-passes",
+            "3",
+            "--d-shape",
+            "33,100",
+            "--d-repeat",
+            "3",
+            "--d-desc-rows",
+            "8",
+            "--warmup",
+            "0",
+            "--rounds",
+            "2",
+        )
+    )
     A, B, C = (np.load(npy / "mvd" / f"M_{n}.npy") for n in "ABC")
     assert A.dtype == np.uint8 and B.dtype == np.int8 and C.dtype == np.int32
     assert np.array_equal(C, A.astype(np.int64) @ B.astype(np.int64))
@@ -194,9 +309,26 @@ def test_u8i8_outputs_match_numpy_exactly(hxrun, tmp_path):
 
 def test_fp32_outputs_match_numpy_within_tolerance(hxrun, tmp_path):
     npy = tmp_path / "npy"
-    ok(*run_runner(hxrun, tmp_path / "f.jsonl", "--npy-dir", str(npy), "--m-shape", "50,70,300",
-                   "--v-variant", "compute", "--v-shape", "9,67", "--v-passes", "4",
-                   "--warmup", "0", "--rounds", "1"))
+    ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "f.jsonl",
+            "--npy-dir",
+            str(npy),
+            "--m-shape",
+            "50,70,300",
+            "--v-variant",
+            "compute",
+            "--v-shape",
+            "9,67",
+            "--v-passes",
+            "4",
+            "--warmup",
+            "0",
+            "--rounds",
+            "1",
+        )
+    )
     A, B, C = (np.load(npy / "mvd" / f"M_{n}.npy").astype(np.float64) for n in "ABC")
     np.testing.assert_allclose(C, A @ B, rtol=0, atol=1e-5 * (np.abs(A) @ np.abs(B)).max())
     y = np.load(npy / "mvd" / "V_X.npy").astype(np.float64)
@@ -207,14 +339,32 @@ def test_fp32_outputs_match_numpy_within_tolerance(hxrun, tmp_path):
 
 def test_spread_affinity_places_engines_on_distinct_cores(hxrun, tmp_path):
     import os
+
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two cores")
+
     def placed(workloads):
-        proc, recs = run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", workloads, "--affinity", "spread",
-                                "--m-shape", "16,16,16", "--v-shape", "8,64", "--d-shape", "16,64",
-                                "--warmup", "0", "--rounds", "1")
+        proc, recs = run_runner(
+            hxrun,
+            tmp_path / "s.jsonl",
+            "--workloads",
+            workloads,
+            "--affinity",
+            "spread",
+            "--m-shape",
+            "16,16,16",
+            "--v-shape",
+            "8,64",
+            "--d-shape",
+            "16,64",
+            "--warmup",
+            "0",
+            "--rounds",
+            "1",
+        )
         assert proc.returncode == 0, proc.stderr
         return recs[0]["affinity"]
+
     mv, md = placed("mv"), placed("md")
     assert mv["mx"] != mv["vec"]
     # without V the control thread shares the core of the engine it launches last
@@ -225,16 +375,19 @@ def test_spread_affinity_places_engines_on_distinct_cores(hxrun, tmp_path):
     assert md["host"] == (2 if cores > 2 else md["dma"])
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--affinity", "mx=1000"], "core does not exist"),
-    (["--rounds", "0"], "--rounds"),
-    (["--workloads", "mx"], "--workloads"),
-    (["--m-shape", "1,2"], "--m-shape"),
-    (["--precision", "fp16"], "--precision"),
-    (["--frobnicate", "1"], "unknown option"),
-    (["--d-shape", "10,100", "--d-src-stride", "50"], "--d-src-stride"),
-    (["--calibrate", "X=5"], "--calibrate"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--affinity", "mx=1000"], "core does not exist"),
+        (["--rounds", "0"], "--rounds"),
+        (["--workloads", "mx"], "--workloads"),
+        (["--m-shape", "1,2"], "--m-shape"),
+        (["--precision", "fp16"], "--precision"),
+        (["--frobnicate", "1"], "unknown option"),
+        (["--d-shape", "10,100", "--d-src-stride", "50"], "--d-src-stride"),
+        (["--calibrate", "X=5"], "--calibrate"),
+    ],
+)
 def test_bad_arguments_fail_clearly(hxrun, tmp_path, args, needle):
     proc, recs = run_runner(hxrun, tmp_path / "x.jsonl", *args)
     assert proc.returncode == 2
@@ -243,6 +396,7 @@ def test_bad_arguments_fail_clearly(hxrun, tmp_path, args, needle):
 
 
 # --- Progress evidence: CPU time, launch and placement records (schema 2) ---
+
 
 def _parallelism(trial):
     """Sum of the tasks' thread CPU time over the trial's makespan: about 1
@@ -254,8 +408,18 @@ def _median_parallelism(records):
     return statistics.median(_parallelism(t) for t in trials(records, group="D", workload="mv"))
 
 
-CALIBRATED_MV = ("--workloads", "mv", "--groups", "D", "--calibrate", "M=3000,V=3000",
-                 "--warmup", "3", "--rounds", "40")
+CALIBRATED_MV = (
+    "--workloads",
+    "mv",
+    "--groups",
+    "D",
+    "--calibrate",
+    "M=3000,V=3000",
+    "--warmup",
+    "3",
+    "--rounds",
+    "40",
+)
 
 
 def test_tasks_sharing_one_core_show_no_parallel_progress(hxrun, tmp_path):
@@ -263,23 +427,28 @@ def test_tasks_sharing_one_core_show_no_parallel_progress(hxrun, tmp_path):
     # much their wall-clock spans overlap.  Busy-waits on thread CPU time
     # make each task 3 ms of real progress.
     import os
+
     host = ["host=1"] if (os.cpu_count() or 1) > 1 else []
-    recs = ok(*run_runner(hxrun, tmp_path / "one.jsonl", *CALIBRATED_MV,
-                          "--affinity", ",".join(host + ["vec=0", "mx=0"])))
+    recs = ok(
+        *run_runner(hxrun, tmp_path / "one.jsonl", *CALIBRATED_MV, "--affinity", ",".join(host + ["vec=0", "mx=0"]))
+    )
     for t in trials(recs, group="D", workload="mv"):
         m, v = task(t, "M"), task(t, "V")
         assert {m["cpu_begin"], m["cpu_end"], v["cpu_begin"], v["cpu_end"]} == {0}, t
     par = _median_parallelism(recs)
     assert par <= 1.15, par
     # the spans overlap all the same: wall-clock overlap is not progress
-    spans = [min(task(t, "M")["end"], task(t, "V")["end"]) - max(task(t, "M")["begin"], task(t, "V")["begin"])
-             for t in trials(recs, group="D", workload="mv")]
+    spans = [
+        min(task(t, "M")["end"], task(t, "V")["end"]) - max(task(t, "M")["begin"], task(t, "V")["begin"])
+        for t in trials(recs, group="D", workload="mv")
+    ]
     assert statistics.median(spans) > 1_000_000, spans
 
 
 def test_tasks_on_two_free_cores_progress_in_parallel(hxrun, tmp_path):
     # Known answer: the same tasks on two cores nobody else uses run at once.
     import os
+
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two cores: parallel progress cannot be shown on one")
     recs = ok(*run_runner(hxrun, tmp_path / "two.jsonl", *CALIBRATED_MV, "--affinity", "host=0,vec=0,mx=1"))
@@ -295,12 +464,15 @@ def test_tasks_on_two_free_cores_progress_in_parallel(hxrun, tmp_path):
     # asserted above.  (The 200 ms /proc/stat samples around the run are
     # reported but do not decide: short-sleeping engines win their cores
     # back from long-running batch work, which the samples count as busy.)
-    share = statistics.median(min(x["cpu_ns"] / (x["end"] - x["launch"]) for x in t["tasks"])
-                              for t in trials(recs, group="D", workload="mv"))
+    share = statistics.median(
+        min(x["cpu_ns"] / (x["end"] - x["launch"]) for x in t["tasks"]) for t in trials(recs, group="D", workload="mv")
+    )
     busy = max(meta["other_busy_cores_before"], end["other_busy_cores_after"])
     if meta["online_cores"] < 2 or share < 0.9:
-        pytest.skip(f"fewer than two free cores: {meta['online_cores']} online; the tasks ran {share:.0%} of "
-                    f"their time from launch to end ({busy:.2f} cores kept busy by other processes around the run)")
+        pytest.skip(
+            f"fewer than two free cores: {meta['online_cores']} online; the tasks ran {share:.0%} of "
+            f"their time from launch to end ({busy:.2f} cores kept busy by other processes around the run)"
+        )
     par = _median_parallelism(recs)
     assert par >= 1.7, par
 
@@ -311,9 +483,28 @@ def _in_range(cpu, cores):
 
 @pytest.mark.parametrize("vworkers", [1, 2])
 def test_task_records_carry_launch_cpu_time_and_placement(hxrun, tmp_path, vworkers):
-    recs = ok(*run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", "mv,md,mvd", "--v-workers", str(vworkers),
-                          "--m-shape", "96,96,96", "--v-shape", "64,512", "--d-shape", "256,1024",
-                          "--affinity", "spread", "--warmup", "1", "--rounds", "4"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "s.jsonl",
+            "--workloads",
+            "mv,md,mvd",
+            "--v-workers",
+            str(vworkers),
+            "--m-shape",
+            "96,96,96",
+            "--v-shape",
+            "64,512",
+            "--d-shape",
+            "256,1024",
+            "--affinity",
+            "spread",
+            "--warmup",
+            "1",
+            "--rounds",
+            "4",
+        )
+    )
     meta, end = recs[0], recs[-1]
     cores = meta["online_cores"]
     assert meta["schema_version"] == 2
@@ -358,18 +549,39 @@ def test_task_records_carry_launch_cpu_time_and_placement(hxrun, tmp_path, vwork
     limit = end["submit_outlier_ns"]
     assert end["submit_outliers"] == sum(max(t["host"]["submits"]) > limit for t in measured)
     assert sum(end["submit_outliers_by_group"].values()) == end["submit_outliers"]
-    late = [t for t in measured if t["group"] == "B"
-            and max(x["launch"] for x in t["tasks"]) - min(x["launch"] for x in t["tasks"]) > limit]
+    late = [
+        t
+        for t in measured
+        if t["group"] == "B" and max(x["launch"] for x in t["tasks"]) - min(x["launch"] for x in t["tasks"]) > limit
+    ]
     assert end["b_handover_outliers"] == len(late)
 
 
 def test_explicit_placement_is_honoured(hxrun, tmp_path):
     import os
+
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two cores")
-    recs = ok(*run_runner(hxrun, tmp_path / "p.jsonl", "--workloads", "mv", "--v-workers", "2",
-                          "--affinity", "host=1,vec=1,vec1=0,mx=0", "--m-shape", "64,64,64",
-                          "--v-shape", "64,256", "--warmup", "0", "--rounds", "3"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "p.jsonl",
+            "--workloads",
+            "mv",
+            "--v-workers",
+            "2",
+            "--affinity",
+            "host=1,vec=1,vec1=0,mx=0",
+            "--m-shape",
+            "64,64,64",
+            "--v-shape",
+            "64,256",
+            "--warmup",
+            "0",
+            "--rounds",
+            "3",
+        )
+    )
     assert recs[0]["affinity"] == {"host": 1, "vec": 1, "vec1": 0, "mx": 0, "dma": -1}
     for t in (r for r in recs if r["record"] == "trial"):
         assert t["host"]["cpu"] == 1
@@ -377,19 +589,38 @@ def test_explicit_placement_is_honoured(hxrun, tmp_path):
             for w in x["workers"]:
                 core = {"vec": 1, "vec1": 0, "mx": 0}[w["engine"]]
                 assert w["cpu_begin"] == w["cpu_end"] == core, w
-    recs = ok(*run_runner(hxrun, tmp_path / "n.jsonl", "--workloads", "mv", "--affinity", "none",
-                          "--m-shape", "16,16,16", "--v-shape", "8,64", "--warmup", "0", "--rounds", "1"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "n.jsonl",
+            "--workloads",
+            "mv",
+            "--affinity",
+            "none",
+            "--m-shape",
+            "16,16,16",
+            "--v-shape",
+            "8,64",
+            "--warmup",
+            "0",
+            "--rounds",
+            "1",
+        )
+    )
     assert set(recs[0]["affinity"].values()) == {-1}
 
 
-@pytest.mark.parametrize("spec,needle", [
-    ("gpu=0", "unknown engine 'gpu'"),
-    ("host=0,host=1", "placed twice"),
-    ("vec1=0", "no such vector worker"),
-    ("mx=-1", "expected a core number"),
-    ("mx", "engine=core pairs"),
-    ("dma=4095", "core does not exist"),
-])
+@pytest.mark.parametrize(
+    "spec,needle",
+    [
+        ("gpu=0", "unknown engine 'gpu'"),
+        ("host=0,host=1", "placed twice"),
+        ("vec1=0", "no such vector worker"),
+        ("mx=-1", "expected a core number"),
+        ("mx", "engine=core pairs"),
+        ("dma=4095", "core does not exist"),
+    ],
+)
 def test_bad_placement_fails_before_any_work(hxrun, tmp_path, spec, needle):
     proc, recs = run_runner(hxrun, tmp_path / "x.jsonl", "--affinity", spec)
     assert proc.returncode == 2, proc.stderr

@@ -1,6 +1,7 @@
 """Runner options that sweeps vary: each must change what it claims to change,
 be recorded in the metadata, and fail with exit 2 on a bad value.  Tiny
 shapes and few rounds: these check mechanism, not performance."""
+
 from __future__ import annotations
 
 import statistics
@@ -35,15 +36,48 @@ def test_m_tile_changes_the_blocking_and_stays_correct(hxrun, tmp_path):
     # default blocking while numpy still agrees; integer sums stay exact.
     base = ok(*run_runner(hxrun, tmp_path / "b.jsonl", "--workloads", "md", "--groups", "A", *TINY, "--rounds", "2"))
     npy = tmp_path / "npy"
-    tiled = ok(*run_runner(hxrun, tmp_path / "t.jsonl", "--workloads", "md", "--groups", "A", *TINY,
-                           "--rounds", "2", "--m-tile", "8", "--npy-dir", str(npy)))
+    tiled = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "t.jsonl",
+            "--workloads",
+            "md",
+            "--groups",
+            "A",
+            *TINY,
+            "--rounds",
+            "2",
+            "--m-tile",
+            "8",
+            "--npy-dir",
+            str(npy),
+        )
+    )
     assert tiled[0]["args"]["m_tile"] == 8 and tiled[0]["tasks"]["M"]["tile_k"] == 8
     assert base[0]["args"]["m_tile"] == 256
     assert verified(tiled)["md"]["M"] != verified(base)["md"]["M"]
     assert check_point(tmp_path / "t.jsonl", npy)["status"] == "ok"
-    u = [verified(ok(*run_runner(hxrun, tmp_path / f"u{t}.jsonl", "--workloads", "md", "--groups", "A",
-                                 "--precision", "u8i8", *TINY, "--rounds", "1", *tile)))["md"]["M"]
-         for t, tile in ((0, ()), (1, ("--m-tile", "8")))]
+    u = [
+        verified(
+            ok(
+                *run_runner(
+                    hxrun,
+                    tmp_path / f"u{t}.jsonl",
+                    "--workloads",
+                    "md",
+                    "--groups",
+                    "A",
+                    "--precision",
+                    "u8i8",
+                    *TINY,
+                    "--rounds",
+                    "1",
+                    *tile,
+                )
+            )
+        )["md"]["M"]
+        for t, tile in ((0, ()), (1, ("--m-tile", "8")))
+    ]
     assert u[0] == u[1]
 
 
@@ -72,9 +106,28 @@ def test_v_release_at_entry_end_raises_the_scratch_peak_of_group_d(hxrun, tmp_pa
     # machine does: windows of 2 MiB take D ~100 us against V's few us, and
     # vec and dma are pinned to different cores (with 1 MiB windows and
     # floating threads a busy machine made V finish late in half the rounds).
-    common = ("--workloads", "mvd", "--m-shape", "16,16,16", "--v-shape", "8,64",
-              "--d-shape", "512,4096", "--d-repeat", "4", "--d-buffers", "2", "--groups", "D",
-              "--affinity", "spread", "--warmup", "1", "--rounds", "8")
+    common = (
+        "--workloads",
+        "mvd",
+        "--m-shape",
+        "16,16,16",
+        "--v-shape",
+        "8,64",
+        "--d-shape",
+        "512,4096",
+        "--d-repeat",
+        "4",
+        "--d-buffers",
+        "2",
+        "--groups",
+        "D",
+        "--affinity",
+        "spread",
+        "--warmup",
+        "1",
+        "--rounds",
+        "8",
+    )
     peaks = {}
     for mode in ("at-completion", "at-entry-end"):
         recs = ok(*run_runner(hxrun, tmp_path / f"{mode}.jsonl", *common, "--v-release", mode))
@@ -89,8 +142,21 @@ def test_v_release_at_entry_end_raises_the_scratch_peak_of_group_d(hxrun, tmp_pa
 
 @pytest.mark.parametrize("window", ["1", "2"])
 def test_window_bounds_the_tasks_in_flight(hxrun, tmp_path, window):
-    recs = ok(*run_runner(hxrun, tmp_path / "w.jsonl", "--workloads", "mvd", "--groups", "C,D", *TINY,
-                          "--rounds", "5", "--window", window))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "w.jsonl",
+            "--workloads",
+            "mvd",
+            "--groups",
+            "C,D",
+            *TINY,
+            "--rounds",
+            "5",
+            "--window",
+            window,
+        )
+    )
     assert recs[0]["args"]["window"] == int(window)
     n = int(window)
     for t in trials(recs, group="D"):
@@ -103,17 +169,39 @@ def test_window_bounds_the_tasks_in_flight(hxrun, tmp_path, window):
             assert m["end"] <= d["launch"] and d["end"] <= v["begin"], t
         else:  # M and D may be in flight together; V waits for the oldest (M)
             assert m["end"] <= v["begin"], t
-    default = ok(*run_runner(hxrun, tmp_path / "a.jsonl", "--workloads", "mvd", "--groups", "D", *TINY,
-                             "--rounds", "1"))
+    default = ok(
+        *run_runner(hxrun, tmp_path / "a.jsonl", "--workloads", "mvd", "--groups", "D", *TINY, "--rounds", "1")
+    )
     assert default[0]["args"]["window"] == "all"
     assert verified(default) == verified(recs)
 
 
 def test_stream_variant_matches_numpy_and_is_cheap(hxrun, tmp_path):
     npy = tmp_path / "npy"
-    recs = ok(*run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", "mv", "--groups", "A", "--m-shape", "16,16,16",
-                          "--v-variant", "stream", "--v-shape", "16,100", "--v-passes", "2", "--warmup", "0",
-                          "--rounds", "2", "--npy-dir", str(npy)))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "s.jsonl",
+            "--workloads",
+            "mv",
+            "--groups",
+            "A",
+            "--m-shape",
+            "16,16,16",
+            "--v-variant",
+            "stream",
+            "--v-shape",
+            "16,100",
+            "--v-passes",
+            "2",
+            "--warmup",
+            "0",
+            "--rounds",
+            "2",
+            "--npy-dir",
+            str(npy),
+        )
+    )
     v = recs[0]["tasks"]["V"]
     assert v["variant"] == "stream" and v["activation"] == "hardswish" and not v["in_scratch"]
     assert v["kernel"] == recs[0]["kernels"]
@@ -123,22 +211,60 @@ def test_stream_variant_matches_numpy_and_is_cheap(hxrun, tmp_path):
         y = (y * np.clip(y + np.float32(3), 0, 6).astype(np.float32)) * (np.float32(1) / np.float32(6))
     got = np.load(npy / "mv" / "V_Y.npy")
     assert np.array_equal(got, y)  # the same float32 operations in the same order
-    np.testing.assert_allclose(np.load(npy / "mv" / "V_rowsum.npy"), y.astype(np.float64).sum(axis=1),
-                               rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(
+        np.load(npy / "mv" / "V_rowsum.npy"), y.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4
+    )
     assert np.array_equal(np.load(npy / "mv" / "V_rowmax.npy"), y.max(axis=1))
     assert check_point(tmp_path / "s.jsonl", npy)["status"] == "ok"
     # the default variant is still SiLU: the same input gives other outputs
-    recs2 = ok(*run_runner(hxrun, tmp_path / "d.jsonl", "--workloads", "mv", "--groups", "A", "--m-shape",
-                           "16,16,16", "--v-variant", "ddr", "--v-shape", "16,100", "--v-passes", "2",
-                           "--warmup", "0", "--rounds", "1"))
+    recs2 = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "d.jsonl",
+            "--workloads",
+            "mv",
+            "--groups",
+            "A",
+            "--m-shape",
+            "16,16,16",
+            "--v-variant",
+            "ddr",
+            "--v-shape",
+            "16,100",
+            "--v-passes",
+            "2",
+            "--warmup",
+            "0",
+            "--rounds",
+            "1",
+        )
+    )
     assert recs2[0]["tasks"]["V"]["activation"] == "silu"
     assert verified(recs2)["mv"]["V"] != verified(recs)["mv"]["V"]
 
 
 def test_antagonist_streams_during_trials_and_is_recorded(hxrun, tmp_path):
-    recs = ok(*run_runner(hxrun, tmp_path / "bw.jsonl", "--workloads", "md", "--groups", "A", *TINY,
-                          "--d-repeat", "8", "--rounds", "40", "--antagonist", "1",
-                          "--antagonist-bytes", str(4 << 20), "--affinity", "bw0=0"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "bw.jsonl",
+            "--workloads",
+            "md",
+            "--groups",
+            "A",
+            *TINY,
+            "--d-repeat",
+            "8",
+            "--rounds",
+            "40",
+            "--antagonist",
+            "1",
+            "--antagonist-bytes",
+            str(4 << 20),
+            "--affinity",
+            "bw0=0",
+        )
+    )
     meta, end = recs[0], recs[-1]
     assert meta["antagonist"]["threads"] == 1 and meta["antagonist"]["buffer_bytes"] == 4 << 20
     assert meta["affinity"]["bw0"] == 0 and "bw0" in meta["engines"]
@@ -147,34 +273,80 @@ def test_antagonist_streams_during_trials_and_is_recorded(hxrun, tmp_path):
     assert end["antagonist_active_ns"] >= spans > 0
     # it read at least its whole buffer while the trials ran, at a real rate
     assert end["antagonist_bytes"] >= 4 << 20 and end["antagonist_bytes_per_s"] > 1e8
-    spread = ok(*run_runner(hxrun, tmp_path / "s.jsonl", "--workloads", "md", "--groups", "A", *TINY,
-                            "--rounds", "1", "--antagonist", "2", "--antagonist-bytes", str(1 << 20),
-                            "--affinity", "spread"))
+    spread = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "s.jsonl",
+            "--workloads",
+            "md",
+            "--groups",
+            "A",
+            *TINY,
+            "--rounds",
+            "1",
+            "--antagonist",
+            "2",
+            "--antagonist-bytes",
+            str(1 << 20),
+            "--affinity",
+            "spread",
+        )
+    )
     cores = spread[0]["online_cores"]
     assert all(0 <= spread[0]["affinity"][f"bw{i}"] < cores for i in range(2))
-    plain = ok(*run_runner(hxrun, tmp_path / "p.jsonl", "--workloads", "md", "--groups", "A", *TINY,
-                           "--d-repeat", "8", "--rounds", "1"))
+    plain = ok(
+        *run_runner(
+            hxrun, tmp_path / "p.jsonl", "--workloads", "md", "--groups", "A", *TINY, "--d-repeat", "8", "--rounds", "1"
+        )
+    )
     assert plain[0]["antagonist"] is None and "antagonist_bytes" not in plain[-1]
     assert verified(plain) == verified(recs)
 
 
 def test_wait_options_are_recorded_per_run(hxrun, tmp_path):
-    recs = ok(*run_runner(hxrun, tmp_path / "w.jsonl", "--workloads", "md", "--groups", "D", *TINY, "--rounds", "1",
-                          "--wait", "spin", "--spin-ns", "5000", "--early-completion", "off"))
+    recs = ok(
+        *run_runner(
+            hxrun,
+            tmp_path / "w.jsonl",
+            "--workloads",
+            "md",
+            "--groups",
+            "D",
+            *TINY,
+            "--rounds",
+            "1",
+            "--wait",
+            "spin",
+            "--spin-ns",
+            "5000",
+            "--early-completion",
+            "off",
+        )
+    )
     a = recs[0]["args"]
     assert (a["wait"], a["spin_ns"], a["early_completion"]) == ("spin", 5000, False)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (("--m-tile", "12"), "--m-tile"), (("--m-tile", "0"), "--m-tile"), (("--m-tile", "16384"), "--m-tile"),
-    (("--d-buffers", "3"), "--d-buffers"), (("--d-buffers", "0"), "--d-buffers"),
-    (("--v-release", "never"), "--v-release"),
-    (("--window", "0"), "--window"), (("--window", "4"), "--window"), (("--window", "some"), "--window"),
-    (("--v-variant", "streams"), "--v-variant"),
-    (("--antagonist", "9"), "--antagonist"), (("--antagonist", "-1"), "--antagonist"),
-    (("--antagonist", "1", "--antagonist-bytes", "1000"), "--antagonist-bytes"),
-    (("--affinity", "bw0=0"), "no such antagonist"), (("--antagonist", "1", "--affinity", "bw8=0"), "unknown engine"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (("--m-tile", "12"), "--m-tile"),
+        (("--m-tile", "0"), "--m-tile"),
+        (("--m-tile", "16384"), "--m-tile"),
+        (("--d-buffers", "3"), "--d-buffers"),
+        (("--d-buffers", "0"), "--d-buffers"),
+        (("--v-release", "never"), "--v-release"),
+        (("--window", "0"), "--window"),
+        (("--window", "4"), "--window"),
+        (("--window", "some"), "--window"),
+        (("--v-variant", "streams"), "--v-variant"),
+        (("--antagonist", "9"), "--antagonist"),
+        (("--antagonist", "-1"), "--antagonist"),
+        (("--antagonist", "1", "--antagonist-bytes", "1000"), "--antagonist-bytes"),
+        (("--affinity", "bw0=0"), "no such antagonist"),
+        (("--antagonist", "1", "--affinity", "bw8=0"), "unknown engine"),
+    ],
+)
 def test_bad_option_values_exit_2(hxrun, tmp_path, args, needle):
     out = tmp_path / "bad.jsonl"
     proc, recs = run_runner(hxrun, out, *args)

@@ -1,13 +1,13 @@
 """The runner's warnings carry stable codes (meta.warning_codes, parallel to
 meta.warnings), and the analysis keys on the code, never on the wording."""
+
 import pytest
 
 from hxfuse import aggregate as ag
 from hxfuse.io import read_run
 from runner_util import build_runner, run_runner
 
-CODES = {"engines_exceed_cores", "spin_wait_oversubscribed", "calibration", "host_unpinned",
-         "antagonists_share_cores"}
+CODES = {"engines_exceed_cores", "spin_wait_oversubscribed", "calibration", "host_unpinned", "antagonists_share_cores"}
 
 
 @pytest.fixture(scope="module")
@@ -19,8 +19,22 @@ def test_every_warning_has_a_stable_code(hxrun, tmp_path):
     # 8 V workers + M + D: more engines than cores on any machine with fewer
     # than 10 cores; calibration and spin waits add their own warnings
     out = tmp_path / "w.jsonl"
-    proc, recs = run_runner(hxrun, out, "--workloads", "mvd", "--warmup", "0", "--rounds", "1",
-                            "--v-workers", "8", "--wait", "spin", "--calibrate", "M=20,V=20,D=20")
+    proc, recs = run_runner(
+        hxrun,
+        out,
+        "--workloads",
+        "mvd",
+        "--warmup",
+        "0",
+        "--rounds",
+        "1",
+        "--v-workers",
+        "8",
+        "--wait",
+        "spin",
+        "--calibrate",
+        "M=20,V=20,D=20",
+    )
     assert proc.returncode == 0, proc.stderr
     meta = recs[0]
     texts, codes = meta["warnings"], meta["warning_codes"]
@@ -44,8 +58,9 @@ def test_every_warning_has_a_stable_code(hxrun, tmp_path):
 
 def test_no_warning_no_code(hxrun, tmp_path):
     out = tmp_path / "q.jsonl"
-    proc, recs = run_runner(hxrun, out, "--workloads", "mv", "--warmup", "0", "--rounds", "1",
-                            "--m-shape", "16,16,16", "--v-shape", "8,64")
+    proc, recs = run_runner(
+        hxrun, out, "--workloads", "mv", "--warmup", "0", "--rounds", "1", "--m-shape", "16,16,16", "--v-shape", "8,64"
+    )
     assert proc.returncode == 0, proc.stderr
     meta = recs[0]
     assert len(meta["warning_codes"]) == len(meta["warnings"])
@@ -61,8 +76,8 @@ def test_no_python_code_matches_a_warning_text():
 
     repo = Path(__file__).resolve().parent.parent
     c = (repo / "kernels" / "src" / "protocol.c").read_text()
-    body = c[c.index("static void write_warnings("):]
-    body = body[:body.index("\n}\n")]
+    body = c[c.index("static void write_warnings(") :]
+    body = body[: body.index("\n}\n")]
     assert set(re.findall(r'\(hx_warning\)\{"([a-z_]+)"', body)) == CODES
     texts = [t for code, t in re.findall(r'\(hx_warning\)\{"([a-z_]+)",\s*"([^"]+)"\}', body)]
     texts += re.findall(r'snprintf\([^,]+, [^,]+, ((?:"[^"]*"\s*)+)', body)
@@ -75,6 +90,5 @@ def test_no_python_code_matches_a_warning_text():
                 phrases.add(" ".join(words).lower())
     assert len(texts) == len(CODES) and len(phrases) >= 10, phrases  # the parse found every text
     sources = sorted((repo / "hxfuse").glob("*.py")) + sorted((repo / "workflow" / "scripts").glob("*.py"))
-    hits = [(p.name, ph) for p in sources for ph in phrases
-            if ph in " ".join(p.read_text().lower().split())]
+    hits = [(p.name, ph) for p in sources for ph in phrases if ph in " ".join(p.read_text().lower().split())]
     assert hits == []

@@ -7,6 +7,7 @@ makespans with a known ratio equals it (and a drift common to both sides of
 each pair does not widen its interval); equal sides read "as good as
 searched", a fixed default 20% slower reads regret 0.2.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,8 +23,13 @@ from hxfuse import search, searchspace
 
 BASE = {
     "targets": ["host"],
-    "defaults": {"m_shape": [48, 48, 48], "v_shape": [32, 256], "v_passes": 1,
-                 "d_shape": [64, 512], "scratch_bytes": 1048576},
+    "defaults": {
+        "m_shape": [48, 48, 48],
+        "v_shape": [32, 256],
+        "v_passes": 1,
+        "d_shape": [64, 512],
+        "scratch_bytes": 1048576,
+    },
     "sweeps": {"s": {"workloads": ["mvd"], "points": [{"name": "p", "x": 0}]}},
 }
 ONE_CORE = {"host": 0, "vec": 0, "mx": 0, "dma": 0}
@@ -52,8 +58,9 @@ def test_unknown_parameter_is_refused_naming_it():
 
 
 def test_value_the_runner_refuses_is_refused_naming_it():
-    msg = problems({"space": {"v_workers": [1, 9], "m_tile": [64, 63], "wait": ["spin", "nap"]},
-                    "budget": {"candidates": 2}})
+    msg = problems(
+        {"space": {"v_workers": [1, 9], "m_tile": [64, 63], "wait": ["spin", "nap"]}, "budget": {"candidates": 2}}
+    )
     assert "config.searches.t.space.v_workers[1]: 9 is greater than the maximum of 8" in msg
     assert "config.searches.t.space.m_tile[1]: 63 is not a multiple of 8" in msg
     assert "config.searches.t.space.wait[1]: 'nap' is not one of ['spin', 'spin-block']" in msg
@@ -66,21 +73,20 @@ def test_a_value_listed_twice_is_refused():
 
 def test_an_impossible_candidate_is_refused_naming_it():
     # a placement naming V's second worker is impossible with one worker
-    msg = problems({"space": {"v_workers": [1, 2], "affinity": [{**ONE_CORE, "vec1": 0}]},
-                    "budget": {"candidates": 2}})
-    assert ("config.searches.t.space, candidate (v_workers=1 affinity={host:0,vec:0,mx:0,dma:0,vec1:0}): "
-            "affinity.vec1: no such vector worker: v_workers is 1") in msg
+    msg = problems({"space": {"v_workers": [1, 2], "affinity": [{**ONE_CORE, "vec1": 0}]}, "budget": {"candidates": 2}})
+    assert (
+        "config.searches.t.space, candidate (v_workers=1 affinity={host:0,vec:0,mx:0,dma:0,vec1:0}): "
+        "affinity.vec1: no such vector worker: v_workers is 1"
+    ) in msg
     assert "v_workers=2" not in msg
-    msg = problems({"space": {"v_workers": [1]}, "fixed": {"d_desc_rows": 65},
-                    "budget": {"candidates": 1}})
+    msg = problems({"space": {"v_workers": [1]}, "fixed": {"d_desc_rows": 65}, "budget": {"candidates": 1}})
     assert "config.searches.t.fixed.d_desc_rows: 65 exceeds the 64 rows of d_shape" in msg
 
 
 def test_missing_budget_and_empty_space_are_refused():
     assert "config.searches.t: 'budget' is a required property" in problems({"space": {"v_workers": [1]}})
     assert "config.searches.t.space" in problems({"space": {}, "budget": {"candidates": 1}})
-    assert "config.searches.t.space.v_workers" in problems({"space": {"v_workers": []},
-                                                            "budget": {"candidates": 1}})
+    assert "config.searches.t.space.v_workers" in problems({"space": {"v_workers": []}, "budget": {"candidates": 1}})
 
 
 def test_space_schema_lists_every_runner_option():
@@ -94,8 +100,11 @@ def test_space_schema_lists_every_runner_option():
 
 def test_study_file_gives_searches(tmp_path):
     study = tmp_path / "st.yaml"
-    study.write_text(yaml.safe_dump({"sweeps": BASE["sweeps"], "searches": {
-        "u": {"space": {"v_workers": [1, 2]}, "budget": {"candidates": 2}}}}))
+    study.write_text(
+        yaml.safe_dump(
+            {"sweeps": BASE["sweeps"], "searches": {"u": {"space": {"v_workers": [1, 2]}, "budget": {"candidates": 2}}}}
+        )
+    )
     cfg = copy.deepcopy(BASE)
     del cfg["sweeps"]
     cfg["study"] = str(study)
@@ -111,8 +120,11 @@ def test_study_file_gives_searches(tmp_path):
     with pytest.raises(hxconfig.ConfigError, match="'u' given by both the study and the config"):
         hxconfig.validate(cfg)
     # a problem inside the study file names the file
-    study.write_text(yaml.safe_dump({"sweeps": BASE["sweeps"], "searches": {
-        "u": {"space": {"v_workers": [1, 0]}, "budget": {"candidates": 2}}}}))
+    study.write_text(
+        yaml.safe_dump(
+            {"sweeps": BASE["sweeps"], "searches": {"u": {"space": {"v_workers": [1, 0]}, "budget": {"candidates": 2}}}}
+        )
+    )
     cfg = copy.deepcopy(BASE)
     del cfg["sweeps"]
     cfg["study"] = str(study)
@@ -125,8 +137,12 @@ def test_study_file_gives_searches(tmp_path):
 # the budget
 
 
-SPACE = {"affinity": ["spread", "none", ONE_CORE], "v_workers": [1, 2, 3], "m_tile": [None, 64, 1024],
-         "window": [1, 2, "all"]}
+SPACE = {
+    "affinity": ["spread", "none", ONE_CORE],
+    "v_workers": [1, 2, 3],
+    "m_tile": [None, 64, 1024],
+    "window": [1, 2, "all"],
+}
 
 
 def test_combo_at_enumerates_the_space_once():
@@ -150,8 +166,9 @@ def test_budget_evaluates_exactly_that_many_deterministic_for_a_seed():
     assert [c["args"] for c in again["candidates"]] == [c["args"] for c in plan["candidates"]]
     other = copy.deepcopy(cfg)
     other["searches"]["t"]["seed"] = 12
-    assert [c["index"] for c in searchspace.plan(other, "t", "host")["candidates"]] != \
-        [c["index"] for c in plan["candidates"]]
+    assert [c["index"] for c in searchspace.plan(other, "t", "host")["candidates"]] != [
+        c["index"] for c in plan["candidates"]
+    ]
     # every candidate runs group D only with the search's rounds and seed
     for c in plan["candidates"]:
         a = c["args"]
@@ -175,8 +192,11 @@ def test_a_space_within_the_budget_is_searched_exhaustively():
     assert plan["exhaustive"] and len(plan["candidates"]) == 4
     # canonical order (POINT_KEYS): v_workers before affinity, the last fastest
     assert [c["label"] for c in plan["candidates"]] == [
-        "v_workers=1 affinity=spread", "v_workers=1 affinity={host:0,vec:0,mx:0,dma:0}",
-        "v_workers=2 affinity=spread", "v_workers=2 affinity={host:0,vec:0,mx:0,dma:0}"]
+        "v_workers=1 affinity=spread",
+        "v_workers=1 affinity={host:0,vec:0,mx:0,dma:0}",
+        "v_workers=2 affinity=spread",
+        "v_workers=2 affinity={host:0,vec:0,mx:0,dma:0}",
+    ]
     assert plan["fixed"]["in_space"] and plan["fixed"]["label"] == "fixed: v_workers=1 affinity=spread"
 
 
@@ -185,13 +205,23 @@ def test_a_space_within_the_budget_is_searched_exhaustively():
 
 
 def test_select_ignores_failed_candidates_and_the_fixed_reference():
-    t = pd.DataFrame({"id": ["c0", "c1", "c2", "fixed"], "index": [0, 1, 2, -1],
-                      "status": ["ok", "failed", "ok", "ok"],
-                      "d_median_ns": [5.0, np.nan, 6.0, 1.0]})
+    t = pd.DataFrame(
+        {
+            "id": ["c0", "c1", "c2", "fixed"],
+            "index": [0, 1, 2, -1],
+            "status": ["ok", "failed", "ok", "ok"],
+            "d_median_ns": [5.0, np.nan, 6.0, 1.0],
+        }
+    )
     assert search.select(t) == "c0"
     assert search.select(t.assign(status="failed")) is None
-    row = search.candidate_row({"id": "c1", "index": 1, "label": "x"}, [1.0, 2.0, 3.0],
-                               {"status": "failed", "reasons": ["M: max error 1 > tol"]}, {}, 0.5)
+    row = search.candidate_row(
+        {"id": "c1", "index": 1, "label": "x"},
+        [1.0, 2.0, 3.0],
+        {"status": "failed", "reasons": ["M: max error 1 > tol"]},
+        {},
+        0.5,
+    )
     assert row["status"] == "failed" and np.isnan(row["d_median_ns"]) and row["n"] == 0
 
 
@@ -205,13 +235,10 @@ def long_table(fixed: np.ndarray, best: np.ndarray) -> pd.DataFrame:
     for side, arr in (("fixed", fixed), ("best", best)):
         for k in range(arr.shape[0]):
             for r in range(arr.shape[1]):
-                rows.append({"side": side, "pair": k, "group": "D", "round": r,
-                             "makespan_ns": float(arr[k, r])})
+                rows.append({"side": side, "pair": k, "group": "D", "round": r, "makespan_ns": float(arr[k, r])})
                 # A and C 1.5 and 1.2 times D in every round
-                rows.append({"side": side, "pair": k, "group": "A", "round": r,
-                             "makespan_ns": 1.5 * float(arr[k, r])})
-                rows.append({"side": side, "pair": k, "group": "C", "round": r,
-                             "makespan_ns": 1.2 * float(arr[k, r])})
+                rows.append({"side": side, "pair": k, "group": "A", "round": r, "makespan_ns": 1.5 * float(arr[k, r])})
+                rows.append({"side": side, "pair": k, "group": "C", "round": r, "makespan_ns": 1.2 * float(arr[k, r])})
     return pd.DataFrame(rows)
 
 
@@ -262,8 +289,9 @@ def test_verdict_edges_and_inconclusive_first():
     assert search.regret_verdict(E(0.02, -0.01, 0.05, 3), 0.03)[0] == "undetermined"
     key, text = search.regret_verdict(E(0.0, -0.02, 0.02, 3), 0.03, ["fixed pair 1: loaded before"])
     assert key == "inconclusive" and "loaded before" in text
-    res = search.confirmation(long_table(np.ones((2, 3)), np.ones((2, 3))), ["best pair 0"], [],
-                              min_effect=0.03, n_resamples=100)
+    res = search.confirmation(
+        long_table(np.ones((2, 3)), np.ones((2, 3))), ["best pair 0"], [], min_effect=0.03, n_resamples=100
+    )
     assert res["verdict"] == "inconclusive" and "correctness check failed: best pair 0" in res["verdict_text"]
 
 
@@ -278,14 +306,24 @@ def test_a_candidate_whose_run_failed_is_kept_failed_with_its_reason(tmp_path):
     files = []
     for cid in ("c0", "fixed"):
         log = tmp_path / f"{cid}.log"
-        log.write_text(f"hxfuse: point host/search-t/mvd/{cid}/rep0 FAILED: runner timed out after "
-                       "0.5 s (config run.timeout_s) and was killed; no result kept\n")
+        log.write_text(
+            f"hxfuse: point host/search-t/mvd/{cid}/rep0 FAILED: runner timed out after "
+            "0.5 s (config run.timeout_s) and was killed; no result kept\n"
+        )
         out = [str(tmp_path / f"{cid}.jsonl"), str(tmp_path / f"{cid}.prov.json"), str(tmp_path / cid)]
         assert searchrun.mark_failed({"point": cid}, ["--x"], *out, str(log)) == 0
         files.append(out)
-    doc = search.write_search(plan, [f[0] for f in files], [f[2] for f in files], [f[1] for f in files],
-                              str(tmp_path / "s.json"), str(tmp_path / "c.csv"), 1e-4, 1e-5,
-                              {"bootstrap": 100, "ci": 0.95, "seed": 0})
+    doc = search.write_search(
+        plan,
+        [f[0] for f in files],
+        [f[2] for f in files],
+        [f[1] for f in files],
+        str(tmp_path / "s.json"),
+        str(tmp_path / "c.csv"),
+        1e-4,
+        1e-5,
+        {"bootstrap": 100, "ci": 0.95, "seed": 0},
+    )
     assert doc["best"] is None
     assert [f["id"] for f in doc["failed"]] == ["c0", "fixed"]
     assert doc["failed"][0]["reasons"].startswith("runner timed out after 0.5 s")

@@ -11,6 +11,7 @@ assertions are skipped, with the findings as the reason, when the runs' own
 records (the runner's samples of other processes' busy cores) show that the
 cores were not free.
 """
+
 from __future__ import annotations
 
 import copy
@@ -23,8 +24,10 @@ import pytest
 
 from pipeline_util import copy_repo, snakemake as _snakemake, write_config
 
-pytestmark = pytest.mark.skipif(not shutil.which("make") or not shutil.which("cc"),
-                                reason="needs make and a C compiler: apt-get install build-essential")
+pytestmark = pytest.mark.skipif(
+    not shutil.which("make") or not shutil.which("cc"),
+    reason="needs make and a C compiler: apt-get install build-essential",
+)
 
 ONE_CORE = {"host": 0, "vec": 0, "mx": 0, "dma": 0}
 # tasks of about 1 ms each on the development VM
@@ -32,8 +35,14 @@ CFG = {
     "targets": ["host"],
     "run": {"timeout_s": 120, "warmup": 1, "rounds": 4, "seed": 3, "replicates": 1},
     "analysis": {"bootstrap": 500, "min_effect": 0.03},
-    "defaults": {"m_shape": [300, 300, 300], "v_shape": [512, 1024], "v_passes": 1,
-                 "d_shape": [1024, 2048], "d_repeat": 4, "scratch_bytes": 8388608},
+    "defaults": {
+        "m_shape": [300, 300, 300],
+        "v_shape": [512, 1024],
+        "v_passes": 1,
+        "d_shape": [1024, 2048],
+        "d_repeat": 4,
+        "scratch_bytes": 8388608,
+    },
     "sweeps": {"s": {"workloads": ["mvd"], "points": [{"name": "p", "x": 0}]}},
     "searches": {
         "place": {
@@ -93,8 +102,14 @@ def test_every_candidate_and_the_confirmation_are_cached_targets(work):
     assert s["fixed"]["candidate"] is not None and s["fixed"]["in_space"]
     assert [r["id"] for r in s["candidates"] if r["is_fixed"]] == [s["fixed"]["candidate"], "fixed"]
     # the confirmation: 3 pairs, alternating (fixed first in even pairs, best first in odd ones)
-    assert [(r["pair"], r["side"]) for r in c["runs"]] == [(0, "fixed"), (0, "best"), (1, "best"),
-                                                             (1, "fixed"), (2, "fixed"), (2, "best")]
+    assert [(r["pair"], r["side"]) for r in c["runs"]] == [
+        (0, "fixed"),
+        (0, "best"),
+        (1, "best"),
+        (1, "fixed"),
+        (2, "fixed"),
+        (2, "best"),
+    ]
     assert all(r["status"] == "ok" for r in c["runs"]) and c["pairs"] == 3
     for side in ("fixed", "best"):
         assert c[side]["d_makespan_ns"]["n"] == 30

@@ -1,6 +1,7 @@
 """The service mode's configuration (hxfuse.serve_config): defaults, the serve
 study, and bad values refused with the key at fault, before any job (the
 workflow stops when it is read)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -41,24 +42,30 @@ def test_runner_args_and_trace_params_follow_the_replicate():
     assert sc.trace_params(s, p, 1)["seed"] == s["seed"] + 1
 
 
-@pytest.mark.parametrize("block, message", [
-    ({"colour": "red"}, "config.serve: unknown key(s) 'colour'"),
-    ({"requests": 0}, "config.serve.requests: 0 is not an integer in [1, 100000]"),
-    ({"reps": 2.0}, "config.serve.reps: 2.0 is not an integer in [1, 100]"),
-    ({"compute_share": 1.5}, "config.serve.compute_share: 1.5 is not a number in [0, 1]"),
-    ({"compute_sizes": [64, 64]}, "config.serve.compute_sizes: [64, 64]: sizes must differ"),
-    ({"bandwidth_sizes": []}, "config.serve.bandwidth_sizes: []: a list of 1 to 16 integers"),
-    ({"deadline_ms": {"compute": 1}}, "config.serve.deadline_ms: {'compute': 1} must be"),
-    ({"gemm_nk": [256]}, "config.serve.gemm_nk: [256] is not [N, K]"),
-    ({"copy_row_bytes": 2048, "copy_src_stride": 1024}, "config.serve.copy_src_stride: 1024 is below copy_row_bytes"),
-    ({"points": []}, "config.serve.points: a non-empty list"),
-    ({"points": [{"name": "a", "rate": 0, "window_us": 1}]}, "config.serve.points[0].rate: 0 is not a number"),
-    ({"points": [{"name": "a", "rate": 1, "window_us": -1}]}, "config.serve.points[0].window_us: -1 is not"),
-    ({"points": [{"name": "a", "rate": 1}]}, "config.serve.points[0]: missing window_us"),
-    ({"points": [{"name": "a", "rate": 1, "window_us": 0, "w": 1}]}, "config.serve.points[0]: unknown key(s) 'w'"),
-    ({"points": [{"name": "a", "rate": 1, "window_us": 0}] * 2}, "config.serve.points[1].name: 'a' given twice"),
-    ({"points": [{"name": "1a", "rate": 1, "window_us": 0}]}, "config.serve.points[0].name: '1a' must be"),
-])
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ({"colour": "red"}, "config.serve: unknown key(s) 'colour'"),
+        ({"requests": 0}, "config.serve.requests: 0 is not an integer in [1, 100000]"),
+        ({"reps": 2.0}, "config.serve.reps: 2.0 is not an integer in [1, 100]"),
+        ({"compute_share": 1.5}, "config.serve.compute_share: 1.5 is not a number in [0, 1]"),
+        ({"compute_sizes": [64, 64]}, "config.serve.compute_sizes: [64, 64]: sizes must differ"),
+        ({"bandwidth_sizes": []}, "config.serve.bandwidth_sizes: []: a list of 1 to 16 integers"),
+        ({"deadline_ms": {"compute": 1}}, "config.serve.deadline_ms: {'compute': 1} must be"),
+        ({"gemm_nk": [256]}, "config.serve.gemm_nk: [256] is not [N, K]"),
+        (
+            {"copy_row_bytes": 2048, "copy_src_stride": 1024},
+            "config.serve.copy_src_stride: 1024 is below copy_row_bytes",
+        ),
+        ({"points": []}, "config.serve.points: a non-empty list"),
+        ({"points": [{"name": "a", "rate": 0, "window_us": 1}]}, "config.serve.points[0].rate: 0 is not a number"),
+        ({"points": [{"name": "a", "rate": 1, "window_us": -1}]}, "config.serve.points[0].window_us: -1 is not"),
+        ({"points": [{"name": "a", "rate": 1}]}, "config.serve.points[0]: missing window_us"),
+        ({"points": [{"name": "a", "rate": 1, "window_us": 0, "w": 1}]}, "config.serve.points[0]: unknown key(s) 'w'"),
+        ({"points": [{"name": "a", "rate": 1, "window_us": 0}] * 2}, "config.serve.points[1].name: 'a' given twice"),
+        ({"points": [{"name": "1a", "rate": 1, "window_us": 0}]}, "config.serve.points[0].name: '1a' must be"),
+    ],
+)
 def test_bad_serve_config_names_the_key(block, message):
     with pytest.raises(sc.ServeConfigError) as exc:
         sc.resolve({"serve": block})
@@ -86,7 +93,12 @@ def test_bad_serve_study(tmp_path):
 def test_workflow_stops_on_a_bad_serve_config_before_any_job(tmp_path):
     cfg = tmp_path / "bad.yaml"
     cfg.write_text("serve:\n  requests: 0\n  points: [{name: a, rate: 5, window_us: 0}]\n")
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(cfg)],
-                       cwd=REPO, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", str(cfg)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode != 0
     assert "hxfuse: invalid configuration:\n  config.serve.requests: 0 is not an integer" in r.stdout + r.stderr

@@ -2,6 +2,7 @@
 (hxfuse.serve): a known trace with chosen start/end times, hand-computed
 percentiles, miss rate, throughput and pairing wait; the Poisson generator's
 seeding and mean."""
+
 from __future__ import annotations
 
 import math
@@ -17,12 +18,25 @@ from hxfuse import serve_trace as st
 def request(i, kind, arrival_ms, latency_ms, deadline_ms, wait_ms=0.0, paired=None, policy="D", rep=0):
     ms = 1_000_000
     end = int(round((arrival_ms + latency_ms) * ms))
-    return {"record": "request", "rep": rep, "policy": policy, "id": i, "kind": kind, "size": 8,
-            "input": 0, "arrival_ns": int(arrival_ms * ms), "deadline_ns": int(deadline_ms * ms),
-            "admit_ns": int(arrival_ms * ms), "launch_ns": int(arrival_ms * ms), "start_ns": int(arrival_ms * ms),
-            "end_ns": end, "pairing_wait_ns": int(round(wait_ms * ms)), "paired_with": paired,
-            "tasks": [{"engine": "mx", "push_ns": 0, "begin_ns": int(arrival_ms * ms), "end_ns": end,
-                       "cpu_ns": 0}], "checksum": "0"}
+    return {
+        "record": "request",
+        "rep": rep,
+        "policy": policy,
+        "id": i,
+        "kind": kind,
+        "size": 8,
+        "input": 0,
+        "arrival_ns": int(arrival_ms * ms),
+        "deadline_ns": int(deadline_ms * ms),
+        "admit_ns": int(arrival_ms * ms),
+        "launch_ns": int(arrival_ms * ms),
+        "start_ns": int(arrival_ms * ms),
+        "end_ns": end,
+        "pairing_wait_ns": int(round(wait_ms * ms)),
+        "paired_with": paired,
+        "tasks": [{"engine": "mx", "push_ns": 0, "begin_ns": int(arrival_ms * ms), "end_ns": end, "cpu_ns": 0}],
+        "checksum": "0",
+    }
 
 
 def ten_requests():
@@ -31,8 +45,10 @@ def ten_requests():
     0.3 ms for ids 2 and 4, 0.1 ms for id 6, else 0; 2 and 3 are a pair."""
     waits = {2: 0.3, 4: 0.3, 6: 0.1}
     paired = {2: 3, 3: 2}
-    return [request(i, "compute" if i % 2 == 0 else "bandwidth", i, i + 1, 5.5, waits.get(i, 0.0),
-                    paired.get(i)) for i in range(10)]
+    return [
+        request(i, "compute" if i % 2 == 0 else "bandwidth", i, i + 1, 5.5, waits.get(i, 0.0), paired.get(i))
+        for i in range(10)
+    ]
 
 
 def test_replay_metrics_known_answer():
@@ -66,13 +82,16 @@ def test_admission_lag_is_the_largest_admit_minus_arrival():
     assert m["p50_ms"] == 5.0
 
 
-@pytest.mark.parametrize("env, loaded", [
-    ({"online_cores": 2, "other_busy_cores_before": 0.5, "other_busy_cores_after": 0.0}, False),  # = 0.25 x 2
-    ({"online_cores": 2, "other_busy_cores_before": 0.51, "other_busy_cores_after": 0.0}, True),
-    ({"online_cores": 2, "other_busy_cores_before": 0.0, "other_busy_cores_after": 1.2}, True),
-    ({"online_cores": 2, "other_busy_cores_before": -1.0, "other_busy_cores_after": None}, False),  # unreadable
-    ({"online_cores": None, "other_busy_cores_before": 2.0, "other_busy_cores_after": 2.0}, False),
-])
+@pytest.mark.parametrize(
+    "env, loaded",
+    [
+        ({"online_cores": 2, "other_busy_cores_before": 0.5, "other_busy_cores_after": 0.0}, False),  # = 0.25 x 2
+        ({"online_cores": 2, "other_busy_cores_before": 0.51, "other_busy_cores_after": 0.0}, True),
+        ({"online_cores": 2, "other_busy_cores_before": 0.0, "other_busy_cores_after": 1.2}, True),
+        ({"online_cores": 2, "other_busy_cores_before": -1.0, "other_busy_cores_after": None}, False),  # unreadable
+        ({"online_cores": None, "other_busy_cores_before": 2.0, "other_busy_cores_after": 2.0}, False),
+    ],
+)
 def test_loaded_machine_known_answers(env, loaded):
     assert serve.is_loaded(env) is loaded
 
@@ -146,16 +165,28 @@ def test_make_trace_mix_sizes_and_deadlines():
     assert np.array_equal(t["arrival_ns"], same["arrival_ns"])
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.assign(kind=["compute", "prefill", "compute"]), "row 2: kind 'prefill' is not compute or bandwidth"),
-    (lambda d: d.assign(arrival_ns=[5, 3, 9]), "row 2: arrival_ns decreases"),
-    (lambda d: d.assign(size=[1, 0, 2]), "row 2: size 0 is not in [1, 4096]"),
-    (lambda d: d.assign(deadline_ns=[1, 1, 0]), "row 3: deadline_ns 0 is not positive"),
-    (lambda d: d.rename(columns={"size": "rows"}), "columns must be arrival_ns,kind,size,deadline_ns"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda d: d.assign(kind=["compute", "prefill", "compute"]),
+            "row 2: kind 'prefill' is not compute or bandwidth",
+        ),
+        (lambda d: d.assign(arrival_ns=[5, 3, 9]), "row 2: arrival_ns decreases"),
+        (lambda d: d.assign(size=[1, 0, 2]), "row 2: size 0 is not in [1, 4096]"),
+        (lambda d: d.assign(deadline_ns=[1, 1, 0]), "row 3: deadline_ns 0 is not positive"),
+        (lambda d: d.rename(columns={"size": "rows"}), "columns must be arrival_ns,kind,size,deadline_ns"),
+    ],
+)
 def test_bad_traces_are_refused_with_the_row(tmp_path, edit, message):
-    good = pd.DataFrame({"arrival_ns": [1, 2, 3], "kind": ["compute", "bandwidth", "compute"],
-                         "size": [1, 2, 3], "deadline_ns": [1, 1, 1]})
+    good = pd.DataFrame(
+        {
+            "arrival_ns": [1, 2, 3],
+            "kind": ["compute", "bandwidth", "compute"],
+            "size": [1, 2, 3],
+            "deadline_ns": [1, 1, 1],
+        }
+    )
     st.validate_trace(good)
     with pytest.raises(st.ServeError, match=None) as exc:
         st.validate_trace(edit(good))

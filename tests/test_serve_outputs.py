@@ -1,4 +1,5 @@
 """The service mode's LaTeX rows and figures from a known summary."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,9 +17,20 @@ def known_summary() -> pd.DataFrame:
     for rpl in (0, 1):
         for rep in (0, 1):
             for pol, p99 in (("A", 4.0), ("B", 2.0), ("D", 3.0)):
-                rows.append({**{m: 0.5 for m in serve.METRICS}, "replicate": rpl, "rep": rep, "policy": pol,
-                             "p99_ms": p99, "miss_rate": 0.125, "throughput_rps": 400.0,
-                             "point": "p_1", "rate": 400.0, "window_us": 300})
+                rows.append(
+                    {
+                        **{m: 0.5 for m in serve.METRICS},
+                        "replicate": rpl,
+                        "rep": rep,
+                        "policy": pol,
+                        "p99_ms": p99,
+                        "miss_rate": 0.125,
+                        "throughput_rps": 400.0,
+                        "point": "p_1",
+                        "rate": 400.0,
+                        "window_us": 300,
+                    }
+                )
     return serve.summarize(pd.DataFrame(rows), n_resamples=100)
 
 
@@ -34,7 +46,8 @@ def test_figures_are_written(tmp_path):
     s = known_summary()
     serve_plots.versus(s, "rate", "rate", [tmp_path / "r.png"])
     serve_plots.versus(s, "window_us", "w", [tmp_path / "w.pdf"])
-    req = pd.DataFrame({"point": "p_1", "rate": 400.0, "window_us": 300, "policy": ["A", "B", "D"] * 4,
-                        "latency_ns": range(1, 13)})
+    req = pd.DataFrame(
+        {"point": "p_1", "rate": 400.0, "window_us": 300, "policy": ["A", "B", "D"] * 4, "latency_ns": range(1, 13)}
+    )
     serve_plots.latency_cdf(req, [tmp_path / "c.png"])
     assert all((tmp_path / f).stat().st_size > 1000 for f in ("r.png", "w.pdf", "c.png"))

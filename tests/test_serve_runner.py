@@ -6,6 +6,7 @@ Timing slack: the machine may be shared and loaded, so bounds that depend on
 the dispatcher being woken on time allow SLACK_NS; bounds the policy
 guarantees by construction (a request run alone waited at least w; a pair's
 members were both admitted before either launched) are exact."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,15 @@ def write_trace(path: Path, rows) -> Path:
 # id: arrival (ms), kind.  0+1: a partner within w -> a pair.  2: no partner
 # within w -> alone after w; 3 likewise.  4, 5 bandwidth, 6 compute 10 ms
 # after 4 -> 4 pairs with 6 (the oldest of the other kind), 5 goes alone.
-SCRIPT = [(0, "compute"), (5, "bandwidth"), (200, "compute"), (400, "bandwidth"),
-          (600, "bandwidth"), (601, "bandwidth"), (610, "compute")]
+SCRIPT = [
+    (0, "compute"),
+    (5, "bandwidth"),
+    (200, "compute"),
+    (400, "bandwidth"),
+    (600, "bandwidth"),
+    (601, "bandwidth"),
+    (610, "compute"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +57,41 @@ def run(hxserve, tmp_path_factory):
     npy = d / "npy"
     npy.mkdir()
     out = d / "out.jsonl"
-    proc = subprocess.run([str(hxserve), "--trace", str(trace), "--out", str(out), "--npy-dir", str(npy),
-                           "--reps", "1", "--window-us", str(W_US), "--gemm-nk", "64,64", "--gemv-cols", "256",
-                           "--copy-row-bytes", "256", "--copy-src-stride", "512"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            str(hxserve),
+            "--trace",
+            str(trace),
+            "--out",
+            str(out),
+            "--npy-dir",
+            str(npy),
+            "--reps",
+            "1",
+            "--window-us",
+            str(W_US),
+            "--gemm-nk",
+            "64,64",
+            "--gemv-cols",
+            "256",
+            "--copy-row-bytes",
+            "256",
+            "--copy-src-stride",
+            "512",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     recs = serve.read_records(out)
-    return {"trace": trace, "npy": npy, "out": out, "recs": recs,
-            "req": {(r["policy"], r["id"]): r for r in recs if r["record"] == "request"}}
+    return {
+        "trace": trace,
+        "npy": npy,
+        "out": out,
+        "recs": recs,
+        "req": {(r["policy"], r["id"]): r for r in recs if r["record"] == "request"},
+    }
 
 
 def test_d_pairs_only_compute_with_bandwidth_from_different_requests(run):
@@ -138,39 +173,61 @@ def test_outputs_pass_the_numpy_check_and_corruption_fails_it(run, tmp_path):
     assert not res["ok"] and "digest" in res["reasons"][0]
 
 
-@pytest.mark.parametrize("body, message", [
-    ("arrival_ns,kind,size\n0,compute,4\n", "trace.csv:1: header must be 'arrival_ns,kind,size,deadline_ns'"),
-    ("arrival_ns,kind,size,deadline_ns\n5,compute,4,9\n3,compute,4,9\n",
-     "trace.csv:3: arrival_ns 3 is before the previous arrival 5"),
-    ("arrival_ns,kind,size,deadline_ns\n0,prefill,4,9\n", "trace.csv:2: kind 'prefill' is not compute or bandwidth"),
-    ("arrival_ns,kind,size,deadline_ns\n0,compute,0,9\n", "trace.csv:2: size '0' is not an integer in [1, 4096]"),
-    ("arrival_ns,kind,size,deadline_ns\n0,compute,4,-1\n", "trace.csv:2: deadline_ns '-1' is not a positive integer"),
-    ("arrival_ns,kind,size,deadline_ns\n0,compute,4\n", "trace.csv:2: 3 fields, expected 4"),
-    ("arrival_ns,kind,size,deadline_ns\n", "no requests after the header"),
-    ("", "empty file"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("arrival_ns,kind,size\n0,compute,4\n", "trace.csv:1: header must be 'arrival_ns,kind,size,deadline_ns'"),
+        (
+            "arrival_ns,kind,size,deadline_ns\n5,compute,4,9\n3,compute,4,9\n",
+            "trace.csv:3: arrival_ns 3 is before the previous arrival 5",
+        ),
+        (
+            "arrival_ns,kind,size,deadline_ns\n0,prefill,4,9\n",
+            "trace.csv:2: kind 'prefill' is not compute or bandwidth",
+        ),
+        ("arrival_ns,kind,size,deadline_ns\n0,compute,0,9\n", "trace.csv:2: size '0' is not an integer in [1, 4096]"),
+        (
+            "arrival_ns,kind,size,deadline_ns\n0,compute,4,-1\n",
+            "trace.csv:2: deadline_ns '-1' is not a positive integer",
+        ),
+        ("arrival_ns,kind,size,deadline_ns\n0,compute,4\n", "trace.csv:2: 3 fields, expected 4"),
+        ("arrival_ns,kind,size,deadline_ns\n", "no requests after the header"),
+        ("", "empty file"),
+    ],
+)
 def test_bad_trace_is_refused_before_any_work(hxserve, tmp_path, body, message):
     trace = tmp_path / "trace.csv"
     trace.write_text(body)
     out = tmp_path / "out.jsonl"
-    proc = subprocess.run([str(hxserve), "--trace", str(trace), "--out", str(out)],
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [str(hxserve), "--trace", str(trace), "--out", str(out)], capture_output=True, text=True, timeout=30
+    )
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not out.exists() and not Path(str(out) + ".tmp").exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--policies", "A,X"], "--policies: 'X' is not A, B or D"),
-    (["--policies", "A,A"], "--policies: A given twice"),
-    (["--window-us", "-1"], "--window-us: '-1' is not an integer in [0, 10000000]"),
-    (["--copy-row-bytes", "600", "--copy-src-stride", "512"], "--copy-src-stride 512 is below --copy-row-bytes 600"),
-    (["--gemm-nk", "64"], "--gemm-nk: '64' is not N,K"),
-    (["--bogus", "1"], "unknown option '--bogus'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--policies", "A,X"], "--policies: 'X' is not A, B or D"),
+        (["--policies", "A,A"], "--policies: A given twice"),
+        (["--window-us", "-1"], "--window-us: '-1' is not an integer in [0, 10000000]"),
+        (
+            ["--copy-row-bytes", "600", "--copy-src-stride", "512"],
+            "--copy-src-stride 512 is below --copy-row-bytes 600",
+        ),
+        (["--gemm-nk", "64"], "--gemm-nk: '64' is not N,K"),
+        (["--bogus", "1"], "unknown option '--bogus'"),
+    ],
+)
 def test_bad_options_are_refused(hxserve, tmp_path, args, message):
     trace = write_trace(tmp_path / "t.csv", [(0, "compute", 4, MS)])
-    proc = subprocess.run([str(hxserve), "--trace", str(trace), "--out", str(tmp_path / "o.jsonl"), *args],
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [str(hxserve), "--trace", str(trace), "--out", str(tmp_path / "o.jsonl"), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 

@@ -1,5 +1,6 @@
 """hxfuse.targets: every target's properties (a known answer), and the rule
 that no other module decides emulation by itself."""
+
 import ast
 import math
 import re
@@ -18,13 +19,39 @@ REPO = Path(__file__).resolve().parent.parent
 # name: (emulated, simulated, native, needs_sdk, hexagon, toolchain, sources, integer_only, defaults)
 KNOWN = {
     "host": (False, False, True, False, False, "cc", ("src",), None, {}),
-    "hexagon-qemu": (True, False, False, False, True, "zig", ("src", "hexagon"),
-                     "QEMU has no HVX floating point", {"qemu": "qemu-hexagon"}),
-    "hexagon": (False, False, False, True, True, "hexagon-clang", ("src", "hexagon"),
-                "its fp32 path is scalar reference code, not HVX/HMX",
-                {"arch": "v73", "device_dir": "/data/local/tmp/hxfuse"}),
-    "hexagon-sim": (False, True, False, True, True, "hexagon-clang", ("src", "hexagon"),
-                    "its fp32 path is scalar reference code, not HVX/HMX", {"arch": "v73"}),
+    "hexagon-qemu": (
+        True,
+        False,
+        False,
+        False,
+        True,
+        "zig",
+        ("src", "hexagon"),
+        "QEMU has no HVX floating point",
+        {"qemu": "qemu-hexagon"},
+    ),
+    "hexagon": (
+        False,
+        False,
+        False,
+        True,
+        True,
+        "hexagon-clang",
+        ("src", "hexagon"),
+        "its fp32 path is scalar reference code, not HVX/HMX",
+        {"arch": "v73", "device_dir": "/data/local/tmp/hxfuse"},
+    ),
+    "hexagon-sim": (
+        False,
+        True,
+        False,
+        True,
+        True,
+        "hexagon-clang",
+        ("src", "hexagon"),
+        "its fp32 path is scalar reference code, not HVX/HMX",
+        {"arch": "v73"},
+    ),
 }
 
 
@@ -32,8 +59,17 @@ def test_every_target_is_known():
     assert tg.NAMES == tuple(KNOWN)
     for name, (emu, sim, native, sdk, hexagon, tc, srcs, integer_only, defaults) in KNOWN.items():
         t = tg.get(name)
-        got = (t.emulated, t.simulated, t.native, t.needs_sdk, t.hexagon, t.toolchain, t.sources,
-               t.integer_only, dict(t.defaults))
+        got = (
+            t.emulated,
+            t.simulated,
+            t.native,
+            t.needs_sdk,
+            t.hexagon,
+            t.toolchain,
+            t.sources,
+            t.integer_only,
+            dict(t.defaults),
+        )
         assert got == (emu, sim, native, sdk, hexagon, tc, srcs, integer_only, defaults), name
         assert tg.is_emulated(name) is emu
         assert t.make_target == name
@@ -79,12 +115,30 @@ def test_unknown_targets():
         tg.get("nope")
 
 
-@pytest.mark.parametrize("value,want", [
-    (True, True), (np.True_, True), ("true", True), ("True", True), (" TRUE ", True), ("1", True),
-    (1, True), (1.0, True),
-    (False, False), (np.False_, False), ("False", False), ("0", False), (0, False), (0.0, False),
-    (None, False), (math.nan, False), ("", False), ("nan", False), ("yes", False),
-])
+@pytest.mark.parametrize(
+    "value,want",
+    [
+        (True, True),
+        (np.True_, True),
+        ("true", True),
+        ("True", True),
+        (" TRUE ", True),
+        ("1", True),
+        (1, True),
+        (1.0, True),
+        (False, False),
+        (np.False_, False),
+        ("False", False),
+        ("0", False),
+        (0, False),
+        (0.0, False),
+        (None, False),
+        (math.nan, False),
+        ("", False),
+        ("nan", False),
+        ("yes", False),
+    ],
+)
 def test_emulated_flag(value, want):
     assert tg.emulated_flag(value) is want
 
@@ -92,8 +146,8 @@ def test_emulated_flag(value, want):
 def test_emulated_results():
     host = pd.DataFrame({"target": ["host", "host"], "emulated": [False, False]})
     assert not tg.emulated_results("host", table=host, doc={"emulated": False})
-    assert tg.emulated_results("hexagon-qemu")                      # by name
-    assert tg.emulated_results("host", doc={"emulated": True})      # summary.json
+    assert tg.emulated_results("hexagon-qemu")  # by name
+    assert tg.emulated_results("host", doc={"emulated": True})  # summary.json
     assert tg.emulated_results(table=host.assign(emulated=[False, True]))  # any row of the column
     assert tg.emulated_results(table=host.assign(emulated=["False", "true"]))  # as read from CSV text
     assert tg.emulated_results(table=host.assign(target=["host", "hexagon-qemu"]))  # the target column
@@ -142,11 +196,13 @@ def _emulation_decisions(source: str, filename: str) -> list[str]:
 
 
 def test_the_scan_finds_a_decision():
-    bad = ('if target == "hexagon-qemu":\n    pass\n'
-           'x = t in EMULATED_TARGETS\n'
-           'y = t in ("host", "hexagon-qemu")\n'
-           'z = TARGETS[t].emulated\n'
-           'w = hxtargets.get(t).emulated\n')
+    bad = (
+        'if target == "hexagon-qemu":\n    pass\n'
+        "x = t in EMULATED_TARGETS\n"
+        'y = t in ("host", "hexagon-qemu")\n'
+        "z = TARGETS[t].emulated\n"
+        "w = hxtargets.get(t).emulated\n"
+    )
     assert len(_emulation_decisions(bad, "x.py")) == 5
     ok = 'ok = targets.is_emulated(t)\nd = doc.get("emulated")\ne = sm.params.emulated\n'
     assert _emulation_decisions(ok, "x.py") == []
@@ -163,8 +219,9 @@ def test_no_other_module_decides_emulation():
         problems += _emulation_decisions(p.read_text(), str(p.relative_to(REPO)))
     # the Snakefile and the rules are not plain Python: no code line there
     # names an emulated target or the set of them
-    quoted = re.compile("|".join(rf"""["']{re.escape(t)}["']""" for t in tg.EMULATED_TARGETS)
-                        + r"|\bEMULATED_TARGETS\b")
+    quoted = re.compile(
+        "|".join(rf"""["']{re.escape(t)}["']""" for t in tg.EMULATED_TARGETS) + r"|\bEMULATED_TARGETS\b"
+    )
     for p in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
         for i, line in enumerate(p.read_text().splitlines(), start=1):
             code = line.split("#", 1)[0]

@@ -1,5 +1,6 @@
 """check: correctness and integrity of one replicate (hxfuse.checks); marks,
 never fails, a bad point, and says so on the terminal."""
+
 import json
 import sys
 
@@ -12,8 +13,9 @@ res["point"] = "/".join(sm.wildcards[k] for k in ("target", "sweep", "workload",
 res["replicate"] = int(sm.wildcards.rep)
 with open(sm.output[0], "w") as fh:
     json.dump(res, fh, indent=1, sort_keys=True)
-print(f"{res['point']}/rep{res['replicate']}: {res['status']}", *res["reasons"], sep="\n  ",
-      file=sys.stderr)
+print(f"{res['point']}/rep{res['replicate']}: {res['status']}", *res["reasons"], sep="\n  ", file=sys.stderr)
 if res["status"] != "ok":
-    print(f"hxfuse: point {res['point']}/rep{res['replicate']} marked FAILED by its check: "
-          + "; ".join(res["reasons"]), file=sys.__stderr__)
+    print(
+        f"hxfuse: point {res['point']}/rep{res['replicate']} marked FAILED by its check: " + "; ".join(res["reasons"]),
+        file=sys.__stderr__,
+    )

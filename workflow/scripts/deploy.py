@@ -1,5 +1,6 @@
 """deploy: stage the runner into results/<target>/stage/ with a manifest;
 for the `hexagon` device target also push it to the phone (device.sh deploy)."""
+
 import json
 import os
 import shutil
@@ -14,9 +15,15 @@ target = sm.wildcards.target
 src, dst = sm.input.runner, sm.output.runner
 shutil.copy2(src, dst)
 info = sm.params.target_info
-manifest = {"target": target, "runner": dst, "sha256": provenance.sha256_file(dst),
-            "run_prefix": sm.params.prefix, "emulated": info["emulated"], "status": info["status"],
-            **provenance.base_record()}
+manifest = {
+    "target": target,
+    "runner": dst,
+    "sha256": provenance.sha256_file(dst),
+    "run_prefix": sm.params.prefix,
+    "emulated": info["emulated"],
+    "status": info["status"],
+    **provenance.base_record(),
+}
 if target == "hexagon":
     env = {**os.environ, **sm.params.env}
     # a device farm (HX_DEVICE_SERIALS, exported by the workflow): every phone
@@ -32,20 +39,34 @@ if target == "hexagon":
         elsewhere = [s for s in farm if s not in here]
         farm = [s for s in farm if s in here]
         if not farm:
-            print(f"hxfuse: deploy of {dst}: none of the farm's phones ({' '.join(elsewhere)}) is attached "
-                  "to this host (adb devices)", file=sys.__stderr__)
+            print(
+                f"hxfuse: deploy of {dst}: none of the farm's phones ({' '.join(elsewhere)}) is attached "
+                "to this host (adb devices)",
+                file=sys.__stderr__,
+            )
             sys.exit(1)
     for serial in farm or [env.get("HX_DEVICE_SERIAL")]:
-        r = subprocess.run([sm.params.device_sh, "deploy", dst],
-                           env={**env, "HX_DEVICE_SERIALS": serial} if farm else env,
-                           stdout=sys.stderr, stderr=subprocess.STDOUT)
+        r = subprocess.run(
+            [sm.params.device_sh, "deploy", dst],
+            env={**env, "HX_DEVICE_SERIALS": serial} if farm else env,
+            stdout=sys.stderr,
+            stderr=subprocess.STDOUT,
+        )
         if r.returncode != 0:
-            print(f"hxfuse: deploy of {dst} to {serial}:{env.get('HX_DEVICE_DIR')} "
-                  f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})", file=sys.__stderr__)
+            print(
+                f"hxfuse: deploy of {dst} to {serial}:{env.get('HX_DEVICE_DIR')} "
+                f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})",
+                file=sys.__stderr__,
+            )
             sys.exit(1)
-    manifest.update({"device_serial": None if farm else env.get("HX_DEVICE_SERIAL"),
-                     "device_serials": farm, "device_serials_elsewhere": elsewhere,
-                     "device_dir": env.get("HX_DEVICE_DIR")})
+    manifest.update(
+        {
+            "device_serial": None if farm else env.get("HX_DEVICE_SERIAL"),
+            "device_serials": farm,
+            "device_serials_elsewhere": elsewhere,
+            "device_dir": env.get("HX_DEVICE_DIR"),
+        }
+    )
 with open(sm.output.manifest, "w") as fh:
     json.dump(manifest, fh, indent=1, sort_keys=True)
 print(f"staged {src} -> {dst}", file=sys.stderr)

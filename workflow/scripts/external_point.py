@@ -1,4 +1,5 @@
 """external_point: D (hxrun) against ONNX Runtime's groups for one point (hxfuse.external)."""
+
 import sys
 
 from hxfuse.external import main
@@ -6,7 +7,22 @@ from hxfuse.external import main
 sm = snakemake  # noqa: F821
 with open(sm.log[0], "w") as log:
     sys.stdout = sys.stderr = log
-    rc = main(["--ort", *sm.input.ort, "--runner", *sm.input.runner, "--out", sm.output.csv,
-               "--min-effect", str(sm.params.min_effect), "--bootstrap", str(sm.params.bootstrap),
-               "--label", f"sweep={sm.wildcards.sweep}", "--label", f"point={sm.wildcards.point}"])
+    rc = main(
+        [
+            "--ort",
+            *sm.input.ort,
+            "--runner",
+            *sm.input.runner,
+            "--out",
+            sm.output.csv,
+            "--min-effect",
+            str(sm.params.min_effect),
+            "--bootstrap",
+            str(sm.params.bootstrap),
+            "--label",
+            f"sweep={sm.wildcards.sweep}",
+            "--label",
+            f"point={sm.wildcards.point}",
+        ]
+    )
 sys.exit(rc)

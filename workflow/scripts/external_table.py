@@ -1,4 +1,5 @@
 """external_table: the LaTeX table of D against ONNX Runtime (hxfuse.latex)."""
+
 import sys
 
 from hxfuse.latex import write_external_table

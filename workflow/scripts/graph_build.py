@@ -1,4 +1,5 @@
 """graph_build: the graph file of one graph point (hxfuse.graphs)."""
+
 import sys
 
 from hxfuse.graphs import build, write_graph

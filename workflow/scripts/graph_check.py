@@ -1,5 +1,6 @@
 """graph_check: correctness of one graph replicate against numpy
 (hxfuse.graphcheck); marks, never fails, a bad replicate, and says so."""
+
 import json
 import sys
 
@@ -14,5 +15,8 @@ with open(sm.output[0], "w") as fh:
     json.dump(res, fh, indent=1, sort_keys=True)
 print(f"{res['point']}/rep{res['replicate']}: {res['status']}", *res["reasons"], sep="\n  ", file=sys.stderr)
 if res["status"] != "ok":
-    print(f"hxfuse: graph point {res['point']}/rep{res['replicate']} marked FAILED by its check: "
-          + "; ".join(res["reasons"]), file=sys.__stderr__)
+    print(
+        f"hxfuse: graph point {res['point']}/rep{res['replicate']} marked FAILED by its check: "
+        + "; ".join(res["reasons"]),
+        file=sys.__stderr__,
+    )

@@ -1,4 +1,5 @@
 """graph_figure_profile: ready nodes per topological step and engine class."""
+
 import json
 import sys
 

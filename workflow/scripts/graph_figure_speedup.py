@@ -1,4 +1,5 @@
 """graph_figure_speedup: D/A, D/B, D/C per graph point with intervals."""
+
 import sys
 
 import pandas as pd

@@ -1,5 +1,6 @@
 """graph_figure_timeline: per group the median round of replicate 0, nodes on
 their engines (hxfuse.graphplots)."""
+
 import sys
 
 from hxfuse import graphplots, graphstats
@@ -7,6 +8,9 @@ from hxfuse import graphplots, graphstats
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
 recs = graphstats.read_records(sm.input.jsonl)
-graphplots.timeline_figure(graphstats.node_table(recs), graphstats.trial_table(recs, sm.wildcards.gpoint, 0),
-                           f"timeline: {sm.params.label} (replicate 0, median round per group)",
-                           [sm.output.pdf, sm.output.png])
+graphplots.timeline_figure(
+    graphstats.node_table(recs),
+    graphstats.trial_table(recs, sm.wildcards.gpoint, 0),
+    f"timeline: {sm.params.label} (replicate 0, median round per group)",
+    [sm.output.pdf, sm.output.png],
+)

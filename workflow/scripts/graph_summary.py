@@ -2,6 +2,7 @@
 graph points (hxfuse.graphstats, hxfuse.graphprofile).  Raw files whose
 SHA-256 differs from their provenance sidecar are refused, as for the sweep
 points."""
+
 import json
 import re
 import sys
@@ -24,17 +25,23 @@ for raw, chk, side, npy in zip(sm.input.raw, sm.input.checks, sm.input.provenanc
     load.setdefault(name, []).append(graphstats.machine_load(recs))
     tables.append(graphstats.trial_table(recs, name, int(rep)))
 if bad:
-    raise integrity.IntegrityError("hxfuse: graph summary refused: raw files differ from their provenance "
-                                   "sidecars (rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad))
+    raise integrity.IntegrityError(
+        "hxfuse: graph summary refused: raw files differ from their provenance "
+        "sidecars (rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad)
+    )
 trials = pd.concat(tables, ignore_index=True)
 profiles = {n: graphprofile.profile_summary(g) for n, g in graph_of.items()}
 summary = graphstats.summarise(trials, points, checks, profiles, sm.params.analysis, load)
 summary.to_csv(sm.output.summary, index=False)
 trials.to_csv(sm.output.trials, index=False)
 pd.concat([graphprofile.ready_profile(g).assign(point=n) for n, g in graph_of.items()]).to_csv(
-    sm.output.profile, index=False)
-doc = {"config_hash": sm.params.config_hash, "points": [p["name"] for p in points],
-       "failed_points": {r["point"]: r["failed_reasons"] for _, r in summary.iterrows() if r["failed"]},
-       "analysis": sm.params.analysis}
+    sm.output.profile, index=False
+)
+doc = {
+    "config_hash": sm.params.config_hash,
+    "points": [p["name"] for p in points],
+    "failed_points": {r["point"]: r["failed_reasons"] for _, r in summary.iterrows() if r["failed"]},
+    "analysis": sm.params.analysis,
+}
 with open(sm.output.summary_json, "w") as fh:
     json.dump(doc, fh, indent=1, sort_keys=True)

@@ -1,4 +1,5 @@
 """mechanism: run the mechanism checks on the host runner, record them as data."""
+
 import json
 import sys
 from pathlib import Path

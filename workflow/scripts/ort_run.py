@@ -1,4 +1,5 @@
 """ort_run: one ONNX Runtime invocation of a point (hxfuse.ort), its log kept."""
+
 import sys
 
 from hxfuse.ort import main
@@ -6,6 +7,17 @@ from hxfuse.ort import main
 sm = snakemake  # noqa: F821
 with open(sm.log[0], "w") as log:
     sys.stdout = sys.stderr = log
-    rc = main([*map(str, sm.params.args), "--out", sm.output.jsonl, "--order-seed", str(sm.params.order_seed),
-               "--label", f"replicate={sm.wildcards.rep}", "--label", f"point={sm.params.point_id}"])
+    rc = main(
+        [
+            *map(str, sm.params.args),
+            "--out",
+            sm.output.jsonl,
+            "--order-seed",
+            str(sm.params.order_seed),
+            "--label",
+            f"replicate={sm.wildcards.rep}",
+            "--label",
+            f"point={sm.params.point_id}",
+        ]
+    )
 sys.exit(rc)

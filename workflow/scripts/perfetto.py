@@ -1,6 +1,7 @@
 """timeline: Perfetto / Chrome trace JSON of one point (hxfuse.timeline); the
 runner's, or ONNX Runtime's groups for rule ort_perfetto (no check file: the
 harness verified its own outputs, its status is the file's end status)."""
+
 import json
 import sys
 
@@ -17,7 +18,6 @@ else:
     with open(sm.input.jsonl) as fh:
         status = json.loads(fh.read().splitlines()[-1]).get("status")
     point_id = sm.params.point_id
-trace = timeline.write_perfetto(sm.input.jsonl, sm.output.trace,
-                                info={"point_id": point_id, "check_status": status})
+trace = timeline.write_perfetto(sm.input.jsonl, sm.output.trace, info={"point_id": point_id, "check_status": status})
 n = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")
 print(f"{sm.output.trace}: {n} slices", file=sys.stderr)

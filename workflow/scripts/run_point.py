@@ -1,12 +1,22 @@
 """run: one replicate of one point under a timeout; see hxfuse.runpoint.run_point."""
+
 import sys
 
 from hxfuse.runpoint import run_point
 
 sm = snakemake  # noqa: F821
-sys.exit(run_point(
-    runner=sm.input.runner, args=sm.params.args, prefix=sm.params.prefix,
-    timeout_s=float(sm.resources.timeout_s), env=sm.params.env, point=sm.params.point,
-    out_jsonl=sm.output.jsonl, out_provenance=sm.output.provenance, out_npy=sm.output.npy,
-    log=sm.log[0], emulated=sm.params.emulated,
-))
+sys.exit(
+    run_point(
+        runner=sm.input.runner,
+        args=sm.params.args,
+        prefix=sm.params.prefix,
+        timeout_s=float(sm.resources.timeout_s),
+        env=sm.params.env,
+        point=sm.params.point,
+        out_jsonl=sm.output.jsonl,
+        out_provenance=sm.output.provenance,
+        out_npy=sm.output.npy,
+        log=sm.log[0],
+        emulated=sm.params.emulated,
+    )
+)

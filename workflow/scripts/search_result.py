@@ -1,12 +1,18 @@
 """search_result: regret of the fixed default with its paired interval, and the verdict (hxfuse.search)."""
+
 import sys
 
 from hxfuse import search
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
-doc = search.write_result(sm.input.search, sm.input.confirm, sm.output.json,
-                          rtol=sm.params.tolerance["f32_rtol"], atol=sm.params.tolerance["f32_atol"],
-                          analysis=sm.params.analysis)
+doc = search.write_result(
+    sm.input.search,
+    sm.input.confirm,
+    sm.output.json,
+    rtol=sm.params.tolerance["f32_rtol"],
+    atol=sm.params.tolerance["f32_atol"],
+    analysis=sm.params.analysis,
+)
 c = doc["confirmation"]
 print(f"regret {c['regret']}: {c['verdict_text']}", file=sys.stderr)

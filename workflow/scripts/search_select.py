@@ -1,14 +1,25 @@
 """search_select: check every candidate, tabulate its D medians, choose the best (hxfuse.search)."""
+
 import sys
 
 from hxfuse import search
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
-doc = search.write_search(sm.params.plan, sm.input.raw, sm.input.npy, sm.input.provenance,
-                          sm.output.json, sm.output.csv, rtol=sm.params.tolerance["f32_rtol"],
-                          atol=sm.params.tolerance["f32_atol"], analysis=sm.params.analysis)
+doc = search.write_search(
+    sm.params.plan,
+    sm.input.raw,
+    sm.input.npy,
+    sm.input.provenance,
+    sm.output.json,
+    sm.output.csv,
+    rtol=sm.params.tolerance["f32_rtol"],
+    atol=sm.params.tolerance["f32_atol"],
+    analysis=sm.params.analysis,
+)
 best = doc["best"]
-print(f"search {doc['name']}: {doc['cost']['candidates']} candidates, best "
-      f"{best['id'] + ' ' + best['label'] if best else 'none (every candidate failed its check)'}",
-      file=sys.stderr)
+print(
+    f"search {doc['name']}: {doc['cost']['candidates']} candidates, best "
+    f"{best['id'] + ' ' + best['label'] if best else 'none (every candidate failed its check)'}",
+    file=sys.stderr,
+)

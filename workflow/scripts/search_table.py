@@ -1,4 +1,5 @@
 """search_table: one LaTeX row per search (Jinja2 template, as hxfuse.latex's tables)."""
+
 import json
 import sys
 from pathlib import Path
@@ -9,6 +10,6 @@ sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
 docs = [json.loads(Path(p).read_text()) for p in sm.input.results]
 tex = latex._template(sm.input.template).render(
-    rows=search.table_rows(docs, latex.tex_escape),
-    min_effect_pct=f"{100 * float(sm.params.min_effect):g}")
+    rows=search.table_rows(docs, latex.tex_escape), min_effect_pct=f"{100 * float(sm.params.min_effect):g}"
+)
 Path(sm.output[0]).write_text(tex)

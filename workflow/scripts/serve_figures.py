@@ -1,5 +1,6 @@
 """serve_figures: latency CDFs per policy; p99, short-task p99 and miss rate
 against the arrival rate and against the pairing window (hxfuse.serve_plots)."""
+
 import sys
 
 import pandas as pd

@@ -1,5 +1,6 @@
 """serve_summary: per-replay metrics of every serve point and their medians
 with bootstrap intervals (hxfuse.serve)."""
+
 import json
 import sys
 
@@ -26,17 +27,29 @@ env = pd.DataFrame(envs)
 # a point is loaded when any of its runs was: its numbers are then read with care
 loaded = env.groupby("point")["loaded"].any()
 requests = pd.concat(reqs, ignore_index=True)
-replays = pd.concat([serve.replay_metrics(g).assign(point=k[0], rate=k[1], window_us=k[2])
-                     for k, g in requests.groupby(["point", "rate", "window_us"], sort=True)],
-                    ignore_index=True)
+replays = pd.concat(
+    [
+        serve.replay_metrics(g).assign(point=k[0], rate=k[1], window_us=k[2])
+        for k, g in requests.groupby(["point", "rate", "window_us"], sort=True)
+    ],
+    ignore_index=True,
+)
 summary = serve.summarize(replays, n_resamples=sm.params.bootstrap, level=sm.params.ci)
 summary["loaded"] = summary["point"].map(loaded).astype(bool)
 requests.to_csv(sm.output.requests, index=False)
 replays.to_csv(sm.output.replays, index=False)
 summary.to_csv(sm.output.summary, index=False)
 with open(sm.output.json, "w") as fh:
-    json.dump({"points": sm.params.points, "replicates": sm.params.replicates,
-               "replays": int(len(replays)), "requests": int(len(requests)),
-               "environment": env.to_dict(orient="records"),
-               "loaded_points": sorted(p for p, v in loaded.items() if v),
-               "summary": summary.to_dict(orient="records")}, fh, indent=1)
+    json.dump(
+        {
+            "points": sm.params.points,
+            "replicates": sm.params.replicates,
+            "replays": int(len(replays)),
+            "requests": int(len(requests)),
+            "environment": env.to_dict(orient="records"),
+            "loaded_points": sorted(p for p, v in loaded.items() if v),
+            "summary": summary.to_dict(orient="records"),
+        },
+        fh,
+        indent=1,
+    )

@@ -1,4 +1,5 @@
 """serve_table: LaTeX rows of the serve summary (hxfuse.serve_latex)."""
+
 import sys
 
 import pandas as pd

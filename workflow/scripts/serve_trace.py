@@ -1,4 +1,5 @@
 """serve_trace: the seeded arrival trace of one serve point and replicate."""
+
 import sys
 
 from hxfuse.serve_trace import make_trace, write_trace
