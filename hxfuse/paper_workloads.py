@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -204,17 +205,17 @@ def e2e_text(g: pd.DataFrame) -> str:
 
 
 def reuse_pairs(g: pd.DataFrame) -> list[tuple[dict, dict]]:
-    """(without reuse, with reuse) rows of the same model and parameters."""
+    """(without reuse, with reuse) rows of one model: the reuse point whose
+    name extends the plain point's (decoder, decoder-reuse), else the only
+    reuse point of that model."""
     out = []
     rows = g.to_dict("records")
-    for r in rows:
-        if _truthy(r.get("reuse")):
-            continue
-        for q in rows:
-            if _truthy(q.get("reuse")) and q["model"] == r["model"] and (
-                    q["point"].startswith(r["point"]) or q.get("nodes") == r.get("nodes")):
-                out.append((r, q))
-                break
+    for r in (x for x in rows if not _truthy(x.get("reuse"))):
+        cands = [q for q in rows if _truthy(q.get("reuse")) and q["model"] == r["model"]]
+        named = [q for q in cands if str(q["point"]).startswith(str(r["point"]))]
+        pick = named[:1] or (cands if len(cands) == 1 else [])
+        if pick:
+            out.append((r, pick[0]))
     return out
 
 
@@ -238,14 +239,16 @@ def reuse_text(g: pd.DataFrame, storage: Mapping[str, int]) -> str:
               f"{_ms(b['D_device_ns'])} [{_ms(b['D_device_ns_lo'])}, {_ms(b['D_device_ns_hi'])}] with, and D/A "
               f"{_iv(a['DA_device'], a['DA_device_lo'], a['DA_device_hi'])} without, "
               f"{_iv(b['DA_device'], b['DA_device_lo'], b['DA_device_hi'])} with reuse")
-        la, lb = _fin(a["D_device_ns_lo"]) and _fin(b["D_device_ns_hi"]), None
-        if la and _f(b["D_device_ns_lo"]) > _f(a["D_device_ns_hi"]):
-            lb = "reuse made D slower (the intervals of D's device time do not overlap)"
-        elif la and _f(b["D_device_ns_hi"]) < _f(a["D_device_ns_lo"]):
-            lb = "reuse made D faster (the intervals do not overlap)"
+        known = all(_fin(x[k]) for x in (a, b) for k in ("D_device_ns_lo", "D_device_ns_hi"))
+        if known and _f(b["D_device_ns_lo"]) > _f(a["D_device_ns_hi"]):
+            reading = "D took longer with reuse (the intervals of D's device time do not overlap)"
+        elif known and _f(b["D_device_ns_hi"]) < _f(a["D_device_ns_lo"]):
+            reading = "D was quicker with reuse (the intervals of D's device time do not overlap)"
         else:
-            lb = "the intervals of D's device time overlap, so no cost of reuse in time is shown"
-        bits.append(s + "; " + lb)
+            reading = "the intervals of D's device time overlap, so no cost of reuse in time is shown"
+        if _truthy(a.get("loaded")) or _truthy(b.get("loaded")):
+            reading += " (read on intervals measured on a loaded machine)"
+        bits.append(s + "; " + reading)
     return ("What a serial memory plan's reuse saves and costs, per block:\n\\begin{itemize}\n"
             + "\n".join(b + "." for b in bits) + "\n\\end{itemize}")
 
@@ -285,9 +288,15 @@ def graph_summary_sentence(g: pd.DataFrame | None, m: float = 0.03) -> str:
     clean = ok[~ok["loaded"].map(_truthy)]
 
     def tail(n_fast, n_turns, n_not_c):
-        return (f"; on {n_turns} of these D's parallelism is at most {ONE_CORE_MAX:g} (its nodes took turns), and on "
-                f"{n_not_c} of those D is not faster than C either, so there the gain is the removed round trips, "
-                f"not overlap" if n_fast else "")
+        if not n_fast:
+            return ""
+        if not n_turns:
+            return f"; D's parallelism exceeds {ONE_CORE_MAX:g} on all of these"
+        s = f"; on {n_turns} of these D's parallelism is at most {ONE_CORE_MAX:g} (its nodes took turns)"
+        if not n_not_c:
+            return s + ", but D is faster than C on all of those (the barriers D drops, not overlap)"
+        return (s + f", and on {n_not_c} of those D is not faster than C either, so there the gain is the removed "
+                f"round trips, not overlap")
 
     parts = []
     if len(clean):
@@ -466,28 +475,38 @@ def serve_abstract(s: pd.DataFrame | None) -> str:
             + (f"; {len(pts) - len(clean)} point(s) ran on a loaded machine." if len(clean) < len(pts) else "."))
 
 
-def requests_answer(s: pd.DataFrame | None) -> str:
+def _reading_counts(s: pd.DataFrame, pts: Sequence[str], policy: str, metric: str) -> str:
+    c: dict[str, int] = {}
+    for p in pts:
+        k = ratio_reading(_serve_get(s, p, policy, metric)).split(" (")[0]
+        c[k] = c.get(k, 0) + 1
+    return ", ".join(f"{k} at {v}" for k, v in c.items())
+
+
+def requests_answer(s: pd.DataFrame | None, ref: bool = True) -> str:
     """Can complementary tasks from different requests be fused with gain?
-    Counts of the p99 readings of D against A and B over the service points."""
+    The readings of D's p99 against A and B and of D/B's throughput over the
+    service points off a loaded machine (loaded points named, not counted).
+    ``ref``: name the section (not within it)."""
     if s is None or s.empty:
         return "The service mode did not run in this build, so requests from a stream are not measured."
     pts = _points_order(s)
     loaded = [p for p in pts if _serve_loaded(s, p)]
     clean = [p for p in pts if p not in loaded]
-    out = []
-    for other in ("A", "B"):
-        c: dict[str, list[str]] = {}
-        for p in clean:
-            c.setdefault(ratio_reading(_serve_get(s, p, f"D/{other}", "p99_ms")).split(" (")[0], []).append(p)
-        out.append(f"against {other}, D's p99 is " + ", ".join(
-            f"{k} at {len(v)}" for k, v in c.items()) + f" of {len(clean)} point(s)" if clean else
-            f"against {other}, no point off a loaded machine to read")
     paired = [_serve_get(s, p, "D", "paired_share") for p in pts]
     paired = [_f(x["median"]) for x in paired if x is not None and _fin(x["median"])]
-    return ("Fused pairing across requests (Section~\\ref{sec:serve}) pairs a compute request with a bandwidth "
-            "request from different requests"
-            + (f" ({_span_pct(paired)} of requests paired)" if paired else "")
-            + "; " + "; ".join(out) + " (a ratio is read only when its interval excludes 1)."
+    head = ("Fused pairing across requests" + (" (Section~\\ref{sec:serve})" if ref else "")
+            + " pairs a compute request with a bandwidth request from a different request"
+            + (f" ({_span_pct(paired)} of requests paired)" if paired else "") + ". ")
+    if clean:
+        body = (f"Over the {len(clean)} point(s) off a loaded machine, D's p99 latency against A is "
+                f"{_reading_counts(s, clean, 'D/A', 'p99_ms')}; against B it is "
+                f"{_reading_counts(s, clean, 'D/B', 'p99_ms')}; D's throughput against B is "
+                f"{_reading_counts(s, clean, 'D/B', 'throughput_rps')} (a ratio is read as lower or higher only "
+                f"when its interval excludes 1).")
+    else:
+        body = "No point ran off a loaded machine, so no ratio is read as an answer."
+    return (head + body
             + (f" {len(loaded)} of {len(pts)} point(s) ran on a loaded machine ({', '.join(_tt(p) for p in loaded)}): "
                f"their ratios are in the table but not counted here." if loaded else ""))
 
@@ -508,7 +527,7 @@ def serve_tex(s: pd.DataFrame | None, figures: Mapping[str, str], table: str | N
            + (" and the p99 against the arrival rate and the window" if rates > 1 or windows > 1 else "")
            + "; " if figures.get("latency_cdf") else "")
         + "Table~\\ref{tab:serve} gives every policy's percentiles, misses, throughput and pairing wait with "
-          "their intervals. " + requests_answer(s))
+          "their intervals. " + requests_answer(s, ref=False))
     out.append(r"\begin{itemize}")
     out += [rf"\item {serve_point_sentence(s, p)}" for p in pts]
     out.append(r"\end{itemize}")
@@ -537,6 +556,15 @@ def serve_tex(s: pd.DataFrame | None, figures: Mapping[str, str], table: str | N
 SEARCH_COMMAND = r"\texttt{snakemake --cores 4 searches --config study=search}"
 
 
+def _search_verdict(c: Mapping) -> str:
+    """The confirmation's verdict; an inconclusive one with how many reasons
+    withheld it and the first of them (the table and result.json list all)."""
+    reasons = list(c.get("reasons") or [])
+    if c.get("verdict") == "inconclusive" and reasons:
+        return (f"inconclusive, no verdict ({len(reasons)} reason(s), e.g. {tex_escape(reasons[0])})")
+    return tex_escape(c.get("verdict_text") or c.get("verdict") or "")
+
+
 def search_sentence(doc: Mapping) -> str:
     s, c = doc["search"], doc.get("confirmation") or {}
     cost = s["cost"]
@@ -553,8 +581,7 @@ def search_sentence(doc: Mapping) -> str:
             + (" (the fixed default itself)" if best.get("is_fixed") else "")
             + f". Re-measured against the fixed default ({tex_escape(s['fixed']['label'])}) in "
               f"{c.get('pairs', '--')} interleaved pairs, the regret is {pct(reg.get('value'))} "
-              f"[{pct(reg.get('lo'))}, {pct(reg.get('hi'))}]: "
-              f"{tex_escape(c.get('verdict_text') or c.get('verdict') or '')}.")
+              f"[{pct(reg.get('lo'))}, {pct(reg.get('hi'))}]: {_search_verdict(c)}.")
 
 
 def search_tex(docs: Sequence[Mapping] | None, figures: Mapping[str, str], table: str | None) -> str:
@@ -576,7 +603,7 @@ def search_tex(docs: Sequence[Mapping] | None, figures: Mapping[str, str], table
                 rf"\includegraphics[width=\linewidth,height=0.35\textheight,keepaspectratio]{{{tex_path(f)}}}",
                 rf"\caption{{Fixed vs searched, {tex_escape(key)}: every candidate's D median with its interval "
                 r"(best and fixed default marked), then the confirmation's paired regret.}",
-                rf"\label{{fig:search-{tex_escape(key)}}}", r"\end{figure}"]
+                rf"\label{{fig:search-{re.sub(r'[^A-Za-z0-9]+', '-', key)}}}", r"\end{figure}"]
     return "\n".join(out) + "\n"
 
 
@@ -606,7 +633,7 @@ def limitation_items(g: pd.DataFrame | None, s: pd.DataFrame | None) -> list[str
         items.append(
             rf"\item \textbf{{Request stream.}} {len(pts)} point(s), {len(loaded)} of them on a loaded machine; "
             r"the dispatcher and three engine threads share the host's cores, and its own admission lag (up to "
-            + (f"{pd.to_numeric(lag['median'], errors='coerce').max():.2f}\\,ms, median over replays"
+            + (f"{pd.to_numeric(lag['median'], errors='coerce').max():.2f}\\,ms: the largest median over replays"
                if len(lag) else "not recorded") + r") counts in every latency.")
     return items
 

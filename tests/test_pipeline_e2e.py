@@ -249,6 +249,7 @@ RULES_OF_MODULE = {
     "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     "ort": {"ort_run"},
     "paper": PAPER,
+    "paper_workloads": PAPER,
     "pipeline": {"aggregate"},
     "plots": FIG | PAPER | {"figure_search"},
     "provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
