@@ -223,7 +223,7 @@ def reuse_text(g: pd.DataFrame, storage: Mapping[str, int]) -> str:
     pairs = reuse_pairs(g)
     if not pairs:
         return ("No graph point of this build ran with and without buffer reuse (the graph study "
-                r"\texttt{graphs} does: \texttt{--config graph\_study=graphs}), so what reuse costs is not measured "
+                r"\texttt{graphs} does: \texttt{-{}-config graph\_study=graphs}), so what reuse costs is not measured "
                 "here.")
     bits = []
     for a, b in pairs:
@@ -319,7 +319,8 @@ def graph_tex(g: pd.DataFrame | None, profile_figures: Mapping[str, str], speedu
     if g is None:
         out.append(r"No graph point ran in this build (the graph study is \texttt{config.graph\_study}: the default "
                    r"\texttt{graphs-default} runs one MobileNetV2 block in \texttt{all}, and"
-                   "\n\\begin{quote}\\texttt{snakemake --cores 4 graphs --config graph\\_study=graphs}\\end{quote}\n"
+                   "\n\\begin{quote}\\texttt{snakemake -{}-cores 4 graphs -{}-config graph\\_study=graphs}"
+                   "\\end{quote}\n"
                    r"the three blocks with and without reuse).")
         return "\n".join(out) + "\n"
     recs = g.to_dict("records")
@@ -516,7 +517,7 @@ def serve_tex(s: pd.DataFrame | None, figures: Mapping[str, str], table: str | N
     out = [HEADER.rstrip()]
     if s is None:
         out.append(r"The service mode did not run in this build (it needs the \texttt{host} target; "
-                   r"\texttt{snakemake --cores 4 serve\_all}).")
+                   r"\texttt{snakemake -{}-cores 4 serve\_all}).")
         return "\n".join(out) + "\n"
     pts = _points_order(s)
     rates = s["rate"].nunique()
@@ -553,7 +554,8 @@ def serve_tex(s: pd.DataFrame | None, figures: Mapping[str, str], table: str | N
 # ---------------------------------------------------------------------------
 # Fixed vs searched
 
-SEARCH_COMMAND = r"\texttt{snakemake --cores 4 searches --config study=search}"
+# -{}-: no en-dash ligature in the typewriter font, so the command reads as typed
+SEARCH_COMMAND = r"\texttt{snakemake -{}-cores 4 searches -{}-config study=search}"
 
 
 def _search_verdict(c: Mapping) -> str:
@@ -592,7 +594,7 @@ def search_tex(docs: Sequence[Mapping] | None, figures: Mapping[str, str], table
         out.append(r"Not run in this build (the searches are not part of \texttt{all}); to produce them:"
                    "\n\\begin{quote}" + SEARCH_COMMAND + "\\end{quote}\n"
                    r"(the search over its declared space, the confirmation and the table), then build the paper "
-                   r"with the same \texttt{--config study=search}.")
+                   r"with the same \texttt{-{}-config study=search}.")
         return "\n".join(out) + "\n"
     out.append(r"Table~\ref{tab:search} compares the fixed default with the best of a budgeted search. "
                + " ".join(search_sentence(d) for d in docs))

