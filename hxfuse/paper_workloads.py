@@ -295,8 +295,12 @@ def graph_summary_sentence(g: pd.DataFrame | None, m: float = 0.03) -> str:
         s = f"; on {n_turns} of these D's parallelism is at most {ONE_CORE_MAX:g} (its nodes took turns)"
         if not n_not_c:
             return s + ", but D is faster than C on all of those (the barriers D drops, not overlap)"
-        return (s + f", and on {n_not_c} of those D is not faster than C either, so there the gain is the removed "
-                f"round trips, not overlap")
+        s += (f", and on {n_not_c} of those D is not faster than C either, so there the gain is the removed round "
+              f"trips, not overlap")
+        if n_turns > n_not_c:
+            s += (f"; on the other {n_turns - n_not_c} D is faster than C as well, which with nodes taking turns is "
+                  f"the barriers D drops, not overlap")
+        return s
 
     parts = []
     if len(clean):

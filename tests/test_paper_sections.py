@@ -196,6 +196,11 @@ def test_graph_readings_come_from_the_intervals_and_the_parallelism():
     assert "1 graph point(s) ran on a loaded machine and carry no verdict; on their intervals alone D/A lies above " \
            "1 + 0.03 on 1; D's parallelism exceeds 1.15 on all of these." in summ
     assert "1 graph point(s) failed their check and carry no speedup." in summ
+    two = pd.DataFrame([_graph_row("a"), _graph_row("b", dc=(1.2, 1.1, 1.3))])
+    assert ("on 2 of these D's parallelism is at most 1.15 (its nodes took turns), and on 1 of those D is not faster "
+            "than C either, so there the gain is the removed round trips, not overlap; on the other 1 D is faster "
+            "than C as well, which with nodes taking turns is the barriers D drops, not overlap.") \
+        in pw.graph_summary_sentence(two, 0.03)
 
 
 def test_graph_interval_reading_is_the_summarys_rule():
