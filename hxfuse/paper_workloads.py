@@ -418,9 +418,15 @@ def ratio_reading(r: Mapping | None) -> str:
     return "undetermined (its interval spans 1)"
 
 
+def _single(r: Mapping | None) -> bool:
+    return r is not None and _fin(r.get("n")) and _f(r.get("n")) < 2
+
+
 def _ratio(r: Mapping | None, what: str) -> str:
     if r is None:
         return f"{what} not measured"
+    if _single(r):  # said once per point: one replay, no interval
+        return f"{what} {_f(r['median']):.2f}"
     return f"{what} {_iv(r['median'], r['lo'], r['hi'])}, {ratio_reading(r)}"
 
 
@@ -435,7 +441,11 @@ def serve_point_sentence(s: pd.DataFrame, point: str) -> str:
     tput = ", ".join(f"{pol} {_f(get(pol, 'throughput_rps')['median']):.0f}/s" for pol in ("A", "B", "D")
                      if get(pol, "throughput_rps") is not None)
     paired, wait = get("D", "paired_share"), get("D", "pairing_wait_mean_ms")
-    sent = (f"Point {_tt(point)} ({rate:g} requests/s, $w$ = {w:g}\\,$\\mu$s): p99 latency "
+    single = _single(get("D/B", "p99_ms"))
+    tags = (["loaded: not counted in the answers"] if _serve_loaded(s, point) else []) + (
+        ["one replay per policy: every ratio undetermined, no interval"] if single else [])
+    sent = (f"Point {_tt(point)} ({rate:g} requests/s, $w$ = {w:g}\\,$\\mu$s"
+            + "".join(f"; {x}" for x in tags) + "): p99 latency "
             f"{_ratio(get('D/A', 'p99_ms'), 'D/A')} and {_ratio(get('D/B', 'p99_ms'), 'D/B')}; the bandwidth "
             f"requests' p99 {_ratio(get('D/B', 'short_p99_ms'), 'D/B')}; throughput "
             f"{_ratio(get('D/B', 'throughput_rps'), 'D/B')} (medians {tput}); "
@@ -443,9 +453,6 @@ def serve_point_sentence(s: pd.DataFrame, point: str) -> str:
     if paired is not None and wait is not None:
         sent += (f" D paired {100 * _f(paired['median']):.0f}\\% of the requests, with a mean pairing wait of "
                  f"{_f(wait['median']):.3f}\\,ms.")
-    if _serve_loaded(s, point):
-        sent += (" Other work kept the machine's cores busy around this point (loaded): every policy's tail is "
-                 "partly the machine's, and its ratios are shown but not counted in the answers.")
     return sent
 
 
@@ -528,9 +535,9 @@ def serve_tex(s: pd.DataFrame | None, figures: Mapping[str, str], table: str | N
     windows = s["window_us"].nunique()
     out.append(
         f"The stream ran at {len(pts)} point(s) ({', '.join(_tt(p) for p in pts)}). "
-        + ("Figure~\\ref{fig:serve} shows the latency distributions"
-           + (" and the p99 against the arrival rate and the window" if rates > 1 or windows > 1 else "")
-           + "; " if figures.get("latency_cdf") else "")
+        + ("Figure~\\ref{fig:serve} shows the latency distributions; " if figures.get("latency_cdf") else "")
+        + ("Figure~\\ref{fig:serve-sweep} the p99 and miss rate along the swept rate and window; "
+           if (rates > 1 and figures.get("vs_rate")) or (windows > 1 and figures.get("vs_window")) else "")
         + "Table~\\ref{tab:serve} gives every policy's percentiles, misses, throughput and pairing wait with "
           "their intervals. " + requests_answer(s, ref=False))
     out.append(r"\begin{itemize}")
@@ -538,20 +545,26 @@ def serve_tex(s: pd.DataFrame | None, figures: Mapping[str, str], table: str | N
     out.append(r"\end{itemize}")
     if table:
         out.append(rf"\input{{{tex_path(table)}}}")
-    shown = [("latency_cdf", "latency distribution per policy")]
-    if rates > 1:
-        shown.append(("vs_rate", "p99, short-task p99 and miss rate against the arrival rate"))
-    if windows > 1:
-        shown.append(("vs_window", "the same against D's pairing window"))
+    # the CDF figure has one panel per point: its own figure, taller with more points
+    if figures.get("latency_cdf"):
+        h = "0.3" if len(pts) <= 2 else "0.7"
+        out += [r"\begin{figure}[tbp]", r"\centering",
+                rf"\includegraphics[width=\linewidth,height={h}\textheight,keepaspectratio]"
+                rf"{{{tex_path(figures['latency_cdf'])}}}",
+                r"\caption{Request stream on target \texttt{host}: latency distribution of policies A (FIFO serial), "
+                r"B (engine queues) and D (fused pairing with window $w$), one panel per point.}",
+                r"\label{fig:serve}", r"\end{figure}"]
+    shown = ([("vs_rate", "against the arrival rate")] if rates > 1 else []) + (
+        [("vs_window", "against D's pairing window")] if windows > 1 else [])
     shown = [(k, c) for k, c in shown if figures.get(k)]
     if shown:
         out += [r"\begin{figure}[tbp]", r"\centering"]
         for k, cap in shown:
             out += [r"\begin{subfigure}{\linewidth}\centering",
-                    rf"\includegraphics[width=\linewidth,height=0.28\textheight,keepaspectratio]{{{tex_path(figures[k])}}}",
-                    rf"\caption{{{cap}}}", r"\end{subfigure}"]
-        out += [r"\caption{Request stream on target \texttt{host}: policies A (FIFO serial), B (engine queues) and "
-                r"D (fused pairing with window $w$).}", r"\label{fig:serve}", r"\end{figure}"]
+                    r"\includegraphics[width=\linewidth,height=0.3\textheight,keepaspectratio]"
+                    rf"{{{tex_path(figures[k])}}}", rf"\caption{{{cap}}}", r"\end{subfigure}"]
+        out += [r"\caption{Request stream on target \texttt{host}: p99 latency, the bandwidth requests' p99 and the "
+                r"deadline miss rate of policies A, B and D.}", r"\label{fig:serve-sweep}", r"\end{figure}"]
     return "\n".join(out) + "\n"
 
 

@@ -263,7 +263,11 @@ def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
             r"D/B 1.50 [1.20, 1.90], higher; throughput D/B 0.95 [0.92, 0.97], lower (medians A 400/s, B 401/s, "
             r"D 380/s); deadline misses A 0.0\%, B 2.0\%, D 10.0\%. D paired 40\% of the requests, with a mean "
             r"pairing wait of 0.250\,ms.") == calm
-    assert "loaded" in pw.serve_point_sentence(s, "busy") and "loaded" not in calm
+    assert r"$w$ = 300\,$\mu$s; loaded: not counted in the answers): " in pw.serve_point_sentence(s, "busy")
+    assert "loaded" not in calm
+    once = pw.serve_point_sentence(s, "once")
+    assert ("; one replay per policy: every ratio undetermined, no interval): p99 latency D/A 1.10 and D/B 0.80; "
+            in once) and "lower" not in once
     ans = pw.requests_answer(s)
     assert ("Over the 2 point(s) off a loaded machine, D's p99 latency against A is undetermined at 2; against B it "
             "is lower at 1, undetermined at 1; D's throughput against B is lower at 1, undetermined at 1") in ans
@@ -274,6 +278,7 @@ def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
     tex = pw.serve_tex(s, {"latency_cdf": "results/host/serve/figures/latency_cdf.pdf",
                            "vs_rate": "results/host/serve/figures/vs_rate.pdf"}, "results/host/serve/serve_table.tex")
     assert r"\input{../results/host/serve/serve_table.tex}" in tex and "vs_rate.pdf" in tex
+    assert "Figure~\\ref{fig:serve-sweep}" in tex and "fig:serve}" in tex
     assert "did not run in this build" in pw.serve_tex(None, {}, None)
 
 
