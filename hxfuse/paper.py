@@ -302,17 +302,6 @@ def write_sections(summaries: Sequence[str | Path], summaries_json: Sequence[str
     serve = pw.load_serve(w.get("serve_summary"))
     searches = pw.load_searches(w.get("search_results") or ())
 
-    def workload_answers() -> str:
-        macros = {"hxAnswerReady": pw.ready_answer(graphs, m),
-                  "hxAnswerRequests": pw.requests_answer(serve),
-                  "hxAnswerSearch": pw.search_answer(searches),
-                  "hxAbstractGraph": (pw.graph_summary_sentence(graphs, m) if graphs is not None
-                                      else "No task graph ran in this build."),
-                  "hxAbstractServe": pw.serve_abstract(serve),
-                  "hxAbstractSearch": (pw.search_answer(searches) if searches else
-                                       "Fixed vs searched did not run in this build.")}
-        return pw.HEADER + "".join(rf"\newcommand{{\{k}}}{{%" + "\n" + v + "}\n" for k, v in macros.items())
-
     text = {"setup": lambda: setup_tex(tabs, docs),
             "scope": lambda: scope_tex(tabs, docs, external),
             "platform_macros": lambda: platform_macros(tabs, docs),
@@ -325,7 +314,7 @@ def write_sections(summaries: Sequence[str | Path], summaries_json: Sequence[str
                                           w.get("graph_table"), m),
             "serve": lambda: pw.serve_tex(serve, w.get("serve_figures") or {}, w.get("serve_table")),
             "search": lambda: pw.search_tex(searches, w.get("search_figures") or {}, w.get("search_table")),
-            "workload_answers": workload_answers}
+            "workload_answers": lambda: pw.answers_macros(graphs, serve, searches, m)}
     unknown = set(out) - set(text)
     if unknown:
         raise ValueError(f"unknown generated section(s): {sorted(unknown)}")

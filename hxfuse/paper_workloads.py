@@ -316,6 +316,24 @@ def graph_summary_sentence(g: pd.DataFrame | None, m: float = 0.03) -> str:
     return " ".join(parts)
 
 
+def profile_figure(g: pd.DataFrame, profile_figures: Mapping[str, str], target: str) -> list[str]:
+    """The ready profiles, one subfigure per graph point (none: no lines)."""
+    if not profile_figures:
+        return []
+    out = [r"\begin{figure}[tbp]", r"\centering"]
+    steps = dict(zip(g["point"], pd.to_numeric(g["steps"], errors="coerce")))
+    for p, f in profile_figures.items():
+        # the figure widens with the steps: a long profile gets the full width
+        wide = steps.get(p, 0) > WIDE_PROFILE_STEPS
+        out += [rf"\begin{{subfigure}}{{{'' if wide else '0.48'}\linewidth}}\centering",
+                rf"\includegraphics[width=\linewidth,height=0.15\textheight,keepaspectratio]{{{tex_path(f)}}}",
+                rf"\caption{{{tex_escape(p)}}}", r"\end{subfigure}\hfill"]
+    return out + [rf"\caption{{Ready profiles of the graph points (target \texttt{{{tex_escape(target)}}}): per "
+                  r"topological step (ASAP level), the nodes of each engine class a perfect scheduler finds ready. "
+                  r"Only steps with two or more classes give horizontal fusion across engines anything to overlap.}",
+                  r"\label{fig:graph-profiles}", r"\end{figure}"]
+
+
 def graph_tex(g: pd.DataFrame | None, profile_figures: Mapping[str, str], speedup_figure: str | None,
               storage: Mapping[str, int], table: str | None, m: float = 0.03, target: str = "host") -> str:
     """The body of the section on task graphs (workload 4)."""
@@ -350,19 +368,7 @@ def graph_tex(g: pd.DataFrame | None, profile_figures: Mapping[str, str], speedu
     out.append(f"{mixed} of {len(g)} graph point(s) have a step where fusion across engines has anything to "
                f"overlap" + ("; the others offer only ready nodes of one engine class, which that engine runs one "
                              "after another." if mixed < len(g) else "."))
-    if profile_figures:
-        out += [r"\begin{figure}[tbp]", r"\centering"]
-        steps = dict(zip(g["point"], pd.to_numeric(g["steps"], errors="coerce")))
-        for p, f in profile_figures.items():
-            # the figure widens with the steps: a long profile gets the full width
-            wide = steps.get(p, 0) > WIDE_PROFILE_STEPS
-            out += [rf"\begin{{subfigure}}{{{'' if wide else '0.48'}\linewidth}}\centering",
-                    rf"\includegraphics[width=\linewidth,height=0.15\textheight,keepaspectratio]{{{tex_path(f)}}}",
-                    rf"\caption{{{tex_escape(p)}}}", r"\end{subfigure}\hfill"]
-        out += [rf"\caption{{Ready profiles of the graph points (target \texttt{{{tex_escape(target)}}}): per "
-                r"topological step (ASAP level), the nodes of each engine class a perfect scheduler finds ready. "
-                r"Only steps with two or more classes give horizontal fusion across engines anything to overlap.}",
-                r"\label{fig:graph-profiles}", r"\end{figure}"]
+    out += profile_figure(g, profile_figures, target)
     out.append(r"\subsection{D against A, B and C}")
     out.append(("Table~\\ref{tab:graphs} lists every graph point"
                 + (" and Figure~\\ref{fig:graph-speedup} draws its speedups" if speedup_figure else "")
@@ -634,6 +640,20 @@ def search_answer(docs: Sequence[Mapping] | None) -> str:
 
 # ---------------------------------------------------------------------------
 # Limitations of these workloads (items) and the file glue
+
+
+def answers_macros(graphs: pd.DataFrame | None, serve: pd.DataFrame | None, searches: Sequence[Mapping],
+                   m: float = 0.03) -> str:
+    """workload_answers.tex: the macros of the answers and the abstract."""
+    macros = {"hxAnswerReady": ready_answer(graphs, m),
+              "hxAnswerRequests": requests_answer(serve),
+              "hxAnswerSearch": search_answer(searches),
+              "hxAbstractGraph": (graph_summary_sentence(graphs, m) if graphs is not None
+                                  else "No task graph ran in this build."),
+              "hxAbstractServe": serve_abstract(serve),
+              "hxAbstractSearch": (search_answer(searches) if searches else
+                                   "Fixed vs searched did not run in this build.")}
+    return HEADER + "".join(rf"\newcommand{{\{k}}}{{%" + "\n" + v + "}\n" for k, v in macros.items())
 
 
 def limitation_items(g: pd.DataFrame | None, s: pd.DataFrame | None) -> list[str]:
