@@ -36,13 +36,14 @@ include: "workflow/rules/timeline.smk"
 include: "workflow/rules/table.smk"
 include: "workflow/rules/external.smk"
 include: "workflow/rules/mechanism.smk"
-include: "workflow/rules/paper_sections.smk"
-include: "workflow/rules/paper.smk"
 include: "workflow/rules/graph_inputs.smk"
 include: "workflow/rules/graph.smk"
 include: "workflow/rules/serve_common.smk"
 include: "workflow/rules/serve.smk"
 include: "workflow/rules/search.smk"
+# the paper last: its sections read the graph, serve and search definitions
+include: "workflow/rules/paper_sections.smk"
+include: "workflow/rules/paper.smk"
 
 
 rule all:

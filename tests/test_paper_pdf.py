@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(shutil.which("latexmk") is None,
 
 # \section titles of paper/main.tex and paper/related.tex, in order
 SECTIONS = ["Question", "Platform and scope", "Method", "Mechanism validation", "Answers", "Results",
+            "Task graphs from model blocks", "Request stream", "Fixed versus searched",
             "Limitations and threats to validity", "Related work"]
 
 
@@ -50,6 +51,14 @@ def test_paper_builds_from_the_smoke_study(tmp_path):
     assert "??" not in text, "an unresolved reference: " + text[max(0, text.find("??") - 200):text.find("??") + 50]
     # the smoke sweep's points and the external comparison made it into the text
     assert "smoke" in flat and "ONNX Runtime" in flat
+    # the further workloads: the default graph point and serve point (part of
+    # `all`) with their generated sentences; the search, not configured, is
+    # said not to have run, with the command that runs it
+    assert "Abstract" in flat
+    assert "mobilenetv2" in flat and "ready nodes in one step" in flat
+    assert "Task graphs from model blocks (workload 4)" in flat
+    assert "Point tiny (400 requests/s" in flat and "p99 latency D/A" in flat
+    assert "Not run in this build" in flat and "snakemake --cores 4 searches --config study=search" in flat
     log = (tmp_path / "paper" / "build" / "main.log").read_text(errors="replace")
     bad = re.findall(r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hyper reference) [^\n]*undefined"
                      r"|There were undefined (?:references|citations)", log)

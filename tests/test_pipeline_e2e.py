@@ -252,6 +252,7 @@ RULES_OF_MODULE = {
     | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "ort": {"ort_run"},
     "paper": PAPER,
+    "paper_workloads": PAPER,
     "pipeline": {"aggregate"},
     "plots": FIG | PAPER | {"figure_search"},
     "provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,

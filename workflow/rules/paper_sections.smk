@@ -13,6 +13,9 @@ PAPER_EXTERNAL = external_outputs()
 PAPER_EVIDENCE = {t: f"results/{t}/figures/evidence.pdf" for t in config["targets"] if not is_emulated(t)}
 
 
+include: "paper_inputs.smk"
+
+
 rule figure_evidence:
     input:
         summary="results/{target}/summary.csv",
@@ -37,6 +40,7 @@ rule paper_sections:
         timelines=PAPER_TIMELINES,
         evidence=list(PAPER_EVIDENCE.values()),
         external=PAPER_EXTERNAL,
+        workloads=PAPER_WORKLOAD_FILES,
         code=CODE["paper_sections"],
     output:
         setup="paper/generated/setup.tex",
@@ -47,10 +51,15 @@ rule paper_sections:
         evidence="paper/generated/evidence.tex",
         limitations="paper/generated/limitations.tex",
         figures="paper/generated/paper_figures.tex",
+        graph="paper/generated/graph.tex",
+        serve="paper/generated/serve.tex",
+        search="paper/generated/search.tex",
+        workload_answers="paper/generated/workload_answers.tex",
     params:
         sweeps=config["sweeps"],
         timelines=PAPER_TIMELINES,
         evidence=PAPER_EVIDENCE,
+        workloads=PAPER_WORKLOADS,
     log:
         "logs/paper_sections.log",
     conda:

@@ -1,5 +1,6 @@
 """paper_sections: the paper's generated sections (platform, scope,
-mechanism, answers, evidence, limitations, figure layout)."""
+mechanism, answers, evidence, limitations, figure layout; the sections of
+the task graphs, the request stream and fixed vs searched)."""
 import sys
 
 from hxfuse import paper
@@ -12,4 +13,5 @@ paper.write_sections(summaries=snakemake.input.summaries,  # noqa: F821
                      sweeps=snakemake.params.sweeps,  # noqa: F821
                      timelines=snakemake.params.timelines,  # noqa: F821
                      evidence_figures=snakemake.params.evidence,  # noqa: F821
-                     external_csv=(snakemake.input.external or [None])[0])  # noqa: F821
+                     external_csv=(snakemake.input.external or [None])[0],  # noqa: F821
+                     workloads=snakemake.params.workloads)  # noqa: F821
