@@ -18,6 +18,7 @@ Questions: what does D add over C (internal overlap), over A (the serial
 path), over B (existing concurrency), and where does overlap stop paying
 (along each swept variable).
 """
+
 from __future__ import annotations
 
 import math
@@ -117,15 +118,19 @@ def _relation_sentence(points: Sequence[Point], rel: str, m: float) -> str:
         return f"No point measured {x} against {y}."
     band = f"1 $\\pm$ {m:g}"
     parts = []
-    for sym, word in (("<", f"{x} faster than {y} (interval above 1 + {m:g})"),
-                      ("~", f"no difference (interval inside {band})"),
-                      (">", f"{x} slower (interval below 1 - {m:g})"),
-                      ("?", f"undetermined (interval crosses an edge of {band})")):
+    for sym, word in (
+        ("<", f"{x} faster than {y} (interval above 1 + {m:g})"),
+        ("~", f"no difference (interval inside {band})"),
+        (">", f"{x} slower (interval below 1 - {m:g})"),
+        ("?", f"undetermined (interval crosses an edge of {band})"),
+    ):
         if c[sym]:
             with_row = sum(p.has_row for p in c[sym])
             parts.append(f"{word} on {len(c[sym])} of {n} points ({with_row} of them carry a verdict)")
-    return (f"Interval relations of {x} against {y} over all {n} measured points, "
-            f"including those without a verdict: " + "; ".join(parts) + ".")
+    return (
+        f"Interval relations of {x} against {y} over all {n} measured points, "
+        f"including those without a verdict: " + "; ".join(parts) + "."
+    )
 
 
 def _verdict_points_sentence(points: Sequence[Point], rel: str) -> str:
@@ -137,65 +142,103 @@ def _verdict_points_sentence(points: Sequence[Point], rel: str) -> str:
     bits = []
     for sym in "<~>?":
         if c[sym]:
-            bits.append(f"{x} {REL_WORDS[sym]} than {y} on {len(c[sym])} ({_names(c[sym], rel)})"
-                        if sym in "<>" else
-                        f"{REL_WORDS[sym]} on {len(c[sym])} ({_names(c[sym], rel)})")
+            bits.append(
+                f"{x} {REL_WORDS[sym]} than {y} on {len(c[sym])} ({_names(c[sym], rel)})"
+                if sym in "<>"
+                else f"{REL_WORDS[sym]} on {len(c[sym])} ({_names(c[sym], rel)})"
+            )
     return f"Of the {len(rows)} points that carry a verdict: " + "; ".join(bits) + "."
 
 
-def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host",
-            b_note: str = "") -> dict[str, str]:
+def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host", b_note: str = "") -> dict[str, str]:
     """Paragraphs (LaTeX) per question, keyed 'C', 'A', 'B', 'stop', 'inconclusive', 'summary'."""
-    pts = [Point(v) for v in verdicts
-           if v.get("point_ok", True) and v.get("verdict_key") not in ("excluded", "emulated")]
+    pts = [
+        Point(v) for v in verdicts if v.get("point_ok", True) and v.get("verdict_key") not in ("excluded", "emulated")
+    ]
     m = float(min_effect)
     rows = [p for p in pts if p.has_row]
     prog = [p for p in rows if p.rec.get("progress_overlap") is True]
     out = {}
-    out["C"] = " ".join([
-        _verdict_points_sentence(pts, "D/C"),
-        (f"Progress overlap (D's parallelism interval above 1 + {m:g}) holds on {len(prog)} of those "
-         f"{len(rows)} points" + (" (parallelism " + ", ".join(f"{_tt(p.name)} {p.parallelism()}" for p in prog[:8])
-                                  + (f", and {len(prog) - 8} more" if len(prog) > 8 else "") + ")" if prog else "")
-         + "." if rows else ""),
-        _relation_sentence(pts, "D/C", m),
-    ]).strip()
+    out["C"] = " ".join(
+        [
+            _verdict_points_sentence(pts, "D/C"),
+            (
+                f"Progress overlap (D's parallelism interval above 1 + {m:g}) holds on {len(prog)} of those "
+                f"{len(rows)} points"
+                + (
+                    " (parallelism "
+                    + ", ".join(f"{_tt(p.name)} {p.parallelism()}" for p in prog[:8])
+                    + (f", and {len(prog) - 8} more" if len(prog) > 8 else "")
+                    + ")"
+                    if prog
+                    else ""
+                )
+                + "."
+                if rows
+                else ""
+            ),
+            _relation_sentence(pts, "D/C", m),
+        ]
+    ).strip()
     ca = relation_counts(rows, "C/A")
-    out["A"] = " ".join([
-        _verdict_points_sentence(pts, "D/A"),
-        (f"Merging the entry alone (C against A) is faster on {len(ca['<'])}, no different on "
-         f"{len(ca['~'])}, slower on {len(ca['>'])} and undetermined on {len(ca['?'])} of the {len(rows)} points "
-         f"with a verdict." if rows else ""),
-        _relation_sentence(pts, "D/A", m),
-    ]).strip()
+    out["A"] = " ".join(
+        [
+            _verdict_points_sentence(pts, "D/A"),
+            (
+                f"Merging the entry alone (C against A) is faster on {len(ca['<'])}, no different on "
+                f"{len(ca['~'])}, slower on {len(ca['>'])} and undetermined on {len(ca['?'])} of the "
+                f"{len(rows)} points with a verdict."
+                if rows
+                else ""
+            ),
+            _relation_sentence(pts, "D/A", m),
+        ]
+    ).strip()
     db = relation_counts(pts, "D/B")
     n_b = sum(len(v) for v in db.values())
-    out["B"] = " ".join([
-        (f"D $\\sim$ B (interval inside 1 $\\pm$ {m:g}) on {len(db['~'])} of {n_b} points" +
-         (f", {sum(p.has_row for p in db['~'])} of them with a verdict." if db["~"] else ".")) if n_b else
-        "No point measured D against B.",
-        (f"D faster than B on {len(db['<'])}" + (f" ({_names(db['<'], 'D/B')})" if db["<"] else "")
-         + f", slower on {len(db['>'])}" + (f" ({_names(db['>'], 'D/B')})" if db[">"] else "")
-         + f", undetermined on {len(db['?'])}." if n_b else ""),
-        _verdict_points_sentence(pts, "D/B"),
-        tex_escape(b_note),
-    ]).strip()
+    out["B"] = " ".join(
+        [
+            (
+                f"D $\\sim$ B (interval inside 1 $\\pm$ {m:g}) on {len(db['~'])} of {n_b} points"
+                + (f", {sum(p.has_row for p in db['~'])} of them with a verdict." if db["~"] else ".")
+            )
+            if n_b
+            else "No point measured D against B.",
+            (
+                f"D faster than B on {len(db['<'])}"
+                + (f" ({_names(db['<'], 'D/B')})" if db["<"] else "")
+                + f", slower on {len(db['>'])}"
+                + (f" ({_names(db['>'], 'D/B')})" if db[">"] else "")
+                + f", undetermined on {len(db['?'])}."
+                if n_b
+                else ""
+            ),
+            _verdict_points_sentence(pts, "D/B"),
+            tex_escape(b_note),
+        ]
+    ).strip()
     out["stop"] = _stop_paragraph(pts, m)
     inc = [p for p in pts if not p.has_row]
     if inc:
-        items = [rf"\item {_tt(p.name)}: {tex_escape(p.rec.get('verdict') or p.key)}"
-                 + (f" --- {tex_escape(p.rec.get('inconclusive_reason'))}" if p.rec.get("inconclusive_reason") else "")
-                 for p in inc]
-        out["inconclusive"] = (f"{len(inc)} of {len(pts)} points carry no verdict, each with its reason:\n"
-                               "\\begin{itemize}\\footnotesize\n" + "\n".join(items) + "\n\\end{itemize}")
+        items = [
+            rf"\item {_tt(p.name)}: {tex_escape(p.rec.get('verdict') or p.key)}"
+            + (f" --- {tex_escape(p.rec.get('inconclusive_reason'))}" if p.rec.get("inconclusive_reason") else "")
+            for p in inc
+        ]
+        out["inconclusive"] = (
+            f"{len(inc)} of {len(pts)} points carry no verdict, each with its reason:\n"
+            "\\begin{itemize}\\footnotesize\n" + "\n".join(items) + "\n\\end{itemize}"
+        )
     else:
         out["inconclusive"] = f"All {len(pts)} points carry a verdict."
     keys: dict[str, list[Point]] = {}
     for p in rows:
         keys.setdefault(p.key, []).append(p)
-    out["summary"] = (f"On target {_tt(target)}, {len(rows)} of {len(pts)} points carry a verdict"
-                      + ((": " + "; ".join(f"{verdict_tex(k)} on {len(v)}" for k, v in keys.items())) if rows else "")
-                      + f"; {len(pts) - len(rows)} are without one (Section~\\ref{{sec:inconclusive}}).")
+    out["summary"] = (
+        f"On target {_tt(target)}, {len(rows)} of {len(pts)} points carry a verdict"
+        + ((": " + "; ".join(f"{verdict_tex(k)} on {len(v)}" for k, v in keys.items())) if rows else "")
+        + f"; {len(pts) - len(rows)} are without one (Section~\\ref{{sec:inconclusive}})."
+    )
     return out
 
 
@@ -210,44 +253,62 @@ def _stop_paragraph(pts: Sequence[Point], m: float) -> str:
         ps = sorted(ps, key=lambda p: float(p.rec.get("x") or 0))
         if len(ps) < 2:
             continue
-        seq = ", ".join(f"{tex_escape(str(p.rec.get('label') or p.rec.get('point')))} "
-                        f"{p.interval('D/C')}{'' if p.has_row else '*'}" for p in ps)
+        seq = ", ".join(
+            f"{tex_escape(str(p.rec.get('label') or p.rec.get('point')))} {p.interval('D/C')}{'' if p.has_row else '*'}"
+            for p in ps
+        )
         paying = [p for p in ps if p.relations.get("D/C") == "<"]
         stops = [p for p in ps if p.relations.get("D/C") != "<"]
         if not stops:
             n_row = sum(p.has_row for p in paying)
-            verdict = (f"The D/C interval lies above 1 + {m:g} at every point, so the intervals show no point "
-                       f"in the swept range where overlap stops paying"
-                       + ("" if n_row == len(ps) else f" ({n_row} of {len(ps)} points carry a verdict)"))
+            verdict = (
+                f"The D/C interval lies above 1 + {m:g} at every point, so the intervals show no point "
+                f"in the swept range where overlap stops paying"
+                + ("" if n_row == len(ps) else f" ({n_row} of {len(ps)} points carry a verdict)")
+            )
         elif not paying:
             verdict = "D is not shown faster than C at any point of the sweep"
         else:
-            verdict = ("D is not shown faster than C at "
-                       + ", ".join(f"{_tt(p.name)} ({REL_WORDS.get(p.relations.get('D/C'), 'not measured')})"
-                                   for p in stops))
+            verdict = "D is not shown faster than C at " + ", ".join(
+                f"{_tt(p.name)} ({REL_WORDS.get(p.relations.get('D/C'), 'not measured')})" for p in stops
+            )
         no_prog = [p for p in ps if p.rec.get("progress_overlap") is False]
-        prog_txt = (f"; D's parallelism interval does not exceed 1 + {m:g} at "
-                    + ", ".join(_tt(p.name) for p in no_prog) if no_prog else "")
+        prog_txt = (
+            f"; D's parallelism interval does not exceed 1 + {m:g} at " + ", ".join(_tt(p.name) for p in no_prog)
+            if no_prog
+            else ""
+        )
         sents.append(f"\\item Sweep {_tt(sweep)}, workload {_tt(wl)}, D/C in x order: {seq}. {verdict}{prog_txt}.")
     if not sents:
         return "No sweep has two or more points of one workload, so where overlap stops paying is not measured."
-    return ("Along each swept variable (* marks a point without a verdict: its interval is shown, not read as "
-            "a verdict):\n\\begin{itemize}\n" + "\n".join(sents) + "\n\\end{itemize}")
+    return (
+        "Along each swept variable (* marks a point without a verdict: its interval is shown, not read as "
+        "a verdict):\n\\begin{itemize}\n" + "\n".join(sents) + "\n\\end{itemize}"
+    )
 
 
 def answers_tex(doc: Mapping, b_note: str = "") -> str:
     """The answers subsection bodies as one LaTeX file (input after a heading
     per question, see paper/main.tex: macros ``\\hxAnswerC`` ...)."""
     if emulated_results(doc.get("target"), doc=doc):
-        return ("% Generated by hxfuse.answers; do not edit.\n"
-                "\\newcommand{\\hxAnswerSummary}{Target " + _tt(doc.get("target", "?"))
-                + " is emulated: its timings answer no question.}\n")
+        return (
+            "% Generated by hxfuse.answers; do not edit.\n"
+            "\\newcommand{\\hxAnswerSummary}{Target "
+            + _tt(doc.get("target", "?"))
+            + " is emulated: its timings answer no question.}\n"
+        )
     if "verdicts" not in doc:
         raise ValueError("summary.json has no 'verdicts' list: not written by the aggregate rule")
     m = float((doc.get("analysis") or {}).get("min_effect", 0.03))
     a = answers(doc["verdicts"], m, doc.get("target", "host"), b_note)
-    names = {"C": "hxAnswerC", "A": "hxAnswerA", "B": "hxAnswerB", "stop": "hxAnswerStop",
-             "inconclusive": "hxAnswerInconclusive", "summary": "hxAnswerSummary"}
+    names = {
+        "C": "hxAnswerC",
+        "A": "hxAnswerA",
+        "B": "hxAnswerB",
+        "stop": "hxAnswerStop",
+        "inconclusive": "hxAnswerInconclusive",
+        "summary": "hxAnswerSummary",
+    }
     lines = ["% Generated by hxfuse.answers (rule `paper_sections`); do not edit."]
     for k, name in names.items():
         lines.append(rf"\newcommand{{\{name}}}{{%" + "\n" + a[k] + "}")
@@ -268,17 +329,24 @@ def external_sentence(rows: Sequence[Mapping]) -> str:
 
     def name(r):
         v, lo, hi = (float(r[f"speedup_D_over_B_ort{k}"]) for k in ("", "_lo", "_hi"))
-        return rf"\texttt{{{tex_escape(r.get('sweep', ''))}/{tex_escape(r.get('workload', ''))}/" \
-               rf"{tex_escape(r.get('point', ''))}}} ({v:.2f} [{lo:.2f}, {hi:.2f}])"
+        return (
+            rf"\texttt{{{tex_escape(r.get('sweep', ''))}/{tex_escape(r.get('workload', ''))}/"
+            rf"{tex_escape(r.get('point', ''))}}} ({v:.2f} [{lo:.2f}, {hi:.2f}])"
+        )
 
     word = {"<": "D faster than B\\textsubscript{ort}", ">": "D slower", "~": "no different", "?": "undetermined"}
-    parts = [f"{word.get(s, s)} on {len(c[s])}"
-             + (f" ({', '.join(name(r) for r in c[s][:6])})" if c[s] else "") for s in c if c[s]]
+    parts = [
+        f"{word.get(s, s)} on {len(c[s])}" + (f" ({', '.join(name(r) for r in c[s][:6])})" if c[s] else "")
+        for s in c
+        if c[s]
+    ]
     loaded = sum(str(r.get("loaded")).lower() == "true" for r in rows)
     backend = tex_escape(str(rows[0].get("backend") or "ONNX Runtime"))
-    return (f"Against a real backend's concurrency ({backend}: the same tasks as three sessions run from "
-            f"three threads, B\\textsubscript{{ort}}), over {len(rows)} points: " + "; ".join(parts) + ". "
-            f"The machine was loaded during {loaded} of these {len(rows)} comparisons, and ONNX Runtime's "
-            f"kernels run at their own speed, so D against B\\textsubscript{{ort}} mixes kernel speed with "
-            f"scheduling: the ratio alone is not read as a verdict; the table's reading against "
-            f"B\\textsubscript{{ort}} is read with the kernel ratios beside it.")
+    return (
+        f"Against a real backend's concurrency ({backend}: the same tasks as three sessions run from "
+        f"three threads, B\\textsubscript{{ort}}), over {len(rows)} points: " + "; ".join(parts) + ". "
+        f"The machine was loaded during {loaded} of these {len(rows)} comparisons, and ONNX Runtime's "
+        f"kernels run at their own speed, so D against B\\textsubscript{{ort}} mixes kernel speed with "
+        f"scheduling: the ratio alone is not read as a verdict; the table's reading against "
+        f"B\\textsubscript{{ort}} is read with the kernel ratios beside it."
+    )

@@ -17,6 +17,7 @@
   any point (KEY: DA, DB, DC, CA, BA, TA, TD, eta).
 - ``figures.tex``: the figure environments the paper inputs.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,12 +30,27 @@ import pandas as pd
 
 from .targets import emulated_results, is_emulated  # whose timings are not performance
 
-SPEEDUPS = [("DA", "D", "speedup_over_A"), ("DB", "D", "speedup_over_B"),
-            ("DC", "D", "speedup_over_C"), ("CA", "C", "speedup_over_A"),
-            ("BA", "B", "speedup_over_A")]
-_TEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                "\\": r"\textbackslash{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+SPEEDUPS = [
+    ("DA", "D", "speedup_over_A"),
+    ("DB", "D", "speedup_over_B"),
+    ("DC", "D", "speedup_over_C"),
+    ("CA", "C", "speedup_over_A"),
+    ("BA", "B", "speedup_over_A"),
+]
+_TEX_SPECIAL = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
 
 
 def tex_escape(s) -> str:
@@ -95,8 +111,7 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
         return rows
     emulated = emulated_results(target, table=summary)
     by = _rows_of(summary)
-    order = {(s, p["name"]): (i, j) for i, (s, sw) in enumerate(sweeps.items())
-             for j, p in enumerate(sw["points"])}
+    order = {(s, p["name"]): (i, j) for i, (s, sw) in enumerate(sweeps.items()) for j, p in enumerate(sw["points"])}
     d = by["D"].copy()
     d["_o"] = [order.get((s, p), (99, 99)) for s, p in zip(d["sweep"], d["point"])]
     wl_order = {"mv": 0, "md": 1, "mvd": 2}
@@ -104,17 +119,26 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
     d = d.sort_values(["_w", "_o"], kind="stable")
     for r in d.to_dict(orient="records"):
         key = (r["point_id"], r["workload"])
+
         def grp(g, col):
             s = by[g]
             s = s[(s["point_id"] == key[0]) & (s["workload"] == key[1])]
             return s[col].iloc[0] if len(s) and col in s else math.nan
+
         ok = bool(r.get("point_ok", True))
-        row = {"target": tex_escape(target), "sweep": tex_escape(r["sweep"]),
-               "workload": tex_escape(r["workload"]), "point": tex_escape(r.get("label", r["point"])),
-               "x": f"{float(r['x']):g}", "ok": ok, "emulated": emulated,
-               "reason": tex_escape(str(r.get("excluded_reason", "") or "")[:60])}
-        row["status"] = ("correct (emulated, timings not performance)" if emulated and ok
-                         else "correct" if ok else "failed")
+        row = {
+            "target": tex_escape(target),
+            "sweep": tex_escape(r["sweep"]),
+            "workload": tex_escape(r["workload"]),
+            "point": tex_escape(r.get("label", r["point"])),
+            "x": f"{float(r['x']):g}",
+            "ok": ok,
+            "emulated": emulated,
+            "reason": tex_escape(str(r.get("excluded_reason", "") or "")[:60]),
+        }
+        row["status"] = (
+            "correct (emulated, timings not performance)" if emulated and ok else "correct" if ok else "failed"
+        )
         if ok and not emulated:
             row["TA"] = fmt_ms(grp("A", "makespan_ns"))
             row["TD"] = fmt_ms(r["makespan_ns"])
@@ -132,23 +156,33 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
                 row["verdict"] += rf" ({int(r['device_fallbacks'])} device fallbacks)"
             # evidence behind the verdict (group D): per-task slowdown, host
             # versus device time, engine overlap, control cost, scratch peak
-            row["slowdown"] = " ".join(rf"{t}\,{fmt(r.get(f'{t}_slowdown'))}" for t in "MVD"
-                                       if _finite(r.get(f"{t}_slowdown")))
+            row["slowdown"] = " ".join(
+                rf"{t}\,{fmt(r.get(f'{t}_slowdown'))}" for t in "MVD" if _finite(r.get(f"{t}_slowdown"))
+            )
             row["submit_us"] = fmt(_us(r.get("host_submit_ns")), 1)
             row["wait_ms"] = fmt_ms(r.get("host_wait_ns"))
             row["device_ms"] = fmt_ms(r.get("device_ns"))
             row["overlap"] = fmt(r.get("overlap_max"))
-            row["run_share"] = " ".join(rf"{t}\,{fmt(r.get(f'{t}_run_share'))}" for t in "MVD"
-                                        if _finite(r.get(f"{t}_run_share")))
+            row["run_share"] = " ".join(
+                rf"{t}\,{fmt(r.get(f'{t}_run_share'))}" for t in "MVD" if _finite(r.get(f"{t}_run_share"))
+            )
             queue = [r.get(f"{t}_queue_ns") for t in "MVD" if _finite(r.get(f"{t}_queue_ns"))]
             row["queue_ms"] = fmt_ms(max(queue)) if queue else "--"
             row["ctrl_us"] = fmt(_us(r.get("control_overhead_ns")), 1)
             row["scratch_mib"] = fmt(_finite(r.get("scratch_peak_bytes")) and r["scratch_peak_bytes"] / 2**20, 1)
         else:
             mark = r"\emph{correct (emulated)}" if emulated and ok else r"\emph{failed}"
-            row.update({"TA": mark, "TD": "", "eta": "", "eta_bound": "", "par": "",
-                        "verdict": "excluded" if not ok else "--",
-                        **{k: "" for k, _, _ in SPEEDUPS}})
+            row.update(
+                {
+                    "TA": mark,
+                    "TD": "",
+                    "eta": "",
+                    "eta_bound": "",
+                    "par": "",
+                    "verdict": "excluded" if not ok else "--",
+                    **{k: "" for k, _, _ in SPEEDUPS},
+                }
+            )
         rows.append(row)
     return rows
 
@@ -157,10 +191,12 @@ def emulated_caption(targets: Sequence[str]) -> str:
     if not targets:
         return ""
     names = ", ".join(rf"\texttt{{{tex_escape(t)}}}" for t in targets)
-    return (rf"  Target{'s' if len(targets) > 1 else ''} {names} "
-            r"\textbf{EMULATED} (QEMU, a functional model): every point was checked correct "
-            r"(outputs equal to numpy exactly); its timings are not Hexagon performance, so no "
-            r"timing, speedup, efficiency or verdict is shown.")
+    return (
+        rf"  Target{'s' if len(targets) > 1 else ''} {names} "
+        r"\textbf{EMULATED} (QEMU, a functional model): every point was checked correct "
+        r"(outputs equal to numpy exactly); its timings are not Hexagon performance, so no "
+        r"timing, speedup, efficiency or verdict is shown."
+    )
 
 
 def _template(template: str | Path):
@@ -169,22 +205,37 @@ def _template(template: str | Path):
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(template).parent)),
-        block_start_string="<%", block_end_string="%>",
-        variable_start_string="<<", variable_end_string=">>",
-        comment_start_string="<#", comment_end_string="#>",
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined, autoescape=False,
+        block_start_string="<%",
+        block_end_string="%>",
+        variable_start_string="<<",
+        variable_end_string=">>",
+        comment_start_string="<#",
+        comment_end_string="#>",
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
     )
     return env.get_template(Path(template).name)
 
 
-def render_table(rows: list[dict], template: str | Path, caption_extra: str = "",
-                 failed: Sequence[dict] = (), min_effect: float = 0.03) -> str:
+def render_table(
+    rows: list[dict],
+    template: str | Path,
+    caption_extra: str = "",
+    failed: Sequence[dict] = (),
+    min_effect: float = 0.03,
+) -> str:
     tpl = _template(template)
     targets = list(dict.fromkeys(r["target"] for r in rows))
-    return tpl.render(rows=rows, caption_extra=caption_extra, targets=targets,
-                      min_effect_pct=f"{100 * float(min_effect):g}",
-                      failed=[{k: tex_escape(v) for k, v in f.items()} for f in failed])
+    return tpl.render(
+        rows=rows,
+        caption_extra=caption_extra,
+        targets=targets,
+        min_effect_pct=f"{100 * float(min_effect):g}",
+        failed=[{k: tex_escape(v) for k, v in f.items()} for f in failed],
+    )
 
 
 def _csname(key: str) -> str:
@@ -192,11 +243,13 @@ def _csname(key: str) -> str:
 
 
 def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: dict) -> str:
-    lines = ["% Generated by hxfuse.latex (rule `table`); do not edit.",
-             r"\providecommand{\hxspd}[3]{#1\,{\scriptsize[#2,\,#3]}}",
-             r"\makeatletter",
-             r"\newcommand{\hxval}[1]{\@ifundefined{hx@v@#1}{\textbf{??}}{\@nameuse{hx@v@#1}}}",
-             r"\makeatother"]
+    lines = [
+        "% Generated by hxfuse.latex (rule `table`); do not edit.",
+        r"\providecommand{\hxspd}[3]{#1\,{\scriptsize[#2,\,#3]}}",
+        r"\makeatletter",
+        r"\newcommand{\hxval}[1]{\@ifundefined{hx@v@#1}{\textbf{??}}{\@nameuse{hx@v@#1}}}",
+        r"\makeatother",
+    ]
 
     def define(name: str, value: str) -> None:
         lines.append(rf"\newcommand{{\{name}}}{{{value}}}")
@@ -208,8 +261,7 @@ def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: di
     n_failed = sum(len(d.get("failed_points", [])) for d in docs.values())
     prov = next(iter(docs.values()), {}).get("provenance", {}) if docs else {}
     commit = (prov.get("git_commit") or "unknown")[:10]
-    dirty = any(g.get("git_dirty") for d in docs.values()
-                for g in d.get("provenance", {}).get("points_git", []))
+    dirty = any(g.get("git_dirty") for d in docs.values() for g in d.get("provenance", {}).get("points_git", []))
     define("hxNpoints", str(n_points))
     define("hxNfailed", str(n_failed))
     define("hxConfigHash", tex_escape(prov.get("config_hash", "unknown")))
@@ -222,8 +274,12 @@ def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: di
             continue
         letters = re.sub(r"[^A-Za-z]", "", target.title())
         emulated = emulated_results(target, table=s)
-        for g, col, key in (("D", "speedup_over_A", "DA"), ("D", "speedup_over_C", "DC"),
-                            ("D", "speedup_over_B", "DB"), ("C", "speedup_over_A", "CA")):
+        for g, col, key in (
+            ("D", "speedup_over_A", "DA"),
+            ("D", "speedup_over_C", "DC"),
+            ("D", "speedup_over_B", "DB"),
+            ("C", "speedup_over_A", "CA"),
+        ):
             sub = s[(s["group"] == g) & s["point_ok"].astype(bool)]
             for w, ws in sub.groupby("workload"):
                 vals = pd.to_numeric(ws[col], errors="coerce").dropna()
@@ -238,8 +294,7 @@ def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: di
             base = f"{target}/{r['point_id']}"
             if r["group"] == "D":
                 for key, g, col in SPEEDUPS:
-                    gs = s[(s["group"] == g) & (s["point_id"] == r["point_id"])
-                           & (s["workload"] == r["workload"])]
+                    gs = s[(s["group"] == g) & (s["point_id"] == r["point_id"]) & (s["workload"] == r["workload"])]
                     if len(gs) and _finite(gs[col].iloc[0]) and not emulated:
                         val(f"{base}/{key}", fmt(gs[col].iloc[0]))
                         val(f"{base}/{key}lo", fmt(gs[f"{col}_lo"].iloc[0]))
@@ -251,8 +306,9 @@ def macros(summaries: dict[str, pd.DataFrame], docs: dict[str, dict], sweeps: di
     return "\n".join(lines) + "\n"
 
 
-def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] = (),
-                emulated: Sequence[str] = ()) -> str:
+def figures_tex(
+    targets: Sequence[str], sweeps: dict, timelines: Sequence[str] = (), emulated: Sequence[str] = ()
+) -> str:
     """Figure environments for the paper (paths relative to paper/).  Emulated
     targets get no speedup or slowdown figure (their timings are not
     performance); their timelines say EMULATED in the caption."""
@@ -264,32 +320,60 @@ def figures_tex(targets: Sequence[str], sweeps: dict, timelines: Sequence[str] =
             continue
         for s, sw in sweeps.items():
             title = tex_escape(sw.get("title", s))
-            for kind, cap in (("speedup", "Paired speedups T\\textsubscript{Y}/T\\textsubscript{X} "
-                                          "(median and bootstrap 95\\% interval over rounds); "
-                                          "dashed line: no difference."),
-                              ("slowdown", "Per-task slowdown $T_i^X/T_i$ per group (median and "
-                                           "bootstrap 95\\% interval over rounds).")):
-                out += [r"\begin{figure}[tbp]", r"\centering",
-                        rf"\includegraphics[width=\linewidth]{{../results/{t}/figures/{kind}_{s}.pdf}}",
-                        rf"\caption{{{title}, target \texttt{{{tex_escape(t)}}}. {cap}}}",
-                        rf"\label{{fig:{kind}-{t}-{s}}}", r"\end{figure}", ""]
+            for kind, cap in (
+                (
+                    "speedup",
+                    "Paired speedups T\\textsubscript{Y}/T\\textsubscript{X} "
+                    "(median and bootstrap 95\\% interval over rounds); "
+                    "dashed line: no difference.",
+                ),
+                (
+                    "slowdown",
+                    "Per-task slowdown $T_i^X/T_i$ per group (median and bootstrap 95\\% interval over rounds).",
+                ),
+            ):
+                out += [
+                    r"\begin{figure}[tbp]",
+                    r"\centering",
+                    rf"\includegraphics[width=\linewidth]{{../results/{t}/figures/{kind}_{s}.pdf}}",
+                    rf"\caption{{{title}, target \texttt{{{tex_escape(t)}}}. {cap}}}",
+                    rf"\label{{fig:{kind}-{t}-{s}}}",
+                    r"\end{figure}",
+                    "",
+                ]
     for tl in timelines:
         parts = Path(tl).with_suffix("").parts  # results/<t>/figures/timeline/<s>/<w>/<p>
         t, s, w, p = parts[1], parts[-3], parts[-2], parts[-1]
-        emu = (r" \textbf{EMULATED} (QEMU): functional only, the durations are not performance."
-               if t in emulated or is_emulated(t) else "")
-        out += [r"\begin{figure}[tbp]", r"\centering",
-                rf"\includegraphics[width=0.85\linewidth]{{../{tl}}}",
-                rf"\caption{{Timeline of the median round of each group, target \texttt{{{tex_escape(t)}}}, "
-                rf"sweep {tex_escape(s)}, workload {tex_escape(w)}, point {tex_escape(p)}.{emu}}}",
-                rf"\label{{fig:timeline-{t}-{s}-{w}-{p}}}", r"\end{figure}", ""]
+        emu = (
+            r" \textbf{EMULATED} (QEMU): functional only, the durations are not performance."
+            if t in emulated or is_emulated(t)
+            else ""
+        )
+        out += [
+            r"\begin{figure}[tbp]",
+            r"\centering",
+            rf"\includegraphics[width=0.85\linewidth]{{../{tl}}}",
+            rf"\caption{{Timeline of the median round of each group, target \texttt{{{tex_escape(t)}}}, "
+            rf"sweep {tex_escape(s)}, workload {tex_escape(w)}, point {tex_escape(p)}.{emu}}}",
+            rf"\label{{fig:timeline-{t}-{s}-{w}-{p}}}",
+            r"\end{figure}",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
-def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template: str,
-              sweeps: dict, out_table: str, out_macros: str, out_figures: str,
-              timelines_in_paper: int = 3, evidence_template: str | None = None,
-              out_evidence: str | None = None) -> None:
+def write_all(
+    summaries: Sequence[str],
+    summaries_json: Sequence[str],
+    template: str,
+    sweeps: dict,
+    out_table: str,
+    out_macros: str,
+    out_figures: str,
+    timelines_in_paper: int = 3,
+    evidence_template: str | None = None,
+    out_evidence: str | None = None,
+) -> None:
     tabs, docs = {}, {}
     for csv, js in zip(summaries, summaries_json):
         doc = json.loads(Path(js).read_text())
@@ -300,19 +384,26 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
             tabs[target] = pd.DataFrame()
         docs[target] = doc
     rows = [r for t, s in tabs.items() for r in table_rows(s, sweeps, t)]
-    failed = [{"target": f["target"], "point": f["point_id"], "reason": f["reason"][:90]}
-              for d in docs.values() for f in d.get("failed_points", [])]
+    failed = [
+        {"target": f["target"], "point": f["point_id"], "reason": f["reason"][:90]}
+        for d in docs.values()
+        for f in d.get("failed_points", [])
+    ]
     Path(out_table).parent.mkdir(parents=True, exist_ok=True)
     emulated = [t for t, s in tabs.items() if emulated_results(t, table=s, doc=docs[t])]
     effects = {float((d.get("analysis") or {}).get("min_effect", 0.03)) for d in docs.values()} or {0.03}
     if len(effects) > 1:
         raise ValueError(f"targets were summarised with different analysis.min_effect values: {sorted(effects)}")
     min_effect = effects.pop()
-    Path(out_table).write_text(render_table(rows, template, caption_extra=emulated_caption(emulated),
-                                            failed=failed, min_effect=min_effect))
+    Path(out_table).write_text(
+        render_table(rows, template, caption_extra=emulated_caption(emulated), failed=failed, min_effect=min_effect)
+    )
     if evidence_template and out_evidence:
-        Path(out_evidence).write_text(render_table(rows, evidence_template, caption_extra=emulated_caption(emulated),
-                                                   failed=failed, min_effect=min_effect))
+        Path(out_evidence).write_text(
+            render_table(
+                rows, evidence_template, caption_extra=emulated_caption(emulated), failed=failed, min_effect=min_effect
+            )
+        )
     Path(out_macros).write_text(macros(tabs, docs, sweeps))
     # the timeline of the "similar"-like middle point of each workload of the first sweep
     timelines = []
@@ -322,8 +413,7 @@ def write_all(summaries: Sequence[str], summaries_json: Sequence[str], template:
             mid = pts[len(pts) // 2]["name"]
             for w in sw["workloads"]:
                 timelines.append(f"results/{t}/figures/timeline/{s}/{w}/{mid}.pdf")
-    Path(out_figures).write_text(figures_tex(list(tabs), sweeps, timelines[:timelines_in_paper],
-                                             emulated=emulated))
+    Path(out_figures).write_text(figures_tex(list(tabs), sweeps, timelines[:timelines_in_paper], emulated=emulated))
 
 
 def _rel_mark(rel) -> str:
@@ -335,17 +425,29 @@ def external_rows(df: pd.DataFrame) -> list[dict]:
     """Rows of the external-B table (one per point x workload of external.csv)."""
     rows = []
     for r in df.to_dict(orient="records"):
+
         def cell(name):
             return spd_cell(r.get(name), r.get(f"{name}_lo"), r.get(f"{name}_hi")) + _rel_mark(r.get(f"{name}_rel"))
-        kernel = " ".join(rf"{t}\,{fmt(r.get(f'kernel_ratio_{t}'))}" for t in "MVD"
-                          if _finite(r.get(f"kernel_ratio_{t}")))
-        rows.append({"workload": tex_escape(r.get("workload", "")), "point": tex_escape(r.get("point", "")),
-                     "reps": f"{int(r.get('replicates_runner', 0))}/{int(r.get('replicates_ort', 0))}",
-                     "DB": cell("speedup_D_over_B_ort"), "DA": cell("speedup_D_over_A_ort"),
-                     "BA": cell("speedup_B_ort_over_A_ort"), "GA": cell("speedup_B_ort_graph_over_A_ort"),
-                     "kernel": kernel or "--",
-                     "verdict": (verdict_tex(r.get("verdict_vs_B_ort_key", ""))
-                                 + (r", D$\sim$B" if str(r.get("verdict_vs_B_ort", "")).endswith("; D ~ B") else ""))})
+
+        kernel = " ".join(
+            rf"{t}\,{fmt(r.get(f'kernel_ratio_{t}'))}" for t in "MVD" if _finite(r.get(f"kernel_ratio_{t}"))
+        )
+        rows.append(
+            {
+                "workload": tex_escape(r.get("workload", "")),
+                "point": tex_escape(r.get("point", "")),
+                "reps": f"{int(r.get('replicates_runner', 0))}/{int(r.get('replicates_ort', 0))}",
+                "DB": cell("speedup_D_over_B_ort"),
+                "DA": cell("speedup_D_over_A_ort"),
+                "BA": cell("speedup_B_ort_over_A_ort"),
+                "GA": cell("speedup_B_ort_graph_over_A_ort"),
+                "kernel": kernel or "--",
+                "verdict": (
+                    verdict_tex(r.get("verdict_vs_B_ort_key", ""))
+                    + (r", D$\sim$B" if str(r.get("verdict_vs_B_ort", "")).endswith("; D ~ B") else "")
+                ),
+            }
+        )
     return rows
 
 
@@ -358,8 +460,10 @@ def write_external_table(csv: str | Path, template: str | Path, out: str | Path)
     effects = set(pd.to_numeric(df.get("min_effect", pd.Series([0.03])), errors="coerce").dropna()) or {0.03}
     backend = str(df["backend"].dropna().iloc[0]) if "backend" in df and df["backend"].notna().any() else "ONNX Runtime"
     text = _template(template).render(
-        rows=external_rows(df), backend=tex_escape(backend),
+        rows=external_rows(df),
+        backend=tex_escape(backend),
         min_effect_pct=f"{100 * float(max(effects)):g}",
-        loaded=bool(df.get("loaded", pd.Series([], dtype=bool)).astype(str).str.lower().eq("true").any()))
+        loaded=bool(df.get("loaded", pd.Series([], dtype=bool)).astype(str).str.lower().eq("true").any()),
+    )
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(text)

@@ -16,6 +16,7 @@ known answers: parallelism about 1 and about 2.
 Usage: ``python3 -m hxfuse.mechanism RUNNER OUT.json`` (runs every check,
 about 10-30 s on two cores).
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,7 @@ class RunnerError(RuntimeError):
 def _run(runner: Path, out: Path, *args: str, timeout: float = 120):
     if not Path(runner).is_file():
         raise RunnerError(f"runner {runner} does not exist (build it: make -C kernels TARGET=host)")
-    proc = subprocess.run([str(runner), "--out", str(out), *args], capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run([str(runner), "--out", str(out), *args], capture_output=True, text=True, timeout=timeout)
     # the runner's exit status judges an unfinished run (_ok): a cut last line
     # is dropped and a missing end record is no error here
     try:
@@ -67,8 +67,15 @@ def _ok(proc, recs, what: str):
 
 
 def _trials(recs, group=None, workload=None):
-    return [r for r in recs if r["record"] == "trial" and not r["empty"] and not r["warmup"]
-            and (group is None or r["group"] == group) and (workload is None or r["workload"] == workload)]
+    return [
+        r
+        for r in recs
+        if r["record"] == "trial"
+        and not r["empty"]
+        and not r["warmup"]
+        and (group is None or r["group"] == group)
+        and (workload is None or r["workload"] == workload)
+    ]
 
 
 def _task(trial, name):
@@ -80,54 +87,139 @@ def _result(ok: bool) -> str:
 
 
 def check_async_launch(runner: Path, tmp: Path) -> dict:
-    recs = _ok(*_run(runner, tmp / "a.jsonl", "--workloads", "mv", "--groups", "D", "--calibrate",
-                     "M=20000,V=2000", "--warmup", "0", "--rounds", "5"), "async launch")
+    recs = _ok(
+        *_run(
+            runner,
+            tmp / "a.jsonl",
+            "--workloads",
+            "mv",
+            "--groups",
+            "D",
+            "--calibrate",
+            "M=20000,V=2000",
+            "--warmup",
+            "0",
+            "--rounds",
+            "5",
+        ),
+        "async launch",
+    )
     ts = _trials(recs, "D", "mv")
     # M launched (not necessarily started: on a loaded machine its thread may
     # wait for a core) before V ran, and V ended and reached the host while M
     # was still outstanding: the entry did not wait for M
-    inside = [_task(t, "M")["launch"] <= _task(t, "V")["begin"] and _task(t, "V")["end"] < _task(t, "M")["end"]
-              and _task(t, "V")["host_seen"] < _task(t, "M")["end"] for t in ts]
+    inside = [
+        _task(t, "M")["launch"] <= _task(t, "V")["begin"]
+        and _task(t, "V")["end"] < _task(t, "M")["end"]
+        and _task(t, "V")["host_seen"] < _task(t, "M")["end"]
+        for t in ts
+    ]
     lead = statistics.median((_task(t, "M")["end"] - _task(t, "V")["host_seen"]) / 1e3 for t in ts)
-    return {"result": _result(bool(ts) and all(inside)),
-            "numbers": {"trials": len(ts), "trials_ok": sum(inside), "M_us": 20000, "V_us": 2000,
-                        "V_seen_before_M_end_us": round(lead, 1)},
-            "shown": f"{sum(inside)}/{len(ts)} D trials: V (2 ms of CPU time) ended and was seen by the host "
-                     f"{lead / 1e3:.1f} ms (median, wall clock) before M (20 ms of CPU time) ended"}
+    return {
+        "result": _result(bool(ts) and all(inside)),
+        "numbers": {
+            "trials": len(ts),
+            "trials_ok": sum(inside),
+            "M_us": 20000,
+            "V_us": 2000,
+            "V_seen_before_M_end_us": round(lead, 1),
+        },
+        "shown": f"{sum(inside)}/{len(ts)} D trials: V (2 ms of CPU time) ended and was seen by the host "
+        f"{lead / 1e3:.1f} ms (median, wall clock) before M (20 ms of CPU time) ended",
+    }
 
 
 def check_wait_does_not_block(runner: Path, tmp: Path) -> dict:
-    recs = _ok(*_run(runner, tmp / "b.jsonl", "--workloads", "mvd", "--groups", "C,D", "--calibrate",
-                     "M=20000,V=100,D=2000", "--warmup", "0", "--rounds", "5"), "wait")
+    recs = _ok(
+        *_run(
+            runner,
+            tmp / "b.jsonl",
+            "--workloads",
+            "mvd",
+            "--groups",
+            "C,D",
+            "--calibrate",
+            "M=20000,V=100,D=2000",
+            "--warmup",
+            "0",
+            "--rounds",
+            "5",
+        ),
+        "wait",
+    )
     d_ok, c_ok = [], []
     for t in _trials(recs, "D", "mvd"):
         wait = next(w for w in t["waits"] if w["who"] == "vec" and w["on"] == "eM")
         d_ok.append(_task(t, "D")["end"] < wait["end"] and _task(t, "D")["end"] < _task(t, "M")["end"])
     for t in _trials(recs, "C", "mvd"):
         c_ok.append(_task(t, "D")["begin"] >= _task(t, "M")["end"])
-    return {"result": _result(bool(d_ok) and all(d_ok) and bool(c_ok) and all(c_ok)),
-            "numbers": {"D_trials": len(d_ok), "D_trials_ok": sum(d_ok), "C_trials": len(c_ok),
-                        "C_trials_serial": sum(c_ok)},
-            "shown": f"D finished during the control thread's wait on M in {sum(d_ok)}/{len(d_ok)} D trials; "
-                     f"C's barrier ran it after M in {sum(c_ok)}/{len(c_ok)}"}
+    return {
+        "result": _result(bool(d_ok) and all(d_ok) and bool(c_ok) and all(c_ok)),
+        "numbers": {
+            "D_trials": len(d_ok),
+            "D_trials_ok": sum(d_ok),
+            "C_trials": len(c_ok),
+            "C_trials_serial": sum(c_ok),
+        },
+        "shown": f"D finished during the control thread's wait on M in {sum(d_ok)}/{len(d_ok)} D trials; "
+        f"C's barrier ran it after M in {sum(c_ok)}/{len(c_ok)}",
+    }
 
 
 def check_publication(runner: Path, tmp: Path, rounds: int = 1500) -> dict:
-    recs = _ok(*_run(runner, tmp / "c.jsonl", "--workloads", "mvd", "--groups", "B,D", "--m-shape", "16,16,16",
-                     "--v-shape", "8,64", "--d-shape", "16,64", "--check-at-publish", "--warmup", "0",
-                     "--rounds", str(rounds)), "publication")
+    recs = _ok(
+        *_run(
+            runner,
+            tmp / "c.jsonl",
+            "--workloads",
+            "mvd",
+            "--groups",
+            "B,D",
+            "--m-shape",
+            "16,16,16",
+            "--v-shape",
+            "8,64",
+            "--d-shape",
+            "16,64",
+            "--check-at-publish",
+            "--warmup",
+            "0",
+            "--rounds",
+            str(rounds),
+        ),
+        "publication",
+    )
     work = [t for t in recs if t["record"] == "trial" and not t["empty"]]
     bad = sum(not t["checksums_ok"] for t in work)
     mism = int(recs[-1].get("checksum_mismatches", -1))
-    return {"result": _result(len(work) >= rounds and bad == 0 and mism == 0),
-            "numbers": {"trials": len(work), "trials_bad": bad, "checksum_mismatches": mism},
-            "shown": f"{len(work)} trials of B and D: the host checksummed each task's outputs right after "
-                     f"its completion event; {bad} mismatched"}
+    return {
+        "result": _result(len(work) >= rounds and bad == 0 and mism == 0),
+        "numbers": {"trials": len(work), "trials_bad": bad, "checksum_mismatches": mism},
+        "shown": f"{len(work)} trials of B and D: the host checksummed each task's outputs right after "
+        f"its completion event; {bad} mismatched",
+    }
 
 
 def check_c_equals_d(runner: Path, tmp: Path) -> dict:
-    recs = _ok(*_run(runner, tmp / "d.jsonl", "--workloads", "mv,md,mvd", "--m-shape", "64,64,64",
-                     "--v-shape", "64,256", "--d-shape", "64,256", "--warmup", "1", "--rounds", "5"), "C = D")
+    recs = _ok(
+        *_run(
+            runner,
+            tmp / "d.jsonl",
+            "--workloads",
+            "mv,md,mvd",
+            "--m-shape",
+            "64,64,64",
+            "--v-shape",
+            "64,256",
+            "--d-shape",
+            "64,256",
+            "--warmup",
+            "1",
+            "--rounds",
+            "5",
+        ),
+        "C = D",
+    )
     verified, conflicting = {}, 0
     for v in (r for r in recs if r["record"] == "verify"):
         for name, cs in v["checksums"].items():
@@ -138,27 +230,31 @@ def check_c_equals_d(runner: Path, tmp: Path) -> dict:
             for x in t["tasks"]:
                 compared += 1
                 mism += x["checksum"] != verified.get(x["task"])
-    return {"result": _result(compared > 0 and mism == 0 and conflicting == 0),
-            "numbers": {"task_outputs_compared": compared, "mismatches": mism},
-            "shown": f"{compared} task outputs of C and D trials (mv, md, mvd) against the verified "
-                     f"checksums: {mism} differ"}
+    return {
+        "result": _result(compared > 0 and mism == 0 and conflicting == 0),
+        "numbers": {"task_outputs_compared": compared, "mismatches": mism},
+        "shown": f"{compared} task outputs of C and D trials (mv, md, mvd) against the verified "
+        f"checksums: {mism} differ",
+    }
 
 
 def check_rejections(runner: Path, tmp: Path) -> dict:
-    cases = [(["--inject-conflict", "V-out-aliases-M-out", "--rounds", "1"],
-              "range conflict between task M and task V"),
-             (["--inject-conflict", "D-dst-aliases-V-scratch", "--rounds", "1"],
-              "range conflict between task V and task D"),
-             (["--scratch-bytes", "1048576", "--rounds", "1"], "scratch overflow")]
+    cases = [
+        (["--inject-conflict", "V-out-aliases-M-out", "--rounds", "1"], "range conflict between task M and task V"),
+        (["--inject-conflict", "D-dst-aliases-V-scratch", "--rounds", "1"], "range conflict between task V and task D"),
+        (["--scratch-bytes", "1048576", "--rounds", "1"], "scratch overflow"),
+    ]
     codes, ok = [], []
     for i, (args, needle) in enumerate(cases):
         proc, recs = _run(runner, tmp / f"e{i}.jsonl", *args)
         codes.append(proc.returncode)
         ok.append(proc.returncode == 3 and needle in proc.stderr and recs is None)
-    return {"result": _result(all(ok)),
-            "numbers": {"cases": len(cases), "rejected": sum(ok), "exit_codes": codes},
-            "shown": f"{sum(ok)}/{len(cases)} bad plans (2 aliased buffers, 1 scratch overflow) refused "
-                     f"before any trial, exit status {sorted(set(codes))}, no output left"}
+    return {
+        "result": _result(all(ok)),
+        "numbers": {"cases": len(cases), "rejected": sum(ok), "exit_codes": codes},
+        "shown": f"{sum(ok)}/{len(cases)} bad plans (2 aliased buffers, 1 scratch overflow) refused "
+        f"before any trial, exit status {sorted(set(codes))}, no output left",
+    }
 
 
 def _busy_union_us(trial) -> float:
@@ -173,98 +269,182 @@ def check_calibration(runner: Path, tmp: Path, cores: int | None = None) -> dict
     elif cores >= 2:
         wl, cal, total, bound = "mv", "M=100,V=80", 180, 100
     else:
-        return {"result": "skipped", "reason": "needs at least two cores to overlap two engines", "numbers": {},
-                "shown": "skipped: one core"}
-    recs = _ok(*_run(runner, tmp / "f.jsonl", "--workloads", wl, "--groups", "C,D", "--calibrate", cal,
-                     "--affinity", "spread", "--warmup", "20", "--rounds", "200"), "calibration")
+        return {
+            "result": "skipped",
+            "reason": "needs at least two cores to overlap two engines",
+            "numbers": {},
+            "shown": "skipped: one core",
+        }
+    recs = _ok(
+        *_run(
+            runner,
+            tmp / "f.jsonl",
+            "--workloads",
+            wl,
+            "--groups",
+            "C,D",
+            "--calibrate",
+            cal,
+            "--affinity",
+            "spread",
+            "--warmup",
+            "20",
+            "--rounds",
+            "200",
+        ),
+        "calibration",
+    )
     med = lambda g, f: statistics.median(f(t) for t in _trials(recs, g, wl))
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1e3
     c_busy, d_busy, c_span, d_span = med("C", _busy_union_us), med("D", _busy_union_us), med("C", span), med("D", span)
     # C ~ sum; D within half the overlap opportunity of the bound; the entry
     # spans (which add wake-up latencies) only have to order D < C
     ok = c_busy >= 0.95 * total and d_busy <= bound + 0.5 * (total - bound) and d_span < c_span
-    return {"result": _result(ok),
-            "numbers": {"workload": wl, "tasks_us": cal, "sum_us": total, "bound_us": bound,
-                        "C_busy_us": round(c_busy, 1), "D_busy_us": round(d_busy, 1),
-                        "C_entry_us": round(c_span, 1), "D_entry_us": round(d_span, 1)},
-            "shown": f"{cal.replace(',', ', ')} us busy-waits: tasks' busy union C {c_busy:.0f} us "
-                     f"(sum {total}), D {d_busy:.0f} us (bound {bound}); entry C {c_span:.0f}, D {d_span:.0f} us"}
+    return {
+        "result": _result(ok),
+        "numbers": {
+            "workload": wl,
+            "tasks_us": cal,
+            "sum_us": total,
+            "bound_us": bound,
+            "C_busy_us": round(c_busy, 1),
+            "D_busy_us": round(d_busy, 1),
+            "C_entry_us": round(c_span, 1),
+            "D_entry_us": round(d_span, 1),
+        },
+        "shown": f"{cal.replace(',', ', ')} us busy-waits: tasks' busy union C {c_busy:.0f} us "
+        f"(sum {total}), D {d_busy:.0f} us (bound {bound}); entry C {c_span:.0f}, D {d_span:.0f} us",
+    }
 
 
-CALIBRATED_MV = ("--workloads", "mv", "--groups", "D", "--calibrate", "M=3000,V=3000", "--warmup", "3",
-                 "--rounds", "40")
+CALIBRATED_MV = (
+    "--workloads",
+    "mv",
+    "--groups",
+    "D",
+    "--calibrate",
+    "M=3000,V=3000",
+    "--warmup",
+    "3",
+    "--rounds",
+    "40",
+)
 
 
 def _parallelism(recs) -> float:
-    return statistics.median(sum(x["cpu_ns"] for x in t["tasks"]) / t["makespan_ns"]
-                             for t in _trials(recs, "D", "mv"))
+    return statistics.median(sum(x["cpu_ns"] for x in t["tasks"]) / t["makespan_ns"] for t in _trials(recs, "D", "mv"))
 
 
 def check_one_core(runner: Path, tmp: Path, cores: int | None = None) -> dict:
     cores = cores or os.cpu_count() or 1
     host = ["host=1"] if cores > 1 else []
-    recs = _ok(*_run(runner, tmp / "one.jsonl", *CALIBRATED_MV, "--affinity", ",".join(host + ["vec=0", "mx=0"])),
-               "one core")
+    recs = _ok(
+        *_run(runner, tmp / "one.jsonl", *CALIBRATED_MV, "--affinity", ",".join(host + ["vec=0", "mx=0"])), "one core"
+    )
     ts = _trials(recs, "D", "mv")
     placed = all({_task(t, n)[k] for n in "MV" for k in ("cpu_begin", "cpu_end")} <= {0, None} for t in ts)
     par = _parallelism(recs)
-    overlap = statistics.median(min(_task(t, "M")["end"], _task(t, "V")["end"])
-                                - max(_task(t, "M")["begin"], _task(t, "V")["begin"]) for t in ts) / 1e6
-    return {"result": _result(placed and par <= ONE_CORE_MAX),
-            "numbers": {"parallelism": round(par, 3), "limit": ONE_CORE_MAX, "wall_overlap_ms": round(overlap, 2),
-                        "trials": len(ts)},
-            "shown": f"M and V (3 ms each) pinned to core 0: parallelism {par:.2f} (known answer ~1, "
-                     f"limit {ONE_CORE_MAX}) although their spans overlapped {overlap:.1f} ms"}
+    overlap = (
+        statistics.median(
+            min(_task(t, "M")["end"], _task(t, "V")["end"]) - max(_task(t, "M")["begin"], _task(t, "V")["begin"])
+            for t in ts
+        )
+        / 1e6
+    )
+    return {
+        "result": _result(placed and par <= ONE_CORE_MAX),
+        "numbers": {
+            "parallelism": round(par, 3),
+            "limit": ONE_CORE_MAX,
+            "wall_overlap_ms": round(overlap, 2),
+            "trials": len(ts),
+        },
+        "shown": f"M and V (3 ms each) pinned to core 0: parallelism {par:.2f} (known answer ~1, "
+        f"limit {ONE_CORE_MAX}) although their spans overlapped {overlap:.1f} ms",
+    }
 
 
 def check_two_cores(runner: Path, tmp: Path, cores: int | None = None) -> dict:
     cores = cores or os.cpu_count() or 1
     if cores < 2:
-        return {"result": "skipped", "reason": "one core: parallel progress cannot be shown", "numbers": {},
-                "shown": "skipped: one core"}
+        return {
+            "result": "skipped",
+            "reason": "one core: parallel progress cannot be shown",
+            "numbers": {},
+            "shown": "skipped: one core",
+        }
     recs = _ok(*_run(runner, tmp / "two.jsonl", *CALIBRATED_MV, "--affinity", "host=0,vec=0,mx=1"), "two cores")
     ts = _trials(recs, "D", "mv")
     share = statistics.median(min(x["cpu_ns"] / max(1, x["end"] - x["launch"]) for x in t["tasks"]) for t in ts)
     par = _parallelism(recs)
-    nums = {"parallelism": round(par, 3), "limit": TWO_CORES_MIN, "run_share_from_launch": round(share, 3),
-            "trials": len(ts)}
+    nums = {
+        "parallelism": round(par, 3),
+        "limit": TWO_CORES_MIN,
+        "run_share_from_launch": round(share, 3),
+        "trials": len(ts),
+    }
     if share < FREE_CORE_SHARE:
         # other processes held the cores: the known answer does not apply
-        return {"result": "skipped", "numbers": nums,
-                "reason": f"fewer than two free cores: the tasks ran {share:.0%} of their time from launch to end",
-                "shown": f"skipped: cores busy with other work (tasks ran {share:.0%} of their time), "
-                         f"parallelism {par:.2f}"}
-    return {"result": _result(par >= TWO_CORES_MIN), "numbers": nums,
-            "shown": f"M on core 1, V on core 0 (3 ms each): parallelism {par:.2f} (known answer ~2, "
-                     f"limit {TWO_CORES_MIN})"}
+        return {
+            "result": "skipped",
+            "numbers": nums,
+            "reason": f"fewer than two free cores: the tasks ran {share:.0%} of their time from launch to end",
+            "shown": f"skipped: cores busy with other work (tasks ran {share:.0%} of their time), "
+            f"parallelism {par:.2f}",
+        }
+    return {
+        "result": _result(par >= TWO_CORES_MIN),
+        "numbers": nums,
+        "shown": f"M on core 1, V on core 0 (3 ms each): parallelism {par:.2f} (known answer ~2, "
+        f"limit {TWO_CORES_MIN})",
+    }
 
 
 # (key, claim, how it is shown, function) in the order the paper lists them
 CHECKS: list[tuple[str, str, str, Callable]] = [
-    ("async_launch", "async launch lets other work progress",
-     "group D, M 20 ms and V 2 ms CPU-time busy-waits: V ends and reaches the host inside M's interval",
-     check_async_launch),
-    ("wait_not_blocking", "a wait does not block unrelated engines",
-     "group D, mvd: the copy finishes while the control thread waits on M; C's barrier serialises it",
-     check_wait_does_not_block),
-    ("publication", "publication makes data visible",
-     "host checksums each task's outputs immediately after its completion event, B and D",
-     check_publication),
-    ("c_equals_d", "C and D give identical outputs",
-     "checksums of every C and D task output against the verified ones, three workloads",
-     check_c_equals_d),
-    ("rejections", "conflicts and overflows are rejected",
-     "injected aliasing of two tasks' buffers; a scratch arena too small for the plan",
-     check_rejections),
-    ("calibration", "calibration: D near the bound, C near the sum",
-     "busy-wait tasks of known length (the 100/80 us example), 200 rounds, engines spread",
-     check_calibration),
-    ("one_core", "one core: parallelism about 1",
-     "M and V pinned to the same core; progress = CPU time / makespan",
-     check_one_core),
-    ("two_cores", "two free cores: parallelism about 2",
-     "M and V pinned to two different cores",
-     check_two_cores),
+    (
+        "async_launch",
+        "async launch lets other work progress",
+        "group D, M 20 ms and V 2 ms CPU-time busy-waits: V ends and reaches the host inside M's interval",
+        check_async_launch,
+    ),
+    (
+        "wait_not_blocking",
+        "a wait does not block unrelated engines",
+        "group D, mvd: the copy finishes while the control thread waits on M; C's barrier serialises it",
+        check_wait_does_not_block,
+    ),
+    (
+        "publication",
+        "publication makes data visible",
+        "host checksums each task's outputs immediately after its completion event, B and D",
+        check_publication,
+    ),
+    (
+        "c_equals_d",
+        "C and D give identical outputs",
+        "checksums of every C and D task output against the verified ones, three workloads",
+        check_c_equals_d,
+    ),
+    (
+        "rejections",
+        "conflicts and overflows are rejected",
+        "injected aliasing of two tasks' buffers; a scratch arena too small for the plan",
+        check_rejections,
+    ),
+    (
+        "calibration",
+        "calibration: D near the bound, C near the sum",
+        "busy-wait tasks of known length (the 100/80 us example), 200 rounds, engines spread",
+        check_calibration,
+    ),
+    (
+        "one_core",
+        "one core: parallelism about 1",
+        "M and V pinned to the same core; progress = CPU time / makespan",
+        check_one_core,
+    ),
+    ("two_cores", "two free cores: parallelism about 2", "M and V pinned to two different cores", check_two_cores),
 ]
 
 

@@ -1010,87 +1010,14 @@ class Harness:
         tasks = WORKLOAD_TASKS.get(workload, (workload,))
         rec: dict[str, Any] = {"group": group, "workload": workload, "tasks": []}
         if group == "B_ort_graph":
-            sess = self.graphs[workload]
-            sess.poison()
-            t0 = time.time_ns()
-            self.graph_engine.submit(sess)
-            t1 = time.time_ns()
-            self.graph_engine.completions.get()
-            r = self.graph_engine.wait()
-            t2 = time.time_ns()
-            host.update(submit_begin=t0, submit_end=t1, wait_begin=t1, wait_end=t2, requests=1)
-            host["submits"].append(t1 - t0)
-            rec["_runs"] = [("graph:" + workload, r["run"])]
-            for t in tasks:
-                # the calling thread's CPU time cannot be split between the
-                # branches (nor does it include ORT's inter-op threads): null
-                rec["tasks"].append(
-                    {
-                        "task": t,
-                        "engine": "graph",
-                        "launch": r["launch"],
-                        "host_seen": t2,
-                        "checksum": sess.checksum(t),
-                        "cpu_ns": None,
-                        "cpu_begin": r["cpu_begin"],
-                        "cpu_end": r["cpu_end"],
-                    }
-                )
-            rec["_host"] = host
-            return rec
+            return self._graph_trial(workload, tasks, rec, host)
         for t in tasks:
             self.sessions[t].poison()
         order = list(tasks)
-        results: dict[str, dict] = {}
-        seen: dict[str, int] = {}
         if group in ("A_ort", "alone"):
-            sb = None
-            wait_total = sub_total = 0
-            for t in order:
-                a = time.time_ns()
-                sb = a if sb is None else sb
-                self.engines[t].submit(self.sessions[t])
-                b = time.time_ns()
-                results[t] = self._await(t)
-                c = time.time_ns()
-                seen[t] = c
-                # the host's wait for this task (as hxrun's host records it in A
-                # and alone: on the task letter)
-                host.setdefault("waits", []).append((t, b, c))
-                host["submits"].append(b - a)
-                sub_total += b - a
-                wait_total += c - b
-            host.update(
-                submit_begin=sb,
-                submit_end=b,
-                wait_begin=b,
-                wait_end=c,
-                requests=len(order),
-                submit_ns=sub_total,
-                wait_ns=wait_total,
-            )
+            results, seen = self._serial_trial(order, host)
         else:  # B_ort: hand every task over, then wait for all
-            a = time.time_ns()
-            for t in order:
-                s0 = time.time_ns()
-                self.engines[t].submit(self.sessions[t])
-                host["submits"].append(time.time_ns() - s0)
-            b = time.time_ns()
-            task_of_engine = {ENGINE_OF[t]: t for t in order}
-            for _ in order:
-                t = task_of_engine[self.completions.get()]
-                seen[t] = time.time_ns()
-                results[t] = self.engines[t].wait()  # already done: returns at once
-            c = time.time_ns()
-            host.update(
-                submit_begin=a,
-                submit_end=b,
-                wait_begin=b,
-                wait_end=c,
-                requests=len(order),
-                submit_ns=b - a,
-                wait_ns=c - b,
-            )
+            results, seen = self._handover_trial(order, host)
         rec["_runs"] = [(t, results[t]["run"]) for t in order]
         for t in order:
             r = results[t]
@@ -1108,6 +1035,97 @@ class Harness:
             )
         rec["_host"] = host
         return rec
+
+    def _graph_trial(self, workload: str, tasks: Sequence[str], rec: dict[str, Any], host: dict[str, Any]) -> dict:
+        """B_ort_graph: one session run of the whole graph, ONNX Runtime's own
+        inter-op threads running its independent branches."""
+        sess = self.graphs[workload]
+        sess.poison()
+        t0 = time.time_ns()
+        self.graph_engine.submit(sess)
+        t1 = time.time_ns()
+        self.graph_engine.completions.get()
+        r = self.graph_engine.wait()
+        t2 = time.time_ns()
+        host.update(submit_begin=t0, submit_end=t1, wait_begin=t1, wait_end=t2, requests=1)
+        host["submits"].append(t1 - t0)
+        rec["_runs"] = [("graph:" + workload, r["run"])]
+        for t in tasks:
+            # the calling thread's CPU time cannot be split between the
+            # branches (nor does it include ORT's inter-op threads): null
+            rec["tasks"].append(
+                {
+                    "task": t,
+                    "engine": "graph",
+                    "launch": r["launch"],
+                    "host_seen": t2,
+                    "checksum": sess.checksum(t),
+                    "cpu_ns": None,
+                    "cpu_begin": r["cpu_begin"],
+                    "cpu_end": r["cpu_end"],
+                }
+            )
+        rec["_host"] = host
+        return rec
+
+    def _serial_trial(self, order: list[str], host: dict[str, Any]) -> tuple[dict[str, dict], dict[str, int]]:
+        """A_ort and alone: one task at a time, the host waiting for each."""
+        results: dict[str, dict] = {}
+        seen: dict[str, int] = {}
+        sb = None
+        wait_total = sub_total = 0
+        for t in order:
+            a = time.time_ns()
+            sb = a if sb is None else sb
+            self.engines[t].submit(self.sessions[t])
+            b = time.time_ns()
+            results[t] = self._await(t)
+            c = time.time_ns()
+            seen[t] = c
+            # the host's wait for this task (as hxrun's host records it in A
+            # and alone: on the task letter)
+            host.setdefault("waits", []).append((t, b, c))
+            host["submits"].append(b - a)
+            sub_total += b - a
+            wait_total += c - b
+        host.update(
+            submit_begin=sb,
+            submit_end=b,
+            wait_begin=b,
+            wait_end=c,
+            requests=len(order),
+            submit_ns=sub_total,
+            wait_ns=wait_total,
+        )
+        return results, seen
+
+    def _handover_trial(self, order: list[str], host: dict[str, Any]) -> tuple[dict[str, dict], dict[str, int]]:
+        """B_ort: every task handed to its own engine thread at once, then
+        the host waits for all of them."""
+        results: dict[str, dict] = {}
+        seen: dict[str, int] = {}
+        a = time.time_ns()
+        for t in order:
+            s0 = time.time_ns()
+            self.engines[t].submit(self.sessions[t])
+            host["submits"].append(time.time_ns() - s0)
+        b = time.time_ns()
+        task_of_engine = {ENGINE_OF[t]: t for t in order}
+        for _ in order:
+            t = task_of_engine[self.completions.get()]
+            seen[t] = time.time_ns()
+            results[t] = self.engines[t].wait()  # already done: returns at once
+        c = time.time_ns()
+        host.update(
+            submit_begin=a,
+            submit_end=b,
+            wait_begin=b,
+            wait_end=c,
+            requests=len(order),
+            submit_ns=b - a,
+            wait_ns=c - b,
+        )
+        return results, seen
 
     # verification --------------------------------------------------------
     def verify(self, npy_dir: str | None) -> tuple[list[dict], dict[str, dict[str, str]], list[str]]:

@@ -1,4 +1,5 @@
 """Helpers for the pipeline tests: run Snakemake on a config in a temp dir."""
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,14 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str, cores: int = 2, timeout: int = 600,
-              snakefile: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path,
+    *args: str,
+    cores: int = 2,
+    timeout: int = 600,
+    snakefile: Path | None = None,
+    env: dict | None = None,
+) -> subprocess.CompletedProcess:
     """Run Snakemake on workdir/config.yaml.  With a snakefile from copy_repo,
     job scripts import that copy's hxfuse (PYTHONPATH).  *env* replaces the
     environment (default: this process's)."""
@@ -46,8 +53,20 @@ def snakemake(workdir: Path, *args: str, cores: int = 2, timeout: int = 600,
     env = dict(os.environ if env is None else env)
     if snakefile != SNAKEFILE:
         env["PYTHONPATH"] = os.pathsep.join([str(snakefile.parent), env.get("PYTHONPATH", "")])
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", str(cores), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(snakefile),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        str(cores),
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -68,8 +87,13 @@ TINY = {
     "targets": ["host"],
     "run": {"timeout_s": 60, "warmup": 1, "rounds": 4, "seed": 3, "replicates": 2},
     "analysis": {"bootstrap": 200},
-    "defaults": {"m_shape": [48, 48, 48], "v_shape": [32, 256], "v_passes": 1,
-                 "d_shape": [64, 512], "scratch_bytes": 1048576},
+    "defaults": {
+        "m_shape": [48, 48, 48],
+        "v_shape": [32, 256],
+        "v_passes": 1,
+        "d_shape": [64, 512],
+        "scratch_bytes": 1048576,
+    },
     "sweeps": {
         "tiny": {
             "title": "tiny sweep",
@@ -91,8 +115,12 @@ TINY = {
 # The hexagon-qemu target on the tiny sweep: integer kernels, emulation-sized
 # shapes forced on every point (target_settings), few rounds.
 # the service mode's one point, small (docs/serve.md)
-TINY["serve"] = {"requests": 40, "replicates": 1, "reps": 1,
-                 "points": [{"name": "tiny", "rate": 400, "window_us": 300}]}
+TINY["serve"] = {
+    "requests": 40,
+    "replicates": 1,
+    "reps": 1,
+    "points": [{"name": "tiny", "rate": 400, "window_us": 300}],
+}
 
 TINY_QEMU = {
     **TINY,
@@ -115,14 +143,17 @@ def zig_and_qemu() -> tuple[bool, str]:
     missing = target_problems({"targets": ["hexagon-qemu"]})
     if not missing:
         return True, ""
-    names = " and ".join(n for n, bad in (("zig", any("zig" in m for m in missing)),
-                                          ("qemu-hexagon", not shutil.which("qemu-hexagon"))) if bad)
-    return False, (f"missing {names}: install with `pip install ziglang=={ZIG_PIN}` and "
-                   "`apt-get install qemu-user`")
+    names = " and ".join(
+        n
+        for n, bad in (("zig", any("zig" in m for m in missing)), ("qemu-hexagon", not shutil.which("qemu-hexagon")))
+        if bad
+    )
+    return False, (f"missing {names}: install with `pip install ziglang=={ZIG_PIN}` and `apt-get install qemu-user`")
 
 
-def aggregate_synthetic(out: Path, cfg: dict, target: str, records_of, check_of=None,
-                        prov_extra: dict | None = None) -> dict:
+def aggregate_synthetic(
+    out: Path, cfg: dict, target: str, records_of, check_of=None, prov_extra: dict | None = None
+) -> dict:
     """Write synthetic raw files for every replicate of every point of *target*
     in the pipeline's layout under *out* (raw/<id>/rep<r>.jsonl, sidecars with
     raw_sha256, check json) and aggregate them as the aggregate job does.
@@ -146,13 +177,33 @@ def aggregate_synthetic(out: Path, cfg: dict, target: str, records_of, check_of=
             chk.parent.mkdir(parents=True, exist_ok=True)
             chk.write_text(json.dumps(check_of(p, r) if check_of else {"status": "ok", "reasons": []}))
             prov = out / "raw" / p["id"] / f"rep{r}.provenance.json"
-            prov.write_text(json.dumps({"git_commit": "abc", "git_dirty": False, "compiler": "cc 1",
-                                        "runner_sha256": "0", "replicate": r,
-                                        "raw_sha256": integrity.raw_hashes(raw, None),
-                                        **(prov_extra or {})}))
+            prov.write_text(
+                json.dumps(
+                    {
+                        "git_commit": "abc",
+                        "git_dirty": False,
+                        "compiler": "cc 1",
+                        "runner_sha256": "0",
+                        "replicate": r,
+                        "raw_sha256": integrity.raw_hashes(raw, None),
+                        **(prov_extra or {}),
+                    }
+                )
+            )
             raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
             i += 1
-    return aggregate_target(target, pts, raws, checks, provs, None, cfg["analysis"], cfg["check"],
-                            hc.config_hash(cfg), hc.target_info(target),
-                            str(out / "trials.csv.gz"), str(out / "summary.csv"),
-                            str(out / "summary.json"))
+    return aggregate_target(
+        target,
+        pts,
+        raws,
+        checks,
+        provs,
+        None,
+        cfg["analysis"],
+        cfg["check"],
+        hc.config_hash(cfg),
+        hc.target_info(target),
+        str(out / "trials.csv.gz"),
+        str(out / "summary.csv"),
+        str(out / "summary.json"),
+    )

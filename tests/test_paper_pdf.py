@@ -3,6 +3,7 @@ paper/main.pdf with latexmk, every section is in the text, and nothing is left
 unresolved (no "??" in the PDF, no undefined reference or citation in the
 LaTeX log).  Needs latexmk and TeX Live (.ci/run installs them); skipped,
 saying so, only where latexmk is absent."""
+
 from __future__ import annotations
 
 import copy
@@ -14,14 +15,25 @@ import pytest
 
 from pipeline_util import REPO, TINY, snakemake, write_config
 
-pytestmark = pytest.mark.skipif(shutil.which("latexmk") is None,
-                                reason="latexmk is not installed (the paper rule needs LaTeX: see README, "
-                                       "'build the paper'; .ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("latexmk") is None,
+    reason="latexmk is not installed (the paper rule needs LaTeX: see README, 'build the paper'; .ci/run installs it)",
+)
 
 # \section titles of paper/main.tex and paper/related.tex, in order
-SECTIONS = ["Question", "Platform and scope", "Method", "Mechanism validation", "Answers", "Results",
-            "Task graphs from model blocks", "Request stream", "Fixed versus searched",
-            "Limitations and threats to validity", "Related work"]
+SECTIONS = [
+    "Question",
+    "Platform and scope",
+    "Method",
+    "Mechanism validation",
+    "Answers",
+    "Results",
+    "Task graphs from model blocks",
+    "Request stream",
+    "Fixed versus searched",
+    "Limitations and threats to validity",
+    "Related work",
+]
 
 
 def test_sections_are_those_of_the_paper():
@@ -43,12 +55,11 @@ def test_paper_builds_from_the_smoke_study(tmp_path):
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
     assert 6 <= pages <= 16, pages
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     flat = re.sub(r"\s+", " ", text)
     for i, title in enumerate(SECTIONS, start=1):
         assert f"{i} {title}" in flat, f"section {i} {title!r} not in the PDF's text"
-    assert "??" not in text, "an unresolved reference: " + text[max(0, text.find("??") - 200):text.find("??") + 50]
+    assert "??" not in text, "an unresolved reference: " + text[max(0, text.find("??") - 200) : text.find("??") + 50]
     # the smoke sweep's points and the external comparison made it into the text
     assert "smoke" in flat and "ONNX Runtime" in flat
     # the further workloads: the default graph point and serve point (part of
@@ -60,6 +71,9 @@ def test_paper_builds_from_the_smoke_study(tmp_path):
     assert "Point tiny (400 requests/s" in flat and "p99 latency D/A" in flat
     assert "Not run in this build" in flat and "snakemake --cores 4 searches --config study=search" in flat
     log = (tmp_path / "paper" / "build" / "main.log").read_text(errors="replace")
-    bad = re.findall(r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hyper reference) [^\n]*undefined"
-                     r"|There were undefined (?:references|citations)", log)
+    bad = re.findall(
+        r"(?:LaTeX|Package \w+) Warning: (?:Reference|Citation|Hyper reference) [^\n]*undefined"
+        r"|There were undefined (?:references|citations)",
+        log,
+    )
     assert not bad, bad

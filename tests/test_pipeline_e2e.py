@@ -5,6 +5,7 @@ on a copy of the workflow and its sources is shared by the assertions; each
 later step (dry run, forced point, edited code) works on the same directory
 in order.
 """
+
 import copy
 import json
 import shutil
@@ -15,8 +16,10 @@ import pytest
 
 from pipeline_util import REPO, TINY, copy_repo, job_counts, snakemake as _snakemake, write_config
 
-pytestmark = pytest.mark.skipif(not shutil.which("make") or not shutil.which("cc"),
-                                reason="needs make and a C compiler: apt-get install build-essential")
+pytestmark = pytest.mark.skipif(
+    not shutil.which("make") or not shutil.which("cc"),
+    reason="needs make and a C compiler: apt-get install build-essential",
+)
 
 POINTS = [f"tiny/{w}/{p}" for w in ("mv", "md", "mvd") for p in ("small", "big")]
 REPS = [f"{p}/rep{r}" for p in POINTS for r in (0, 1)]  # TINY: 2 replicates
@@ -44,8 +47,17 @@ def test_every_point_produced_and_checked(work):
         end = json.loads(raw.read_text().splitlines()[-1])
         assert end["record"] == "end" and end["digest"].startswith("fnv1a64:")
         prov = json.loads((work / "results/host/raw" / f"{rid}.provenance.json").read_text())
-        for key in ("git_commit", "git_dirty", "compiler", "target", "runner_env",
-                    "point_hash", "runner_sha256", "raw_sha256", "replicate"):
+        for key in (
+            "git_commit",
+            "git_dirty",
+            "compiler",
+            "target",
+            "runner_env",
+            "point_hash",
+            "runner_sha256",
+            "raw_sha256",
+            "replicate",
+        ):
             assert key in prov, key
         assert prov["target"] == "host" and prov["runner_env"]["cpu_model"]
         # replicate r runs with seed run.seed + r (TINY: seed 3)
@@ -84,7 +96,9 @@ def test_summary_table_and_figures(work):
     assert share.notna().all() and (share > 0).all()
     assert (abs(share - abcd["control_overhead_ns"] / abcd["makespan_ns"]) < 1e-12).all()
     table = (work / "paper/generated/results_table.tex").read_text()
-    assert r"\toprule" in table and r"\bottomrule" in table and table.count(r"\hxspd{") == 6 * 5  # 6 points x D/A, D/B, D/C, C/A and parallelism
+    assert (
+        r"\toprule" in table and r"\bottomrule" in table and table.count(r"\hxspd{") == 6 * 5
+    )  # 6 points x D/A, D/B, D/C, C/A and parallelism
     macros = (work / "paper/generated/results_macros.tex").read_text()
     assert r"\newcommand{\hxNpoints}{6}" in macros and r"\hxMedianDAmvd" in macros
 
@@ -128,7 +142,7 @@ def test_forcing_one_replicate_reruns_it_and_downstream_only(work):
 
 def test_changing_one_point_reruns_that_point_only(work):
     cfg = copy.deepcopy(TINY)
-    cfg["sweeps"]["tiny"]["points"][0]["v_passes"] = 2   # point "small", all workloads
+    cfg["sweeps"]["tiny"]["points"][0]["v_passes"] = 2  # point "small", all workloads
     write_config(work, cfg)
     try:
         res = snakemake(work, "-n", "all")
@@ -148,8 +162,7 @@ def test_plot_code_change_reruns_figures_not_trials(work):
         assert counts.get("figure_timeline") == 6 and counts.get("figure_speedup") == 1, counts
         assert counts.get("figure_slowdown") == 1 and counts.get("table") == 1, counts
         assert not {"build", "deploy", "run", "check", "aggregate"} & set(counts), counts
-        counts = job_counts((lambda r: r.stdout + r.stderr)(
-            snakemake(work, "-n", "all", "-R", "figure_speedup")))
+        counts = job_counts((lambda r: r.stdout + r.stderr)(snakemake(work, "-n", "all", "-R", "figure_speedup")))
         assert "run" not in counts
     finally:
         plots.write_text(original)
@@ -160,17 +173,28 @@ def test_hung_runner_is_killed_and_leaves_nothing(tmp_path):
     no limit, and the 3 s busy task ran its 2 rounds to the end)."""
     cfg = copy.deepcopy(TINY)
     cfg["run"].update({"timeout_s": 0.5, "rounds": 2, "warmup": 0, "replicates": 1})
-    cfg["sweeps"] = {"hang": {"workloads": ["mv"], "points": [
-        {"name": "stuck", "x": 1, "calibrate": {"M": 3_000_000, "V": 10.5}},  # 3 s busy task
-        {"name": "fine", "x": 2},
-    ]}}
+    cfg["sweeps"] = {
+        "hang": {
+            "workloads": ["mv"],
+            "points": [
+                {"name": "stuck", "x": 1, "calibrate": {"M": 3_000_000, "V": 10.5}},  # 3 s busy task
+                {"name": "fine", "x": 2},
+            ],
+        }
+    }
     write_config(tmp_path, cfg)
-    res = snakemake(tmp_path, "--keep-going", "results/host/check/hang/mv/stuck/rep0.json",
-                    "results/host/check/hang/mv/fine/rep0.json")
+    res = snakemake(
+        tmp_path,
+        "--keep-going",
+        "results/host/check/hang/mv/stuck/rep0.json",
+        "results/host/check/hang/mv/fine/rep0.json",
+    )
     assert res.returncode != 0
     out = res.stdout + res.stderr
-    msg = ("hxfuse: point host/hang/mv/stuck/rep0 FAILED: runner timed out after 0.5 s "
-           "(config run.timeout_s) and was killed")
+    msg = (
+        "hxfuse: point host/hang/mv/stuck/rep0 FAILED: runner timed out after 0.5 s "
+        "(config run.timeout_s) and was killed"
+    )
     assert msg in out
     log = (tmp_path / "logs/host/run/hang/mv/stuck/rep0.log").read_text()
     assert msg in log
@@ -206,8 +230,16 @@ COMPARE = {"external_point", "external"}
 # the paper's rules (not part of `all`)
 PAPER = {"paper_sections", "figure_evidence"}
 # workload 4, the task graphs (workflow/rules/graph.smk)
-GRAPH = {"graph_build", "graph_run", "graph_check", "graph_summary", "graph_figure_profile",
-         "graph_figure_speedup", "graph_figure_timeline", "graph_table"}
+GRAPH = {
+    "graph_build",
+    "graph_run",
+    "graph_check",
+    "graph_summary",
+    "graph_figure_profile",
+    "graph_figure_speedup",
+    "graph_figure_timeline",
+    "graph_table",
+}
 # the service mode (workflow/rules/serve.smk)
 SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
 # fixed vs searched (workflow/rules/search.smk, not part of `all`): the
@@ -218,7 +250,11 @@ SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_ta
 NOT_IN_ALL = PAPER | {"mechanism"} | SEARCH_RUN | SEARCH_ANALYSIS
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
-    | ANALYSIS | COMPARE | NOT_IN_ALL | SERVE | GRAPH,
+    | ANALYSIS
+    | COMPARE
+    | NOT_IN_ALL
+    | SERVE
+    | GRAPH,
     "aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "answers": PAPER,
     "checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
@@ -236,19 +272,37 @@ RULES_OF_MODULE = {
     "graphstudy": set(),  # the Snakefile's validation only
     "graphtable": {"graph_table"},
     "family_plots": {"figure_family"},
-    "integrity": {"run", "check", "aggregate", "ort_run", "serve_check", "serve_summary", "graph_run",
-                  "graph_check", "graph_summary"} | SEARCH_RUN | SEARCH_ANALYSIS,
+    "integrity": {
+        "run",
+        "check",
+        "aggregate",
+        "ort_run",
+        "serve_check",
+        "serve_summary",
+        "graph_run",
+        "graph_check",
+        "graph_summary",
+    }
+    | SEARCH_RUN
+    | SEARCH_ANALYSIS,
     "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
     "io": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
     "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
-    | ANALYSIS | COMPARE | PAPER | SEARCH_RUN | SEARCH_ANALYSIS,
+    | ANALYSIS
+    | COMPARE
+    | PAPER
+    | SEARCH_RUN
+    | SEARCH_ANALYSIS,
     "latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "mechanism": PAPER | {"mechanism"},
     "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the vocabulary (tasks, workloads, groups, pairs, V defaults)
-    "model": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS
+    "model": ANALYSIS
+    | COMPARE
+    | PAPER
+    | SEARCH_ANALYSIS
     | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "ort": {"ort_run"},
     "paper": PAPER,
@@ -268,10 +322,14 @@ RULES_OF_MODULE = {
     "serve_latex": {"serve_table"},
     "serve_plots": {"serve_figures"},
     "serve_trace": {"serve_trace", "serve_check"},
-    "stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"} | COMPARE
+    "stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
+    | COMPARE
     | SEARCH_ANALYSIS,
-    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"} | FIG
-    | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"}
+    | FIG
+    | COMPARE
+    | PAPER
+    | SEARCH_ANALYSIS,
     "timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
 }
@@ -283,11 +341,17 @@ CONSUMERS = {
     "run": {"check", "aggregate", "figure_timeline", "perfetto", "external_point"},
     "check": {"aggregate", "figure_timeline", "perfetto"},
     "aggregate": {"figure_speedup", "figure_slowdown", "figure_family", "report_tables", "table"},
-    "figure_timeline": {"table"}, "figure_speedup": {"table"}, "figure_slowdown": {"table"},
+    "figure_timeline": {"table"},
+    "figure_speedup": {"table"},
+    "figure_slowdown": {"table"},
     "figure_family": {"families_tex"},
-    "ort_run": {"external_point", "ort_figure_timeline", "ort_perfetto"}, "external_point": {"external"}, "external": {"external_table"},
-    "serve_build": {"serve_run"}, "serve_trace": {"serve_run", "serve_check"},
-    "serve_run": {"serve_check", "serve_summary"}, "serve_check": {"serve_summary"},
+    "ort_run": {"external_point", "ort_figure_timeline", "ort_perfetto"},
+    "external_point": {"external"},
+    "external": {"external_table"},
+    "serve_build": {"serve_run"},
+    "serve_trace": {"serve_run", "serve_check"},
+    "serve_run": {"serve_check", "serve_summary"},
+    "serve_check": {"serve_summary"},
     "serve_summary": {"serve_figures", "serve_table"},
     "graph_build": {"graph_run", "graph_check", "graph_summary", "graph_figure_profile"},
     "graph_run": {"graph_check", "graph_summary", "graph_figure_timeline"},
@@ -310,23 +374,44 @@ def test_derived_code_dependencies_match_the_imports():
     """hxfuse.deps gives each rule's script exactly the modules of the table."""
     from hxfuse import deps
 
-    script_of = {"run": "run_point", "check": "check", "deploy": "deploy", "table": "table",
-                 "aggregate": "aggregate", "perfetto": "perfetto", "report_tables": "report_tables",
-                 "figure_timeline": "figure_timeline", "figure_speedup": "figure_speedup",
-                 "ort_figure_timeline": "figure_timeline", "ort_perfetto": "perfetto",
-                 "figure_slowdown": "figure_slowdown", "ort_run": "ort_run",
-                 "external_point": "external_point", "external": "external_concat",
-                 "external_table": "external_table", "paper_sections": "paper_sections",
-                 "figure_evidence": "figure_evidence", "mechanism": "mechanism",
-                 "figure_family": "figure_family", "families_tex": "families_tex",
-                 "search_run": "search_run", "search_select": "search_select",
-                 "search_confirm": "search_confirm", "search_result": "search_result",
-                 "figure_search": "figure_search", "search_table": "search_table",
-                 "graph_build": "graph_build", "graph_run": "run_point", "graph_check": "graph_check",
-                 "graph_summary": "graph_summary", "graph_figure_profile": "graph_figure_profile",
-                 "graph_figure_speedup": "graph_figure_speedup", "graph_table": "graph_table",
-                 "graph_figure_timeline": "graph_figure_timeline",
-                 **{r: r for r in SERVE}}
+    script_of = {
+        "run": "run_point",
+        "check": "check",
+        "deploy": "deploy",
+        "table": "table",
+        "aggregate": "aggregate",
+        "perfetto": "perfetto",
+        "report_tables": "report_tables",
+        "figure_timeline": "figure_timeline",
+        "figure_speedup": "figure_speedup",
+        "ort_figure_timeline": "figure_timeline",
+        "ort_perfetto": "perfetto",
+        "figure_slowdown": "figure_slowdown",
+        "ort_run": "ort_run",
+        "external_point": "external_point",
+        "external": "external_concat",
+        "external_table": "external_table",
+        "paper_sections": "paper_sections",
+        "figure_evidence": "figure_evidence",
+        "mechanism": "mechanism",
+        "figure_family": "figure_family",
+        "families_tex": "families_tex",
+        "search_run": "search_run",
+        "search_select": "search_select",
+        "search_confirm": "search_confirm",
+        "search_result": "search_result",
+        "figure_search": "figure_search",
+        "search_table": "search_table",
+        "graph_build": "graph_build",
+        "graph_run": "run_point",
+        "graph_check": "graph_check",
+        "graph_summary": "graph_summary",
+        "graph_figure_profile": "graph_figure_profile",
+        "graph_figure_speedup": "graph_figure_speedup",
+        "graph_table": "graph_table",
+        "graph_figure_timeline": "graph_figure_timeline",
+        **{r: r for r in SERVE},
+    }
     for rule, script in script_of.items():
         got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
         want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}
@@ -378,6 +463,7 @@ def test_changing_a_label_reruns_summary_figures_table_not_runs(work):
         big = s[s["point"] == "big"]
         assert set(big["label"]) == {"a renamed point"} and set(big["x"]) == {3}
         import hxfuse.config as hc
+
         new_hash = hc.config_hash(hc.validate(copy.deepcopy(cfg)))
         assert json.loads((work / "results/host/summary.json").read_text())["provenance"]["config_hash"] == new_hash
         assert new_hash in (work / "paper/generated/results_macros.tex").read_text()

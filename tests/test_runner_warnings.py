@@ -79,8 +79,9 @@ def test_no_python_code_matches_a_warning_text():
     body = c[c.index("static void write_warnings(") :]
     body = body[: body.index("\n}\n")]
     assert set(re.findall(r'\(hx_warning\)\{"([a-z_]+)"', body)) == CODES
-    texts = [t for code, t in re.findall(r'\(hx_warning\)\{"([a-z_]+)",\s*"([^"]+)"\}', body)]
-    texts += re.findall(r'snprintf\([^,]+, [^,]+, ((?:"[^"]*"\s*)+)', body)
+    # a text may be split over adjacent literals and lines (clang-format)
+    texts = [t for code, t in re.findall(r'\(hx_warning\)\{"([a-z_]+)",\s*((?:"[^"]*"\s*)+)\}', body)]
+    texts += re.findall(r'snprintf\([^,]+,\s*[^,]+,\s*((?:"[^"]*"\s*)+)', body)
     phrases = set()
     for t in texts:
         t = "".join(re.findall(r'"([^"]*)"', t)) if t.startswith('"') else t

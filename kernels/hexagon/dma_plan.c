@@ -15,8 +15,8 @@ static size_t span(uint32_t rows, uint32_t width, uint32_t stride) {
     return rows ? (size_t)(rows - 1) * stride + width : 0;
 }
 
-static void fill(hexagon_udma_descriptor_type1_t *d, const uint8_t *src, uint8_t *dst, uint32_t rows,
-                 uint32_t width, uint32_t sstride, uint32_t dstride, int src_vtcm, int dst_vtcm, int ordered) {
+static void fill(hexagon_udma_descriptor_type1_t *d, const uint8_t *src, uint8_t *dst, uint32_t rows, uint32_t width,
+                 uint32_t sstride, uint32_t dstride, int src_vtcm, int dst_vtcm, int ordered) {
     memset(d, 0, sizeof *d);
     d->next = NULL;
     d->length = 0; /* unused by type 1 */

@@ -28,7 +28,7 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k);
  * in a HX_ALLOW_FALLBACK=1 build) and the prepared mode. */
 typedef struct hx_hmx_stats {
     uint64_t runs_hmx, runs_hvx;
-    int prepared_hmx; /* 1 HMX, 0 HVX */
+    int prepared_hmx;       /* 1 HMX, 0 HVX */
     uint32_t padded_output; /* C written through an mp x np staging buffer */
 } hx_hmx_stats;
 const hx_hmx_stats *hx_hmx_stats_get(void);

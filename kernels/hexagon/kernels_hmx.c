@@ -40,9 +40,9 @@
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 
-#define HDR 128
-#define ACT_TILE HEXKL_HMX_ACTIVATION_ALIGNMENT /* 2048 bytes: 64 x 32 u8 */
-#define W_TILE 1024u                             /* 32 x 32 i8 */
+#define HDR       128
+#define ACT_TILE  HEXKL_HMX_ACTIVATION_ALIGNMENT /* 2048 bytes: 64 x 32 u8 */
+#define W_TILE    1024u                          /* 32 x 32 i8 */
 #define ACC_BYTES (64u * 32u * 4u)
 enum { HX_PREP_HMX = 1, HX_PREP_HVX = 2 };
 
@@ -55,12 +55,12 @@ static hx_hmx_stats stats;
 const hx_hmx_stats *hx_hmx_stats_get(void) { return &stats; }
 
 static inline uint32_t rup(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
-static inline uint8_t *al(const void *p, uintptr_t a) {
-    return (uint8_t *)(((uintptr_t)p + a - 1) & ~(a - 1));
-}
+static inline uint8_t *al(const void *p, uintptr_t a) { return (uint8_t *)(((uintptr_t)p + a - 1) & ~(a - 1)); }
 
 /* VTCM offsets inside the HMX region for kt k-tiles. */
-typedef struct { uint32_t act, w, res, cfg, end; } vlayout;
+typedef struct {
+    uint32_t act, w, res, cfg, end;
+} vlayout;
 static vlayout layout_for(uint32_t kt) {
     vlayout v;
     v.act = 0;
@@ -156,21 +156,20 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
     int rc = hexkl_micro_hmx_setup_acc_read_int32(vt, v.cfg);
     for (uint32_t rb = 0; rc == AEE_SUCCESS && rb < h->mp / 64; rb++) {
         for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
-            rc = hexkl_micro_hmx_copy_submatrix_to_8b_activation(vt, v.act + kt * ACT_TILE, apad, rb, kt,
-                                                                 h->mp, h->kp);
+            rc = hexkl_micro_hmx_copy_submatrix_to_8b_activation(vt, v.act + kt * ACT_TILE, apad, rb, kt, h->mp, h->kp);
         for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++) {
             memcpy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
             hexkl_micro_hmx_acc_clear_int32();
             for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
                 rc = hexkl_micro_hmx_mm_u8i8(vt, v.act + kt * ACT_TILE, v.w + kt * W_TILE);
             if (rc == AEE_SUCCESS) rc = hexkl_micro_hmx_acc_read_int32(vt, v.cfg, v.res);
-            if (rc == AEE_SUCCESS)
-                rc = hexkl_micro_hmx_copy_32b_to_submatrix(vt, v.res, out, rb, nt, orows, ocols);
+            if (rc == AEE_SUCCESS) rc = hexkl_micro_hmx_copy_32b_to_submatrix(vt, v.res, out, rb, nt, orows, ocols);
         }
     }
     hx_hmx_unlock();
     if (rc != AEE_SUCCESS) hx_device_fatal("M: a HexKL HMX call failed (0x%x)", (unsigned)rc);
     if (h->stage)
-        for (int i = 0; i < m; i++) memcpy(C + (size_t)i * n, h->stage + (size_t)i * h->np, (size_t)n * sizeof(int32_t));
+        for (int i = 0; i < m; i++)
+            memcpy(C + (size_t)i * n, h->stage + (size_t)i * h->np, (size_t)n * sizeof(int32_t));
     stats.runs_hmx++;
 }

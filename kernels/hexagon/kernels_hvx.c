@@ -127,10 +127,14 @@ static void hvx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
                 c31 = Q6_Vw_vrmpyacc_VwVubVb(c31, s3, vb1);
             }
             int c0 = p * PANEL, c1 = c0 + PANEL;
-            store_strip(C, n, i + 0, c0, c00); store_strip(C, n, i + 0, c1, c01);
-            store_strip(C, n, i + 1, c0, c10); store_strip(C, n, i + 1, c1, c11);
-            store_strip(C, n, i + 2, c0, c20); store_strip(C, n, i + 2, c1, c21);
-            store_strip(C, n, i + 3, c0, c30); store_strip(C, n, i + 3, c1, c31);
+            store_strip(C, n, i + 0, c0, c00);
+            store_strip(C, n, i + 0, c1, c01);
+            store_strip(C, n, i + 1, c0, c10);
+            store_strip(C, n, i + 1, c1, c11);
+            store_strip(C, n, i + 2, c0, c20);
+            store_strip(C, n, i + 2, c1, c21);
+            store_strip(C, n, i + 3, c0, c30);
+            store_strip(C, n, i + 3, c1, c31);
         }
         for (; p < np; p++) {
             const HVX_Vector *b0 = (const HVX_Vector *)(pb + (size_t)p * kp * PANEL);
@@ -153,8 +157,7 @@ static void hvx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         for (int p = 0; p < np; p++) {
             const HVX_Vector *b0 = (const HVX_Vector *)(pb + (size_t)p * kp * PANEL);
             HVX_Vector acc = zero;
-            for (int q = 0; q < kq; q++)
-                acc = Q6_Vw_vrmpyacc_VwVubVb(acc, Q6_V_vsplat_R(a_word(a0, q)), b0[q]);
+            for (int q = 0; q < kq; q++) acc = Q6_Vw_vrmpyacc_VwVubVb(acc, Q6_V_vsplat_R(a_word(a0, q)), b0[q]);
             store_strip(C, n, i, p * PANEL, acc);
         }
     }
@@ -184,8 +187,8 @@ static inline HVX_Vector act_i16_hvx(HVX_Vector x, HVX_Vector lo, HVX_Vector hi,
     return Q6_Vh_vasr_VwVwR(Q6_V_hi_W(prod), Q6_V_lo_W(prod), 13);
 }
 
-static void hvx_vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax,
-                        int cols, int passes, int r0, int r1) {
+static void hvx_vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax, int cols, int passes, int r0,
+                        int r1) {
     const int per = VLEN / 2; /* 64 halfwords */
     const HVX_Vector lo = Q6_Vh_vsplat_R(-4096), hi = Q6_Vh_vsplat_R(4096);
     const HVX_Vector bias = Q6_Vh_vsplat_R(4096);
@@ -256,23 +259,19 @@ static void copy_row(uint8_t *dst, const uint8_t *src, uint32_t bytes) {
 static void hvx_copy2d(const hx_copy_desc *d) {
     for (; d; d = d->next)
         for (uint32_t r = 0; r < d->rows; r++)
-            copy_row(d->dst + (size_t)r * d->dst_stride, d->src + (size_t)r * d->src_stride,
-                     d->row_bytes);
+            copy_row(d->dst + (size_t)r * d->dst_stride, d->src + (size_t)r * d->src_stride, d->row_bytes);
 }
 
 /* ------------------------------------------------------------------------ */
 /* fp32: scalar reference (no HVX IEEE float on v67 / in QEMU)              */
-static size_t hvx_f32_prep_bytes(int m, int n, int k) {
-    return hx_kernels_ref.gemm_f32_prep_bytes(m, n, k);
-}
+static size_t hvx_f32_prep_bytes(int m, int n, int k) { return hx_kernels_ref.gemm_f32_prep_bytes(m, n, k); }
 static void hvx_f32_prepare(const float *A, const float *B, int m, int n, int k, void *prep) {
     hx_kernels_ref.gemm_f32_prepare(A, B, m, n, k, prep);
 }
 static void hvx_f32_run(const void *prep, float *C, int m, int n, int k) {
     hx_kernels_ref.gemm_f32_run(prep, C, m, n, k);
 }
-static void hvx_vec_f32(const float *x, float *y, float *rowsum, float *rowmax,
-                        int cols, int passes, int r0, int r1) {
+static void hvx_vec_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0, int r1) {
     hx_kernels_ref.vec_f32(x, y, rowsum, rowmax, cols, passes, r0, r1);
 }
 

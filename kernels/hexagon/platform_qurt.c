@@ -141,8 +141,7 @@ static void trampoline(void *p) {
     qurt_thread_exit(QURT_EOK);
 }
 
-hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core,
-                           char *err, size_t errlen) {
+hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core, char *err, size_t errlen) {
     (void)core; /* no user-PD affinity on QuRT, see hx_pin_self */
     if (calibrate_pcycles(err, errlen) != 0) return NULL;
     int wants_hvx = !strncmp(name, "vec", 3) || !strncmp(name, "mx", 2);
@@ -238,7 +237,10 @@ int hx_online_cores(void) {
 /* No load average or cpufreq governor on the cDSP: the DCVS vote the run
  * makes at start-up (power_qurt.c) is what fixes the clock. */
 double hx_load_average_1min(void) { return -1.0; }
-double hx_busy_cores(unsigned ms) { (void)ms; return -1.0; }
+double hx_busy_cores(unsigned ms) {
+    (void)ms;
+    return -1.0;
+}
 void hx_cpu_governor(char *buf, size_t len) {
     const char *const *v;
     int n = hx_power_votes(&v);
@@ -247,8 +249,8 @@ void hx_cpu_governor(char *buf, size_t len) {
 
 void hx_cpu_model(char *buf, size_t len) {
     int units = qurt_hvx_get_units();
-    snprintf(buf, len, "Hexagon v%d cDSP, HVX128 contexts %d, %d hardware threads",
-             __HEXAGON_ARCH__, (units >> 8) & 0xFF, hx_online_cores());
+    snprintf(buf, len, "Hexagon v%d cDSP, HVX128 contexts %d, %d hardware threads", __HEXAGON_ARCH__,
+             (units >> 8) & 0xFF, hx_online_cores());
 }
 
 void *hx_alloc(size_t bytes, size_t align) {

@@ -81,7 +81,8 @@ static int run_batch(hexagon_udma_descriptor_type1_t *d, int n, char *why, size_
             return 0;
         }
         size_t ssp = span(x->roiheight, x->roiwidth, x->srcstride), dsp = span(x->roiheight, x->roiwidth, x->dststride);
-        if (x->srcbypass != (unsigned)fake_in_vtcm(x->src, ssp) || x->dstbypass != (unsigned)fake_in_vtcm(x->dst, dsp)) {
+        if (x->srcbypass != (unsigned)fake_in_vtcm(x->src, ssp) ||
+            x->dstbypass != (unsigned)fake_in_vtcm(x->dst, dsp)) {
             snprintf(why, wl, "descriptor %d: bypass must be on exactly for VTCM endpoints", i);
             return 0;
         }
@@ -107,8 +108,8 @@ static hexagon_udma_descriptor_type1_t pool[64] __attribute__((aligned(32)));
 
 /* One case: `links` links of rows x width, `repeat` windows of the source
  * copied through the same destination rows (the last must win). */
-static void one_case(const char *name, uint32_t rows, uint32_t width, uint32_t sstride, uint32_t dstride,
-                     int repeat, int split_rows, int dst_in_vtcm, int max) {
+static void one_case(const char *name, uint32_t rows, uint32_t width, uint32_t sstride, uint32_t dstride, int repeat,
+                     int split_rows, int dst_in_vtcm, int max) {
     size_t win = span(rows, width, sstride);
     size_t sbytes = win * (size_t)repeat + 64, dbytes = span(rows, width, dstride) + 64;
     uint8_t *src = malloc(sbytes), *dst = malloc(dbytes), *ref = malloc(dbytes);
@@ -119,8 +120,13 @@ static void one_case(const char *name, uint32_t rows, uint32_t width, uint32_t s
     for (int w = 0; w < repeat; w++)
         for (uint32_t r0 = 0; r0 < rows; r0 += (uint32_t)split_rows) {
             uint32_t take = rows - r0 < (uint32_t)split_rows ? rows - r0 : (uint32_t)split_rows;
-            links[nl] = (hx_copy_desc){src + (size_t)w * win + (size_t)r0 * sstride, dst + (size_t)r0 * dstride, take,
-                                       width, sstride, dstride, NULL};
+            links[nl] = (hx_copy_desc){src + (size_t)w * win + (size_t)r0 * sstride,
+                                       dst + (size_t)r0 * dstride,
+                                       take,
+                                       width,
+                                       sstride,
+                                       dstride,
+                                       NULL};
             if (nl) links[nl - 1].next = &links[nl];
             nl++;
         }
@@ -146,8 +152,11 @@ static void one_case(const char *name, uint32_t rows, uint32_t width, uint32_t s
             batches++;
             ok = run_batch(pool, n, why, sizeof why);
         }
-        if (ok && memcmp(dst, ref, dbytes) != 0) ok = 0, snprintf(why, sizeof why, "destination differs from the reference copy");
-        if (ok && st.bytes != want_bytes) ok = 0, snprintf(why, sizeof why, "bytes %llu, want %llu", (unsigned long long)st.bytes, (unsigned long long)want_bytes);
+        if (ok && memcmp(dst, ref, dbytes) != 0)
+            ok = 0, snprintf(why, sizeof why, "destination differs from the reference copy");
+        if (ok && st.bytes != want_bytes)
+            ok = 0, snprintf(why, sizeof why, "bytes %llu, want %llu", (unsigned long long)st.bytes,
+                             (unsigned long long)want_bytes);
         if (ok && clean_calls_bad) ok = 0, snprintf(why, sizeof why, "a clean call outside the DDR ranges");
         if (ok && pass == 0 && !covered(&links[0], 0))
             ok = 0, snprintf(why, sizeof why, "a source byte was not cleaned before the first issue");

@@ -36,14 +36,17 @@ static void report(const char *what, int ok, const char *detail) {
     printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", what, detail[0] ? ": " : "", detail);
 }
 
-#define GUARD 256
+#define GUARD      256
 #define GUARD_BYTE 0xA5
 
 /* Allocates bytes plus guard zones, returns a pointer misaligned by `mis`
  * bytes from a 128-byte boundary. */
 static uint8_t *galloc(size_t bytes, int mis, uint8_t **base) {
     uint8_t *b = (uint8_t *)malloc(bytes + 2 * GUARD + 256);
-    if (!b) { fprintf(stderr, "out of memory\n"); exit(2); }
+    if (!b) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
     memset(b, GUARD_BYTE, bytes + 2 * GUARD + 256);
     uintptr_t a = ((uintptr_t)b + GUARD + 127) & ~(uintptr_t)127;
     *base = b;
@@ -65,10 +68,10 @@ static void test_gemm(int m, int n, int k, int fill, int mis_prep, int mis_c) {
     for (size_t i = 0; i < (size_t)m * k; i++)
         A[i] = fill == FILL_RANDOM ? (uint8_t)rnd() : fill == FILL_SMALL ? (uint8_t)(rnd() % 3) : 255;
     for (size_t i = 0; i < (size_t)k * n; i++)
-        B[i] = fill == FILL_RANDOM ? (int8_t)rnd()
-             : fill == FILL_MAX_POS ? 127
-             : fill == FILL_MAX_NEG ? -128
-             : (int8_t)((int)(rnd() % 3) - 1);
+        B[i] = fill == FILL_RANDOM    ? (int8_t)rnd()
+               : fill == FILL_MAX_POS ? 127
+               : fill == FILL_MAX_NEG ? -128
+                                      : (int8_t)((int)(rnd() % 3) - 1);
     uint8_t *pb_base, *rb_base, *cb_base, *cr_base;
     size_t hpb = h->gemm_u8i8_prep_bytes(m, n, k), rpb = r->gemm_u8i8_prep_bytes(m, n, k);
     uint8_t *hp = galloc(hpb, mis_prep, &pb_base);
@@ -81,15 +84,15 @@ static void test_gemm(int m, int n, int k, int fill, int mis_prep, int mis_c) {
     h->gemm_u8i8_run(hp, hc, m, n, k);
     r->gemm_u8i8_run(rp, rc, m, n, k);
     char what[128], detail[160] = "";
-    snprintf(what, sizeof what, "gemm_u8i8 m=%d n=%d k=%d fill=%d mis_prep=%d mis_c=%d",
-             m, n, k, fill, mis_prep, mis_c);
+    snprintf(what, sizeof what, "gemm_u8i8 m=%d n=%d k=%d fill=%d mis_prep=%d mis_c=%d", m, n, k, fill, mis_prep,
+             mis_c);
     int ok = guards_ok(hp, hpb) && guards_ok((uint8_t *)hc, cbytes);
     if (!ok) snprintf(detail, sizeof detail, "wrote outside its buffers");
     for (int i = 0; ok && i < m; i++)
         for (int j = 0; j < n; j++)
             if (hc[(size_t)i * n + j] != rc[(size_t)i * n + j]) {
-                snprintf(detail, sizeof detail, "C[%d][%d] = %ld, reference %ld", i, j,
-                         (long)hc[(size_t)i * n + j], (long)rc[(size_t)i * n + j]);
+                snprintf(detail, sizeof detail, "C[%d][%d] = %ld, reference %ld", i, j, (long)hc[(size_t)i * n + j],
+                         (long)rc[(size_t)i * n + j]);
                 ok = 0;
                 break;
             }
@@ -97,10 +100,18 @@ static void test_gemm(int m, int n, int k, int fill, int mis_prep, int mis_c) {
     if (ok) {
         memset(hc, 0, cbytes);
         h->gemm_u8i8_run(hp, hc, m, n, k);
-        if (memcmp(hc, rc, cbytes) != 0) { ok = 0; snprintf(detail, sizeof detail, "second run differs"); }
+        if (memcmp(hc, rc, cbytes) != 0) {
+            ok = 0;
+            snprintf(detail, sizeof detail, "second run differs");
+        }
     }
     report(what, ok, detail);
-    free(A); free(B); free(pb_base); free(rb_base); free(cb_base); free(cr_base);
+    free(A);
+    free(B);
+    free(pb_base);
+    free(rb_base);
+    free(cb_base);
+    free(cr_base);
 }
 
 /* ---------------------------------------------------------------- vec_i16 */
@@ -114,7 +125,7 @@ static void test_vec(int rows, int cols, int passes, int r0, int r1, int fill, i
     for (size_t i = 0; i < (size_t)rows * cols; i++) {
         switch (fill) {
         case 0: x[i] = (int16_t)rnd(); break;
-        case 1: x[i] = (int16_t)(i & 0xFFFF); break;          /* every int16 value */
+        case 1: x[i] = (int16_t)(i & 0xFFFF); break; /* every int16 value */
         case 2: x[i] = 32767; break;
         case 3: x[i] = -32768; break;
         case 4: x[i] = (int16_t)((int)(rnd() % 12289) - 6144); break; /* around the knees */
@@ -123,14 +134,17 @@ static void test_vec(int rows, int cols, int passes, int r0, int r1, int fill, i
     }
     int32_t *hs = (int32_t *)malloc(sizeof(int32_t) * rows), *rs = (int32_t *)malloc(sizeof(int32_t) * rows);
     int16_t *hm = (int16_t *)malloc(sizeof(int16_t) * rows), *rm = (int16_t *)malloc(sizeof(int16_t) * rows);
-    for (int i = 0; i < rows; i++) { hs[i] = rs[i] = 0x5A5A5A5A; hm[i] = rm[i] = 0x5A5A; }
+    for (int i = 0; i < rows; i++) {
+        hs[i] = rs[i] = 0x5A5A5A5A;
+        hm[i] = rm[i] = 0x5A5A;
+    }
     memset(hy, 0x11, nb);
     memset(ry, 0x11, nb);
     h->vec_i16(x, hy, hs, hm, cols, passes, r0, r1);
     r->vec_i16(x, ry, rs, rm, cols, passes, r0, r1);
     char what[128], detail[160] = "";
-    snprintf(what, sizeof what, "vec_i16 rows=%d cols=%d passes=%d rows[%d,%d) fill=%d mis=%d",
-             rows, cols, passes, r0, r1, fill, mis);
+    snprintf(what, sizeof what, "vec_i16 rows=%d cols=%d passes=%d rows[%d,%d) fill=%d mis=%d", rows, cols, passes, r0,
+             r1, fill, mis);
     int ok = guards_ok((uint8_t *)hy, nb);
     if (!ok) snprintf(detail, sizeof detail, "wrote outside y");
     for (size_t i = 0; ok && i < (size_t)rows * cols; i++)
@@ -140,17 +154,23 @@ static void test_vec(int rows, int cols, int passes, int r0, int r1, int fill, i
         }
     for (int i = 0; ok && i < rows; i++)
         if (hs[i] != rs[i] || hm[i] != rm[i]) {
-            snprintf(detail, sizeof detail, "row %d: sum %ld max %d, reference sum %ld max %d",
-                     i, (long)hs[i], hm[i], (long)rs[i], rm[i]);
+            snprintf(detail, sizeof detail, "row %d: sum %ld max %d, reference sum %ld max %d", i, (long)hs[i], hm[i],
+                     (long)rs[i], rm[i]);
             ok = 0;
         }
     report(what, ok, detail);
-    free(xb); free(hyb); free(ryb); free(hs); free(rs); free(hm); free(rm);
+    free(xb);
+    free(hyb);
+    free(ryb);
+    free(hs);
+    free(rs);
+    free(hm);
+    free(rm);
 }
 
 /* ---------------------------------------------------------------- copy2d */
-static void test_copy(int rows, int row_bytes, int src_stride, int dst_stride, int desc_rows,
-                      int mis_src, int mis_dst) {
+static void test_copy(int rows, int row_bytes, int src_stride, int dst_stride, int desc_rows, int mis_src,
+                      int mis_dst) {
     const hx_kernels *h = hx_kernels_fast(), *r = &hx_kernels_ref;
     size_t sb = (size_t)rows * src_stride, db = (size_t)rows * dst_stride;
     uint8_t *sbase, *hbase, *rbase;
@@ -165,8 +185,8 @@ static void test_copy(int rows, int row_bytes, int src_stride, int dst_stride, i
     hx_copy_desc *rdesc = (hx_copy_desc *)calloc((size_t)nd + 1, sizeof *rdesc);
     for (int d = 0; d < nd; d++) {
         int rr = d * desc_rows, cnt = rows - rr < desc_rows ? rows - rr : desc_rows;
-        hx_copy_desc c = {src + (size_t)rr * src_stride, NULL, (uint32_t)cnt, (uint32_t)row_bytes,
-                          (uint32_t)src_stride, (uint32_t)dst_stride, NULL};
+        hx_copy_desc c = {src + (size_t)rr * src_stride, NULL, (uint32_t)cnt, (uint32_t)row_bytes, (uint32_t)src_stride,
+                          (uint32_t)dst_stride,          NULL};
         hdesc[d] = c;
         hdesc[d].dst = hd + (size_t)rr * dst_stride;
         hdesc[d].next = d + 1 < nd ? &hdesc[d + 1] : NULL;
@@ -177,8 +197,8 @@ static void test_copy(int rows, int row_bytes, int src_stride, int dst_stride, i
     h->copy2d(nd ? hdesc : NULL);
     r->copy2d(nd ? rdesc : NULL);
     char what[160], detail[160] = "";
-    snprintf(what, sizeof what, "copy2d rows=%d row_bytes=%d src_stride=%d dst_stride=%d desc_rows=%d mis=%d/%d",
-             rows, row_bytes, src_stride, dst_stride, desc_rows, mis_src, mis_dst);
+    snprintf(what, sizeof what, "copy2d rows=%d row_bytes=%d src_stride=%d dst_stride=%d desc_rows=%d mis=%d/%d", rows,
+             row_bytes, src_stride, dst_stride, desc_rows, mis_src, mis_dst);
     int ok = guards_ok(hd, db);
     if (!ok) snprintf(detail, sizeof detail, "wrote outside the destination");
     for (size_t i = 0; ok && i < db; i++)
@@ -187,7 +207,11 @@ static void test_copy(int rows, int row_bytes, int src_stride, int dst_stride, i
             ok = 0;
         }
     report(what, ok, detail);
-    free(sbase); free(hbase); free(rbase); free(hdesc); free(rdesc);
+    free(sbase);
+    free(hbase);
+    free(rbase);
+    free(hdesc);
+    free(rdesc);
 }
 
 /* ---------------------------------------------------------------- fp32 */
@@ -208,8 +232,8 @@ static void test_f32(void) {
     for (int i = 0; i < 30; i++) x[i] = (float)((int)(rnd() % 200) - 100) / 10.0f;
     h->vec_f32(x, hy, hs, hm, 10, 2, 0, 3);
     r->vec_f32(x, ry, rs, rm, 10, 2, 0, 3);
-    report("vec_f32 (reference path) 3x10", memcmp(hy, ry, sizeof hy) == 0 &&
-           memcmp(hs, rs, sizeof hs) == 0 && memcmp(hm, rm, sizeof hm) == 0, "");
+    report("vec_f32 (reference path) 3x10",
+           memcmp(hy, ry, sizeof hy) == 0 && memcmp(hs, rs, sizeof hs) == 0 && memcmp(hm, rm, sizeof hm) == 0, "");
 }
 
 int main(int argc, char **argv) {
@@ -219,13 +243,11 @@ int main(int argc, char **argv) {
     /* GEMM: shapes around the 4-deep k step, the 32-column panel, the
      * 4-row x 2-panel micro-kernel and their tails. */
     static const int shapes[][3] = {
-        {1, 1, 1}, {1, 32, 4}, {4, 64, 4}, {3, 5, 7}, {5, 33, 9}, {4, 31, 3}, {8, 96, 12},
-        {7, 65, 13}, {17, 65, 31}, {13, 100, 129}, {32, 32, 32}, {64, 64, 64}, {33, 97, 130},
-        {2, 200, 1}, {6, 1, 300},
+        {1, 1, 1},    {1, 32, 4},     {4, 64, 4},   {3, 5, 7},    {5, 33, 9},    {4, 31, 3},  {8, 96, 12}, {7, 65, 13},
+        {17, 65, 31}, {13, 100, 129}, {32, 32, 32}, {64, 64, 64}, {33, 97, 130}, {2, 200, 1}, {6, 1, 300},
     };
     int ns = (int)(sizeof shapes / sizeof shapes[0]);
-    for (int s = 0; s < ns; s++)
-        test_gemm(shapes[s][0], shapes[s][1], shapes[s][2], FILL_RANDOM, s % 7, 4 * (s % 3));
+    for (int s = 0; s < ns; s++) test_gemm(shapes[s][0], shapes[s][1], shapes[s][2], FILL_RANDOM, s % 7, 4 * (s % 3));
     test_gemm(9, 70, 37, FILL_MAX_POS, 1, 0);   /* 255 * 127 */
     test_gemm(9, 70, 37, FILL_MAX_NEG, 0, 4);   /* 255 * -128 */
     test_gemm(5, 40, 1000, FILL_MAX_NEG, 3, 0); /* large k, large magnitude */

@@ -16,12 +16,12 @@
 #endif
 
 static struct {
-    unsigned int ctx;     /* compute-resource context, 0 = none */
+    unsigned int ctx; /* compute-resource context, 0 = none */
     uint8_t *base;
     size_t acquired, defined;
     size_t arena_bytes, hmx_bytes;
     int arena_taken;
-    int power;            /* power votes made by hx_scratch_alloc */
+    int power; /* power votes made by hx_scratch_alloc */
 } g;
 static unsigned release_requests;
 

@@ -3,8 +3,8 @@
 #include "arena.h"
 #include "platform.h"
 
-int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const names[],
-                  const size_t bytes[], char *err, size_t errlen) {
+int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const names[], const size_t bytes[], char *err,
+                  size_t errlen) {
     memset(a, 0, sizeof *a);
     a->capacity = capacity;
     size_t off = 0;
@@ -15,8 +15,7 @@ int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const na
         off += (bytes[i] + 63) & ~(size_t)63;
     }
     if (off > capacity) {
-        int n = snprintf(err, errlen, "scratch overflow: tasks need %zu bytes, arena capacity is %zu (",
-                         off, capacity);
+        int n = snprintf(err, errlen, "scratch overflow: tasks need %zu bytes, arena capacity is %zu (", off, capacity);
         for (int i = 0; i < nslots && n > 0 && (size_t)n < errlen; i++)
             n += snprintf(err + n, errlen - n, "%s%s=%zu", i ? ", " : "", names[i], bytes[i]);
         if (n > 0 && (size_t)n < errlen) snprintf(err + n, errlen - n, "); raise --scratch-bytes or shrink the tasks");
@@ -52,8 +51,7 @@ int hx_arena_reserve(hx_arena *a, uint32_t mask) {
     uint64_t live = __atomic_add_fetch(&a->live_bytes, mask_bytes(a, mask), __ATOMIC_ACQ_REL);
     uint64_t peak = __atomic_load_n(&a->peak_bytes, __ATOMIC_RELAXED);
     while (live > peak &&
-           !__atomic_compare_exchange_n(&a->peak_bytes, &peak, live, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-    }
+           !__atomic_compare_exchange_n(&a->peak_bytes, &peak, live, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {}
     return 0;
 }
 

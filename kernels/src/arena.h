@@ -22,8 +22,8 @@ typedef struct hx_arena {
 
 /* Plans slots of the given sizes (64-byte aligned, names for messages).
  * Returns 0, or -1 with a message naming every task's demand on overflow. */
-int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const names[],
-                  const size_t bytes[], char *err, size_t errlen);
+int hx_arena_plan(hx_arena *a, size_t capacity, int nslots, const char *const names[], const size_t bytes[], char *err,
+                  size_t errlen);
 void hx_arena_free(hx_arena *a);
 uint8_t *hx_arena_slot(const hx_arena *a, int slot);
 /* Reserve a set of slots at once.  Returns -1 if any is already live (a

@@ -204,13 +204,12 @@ static void place_spread(hx_config *c, int cores) {
      * (their pressure is then partly time-sharing, which the run's cpu_ns shows). */
     int nbw = next < cores ? next + 1 : next; /* after the host's free core, if it gets one */
     for (int b = 0; b < c->antagonists; b++) c->affinity[HX_ENG_BW(b)] = nbw++ % cores;
-    if (!(used & HX_BIT(HX_V)))
-        c->affinity[HX_ENG_VEC] = c->affinity[(used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
-    if (next < cores)
-        c->affinity[HX_ENG_HOST] = next;
+    if (!(used & HX_BIT(HX_V))) c->affinity[HX_ENG_VEC] = c->affinity[(used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
+    if (next < cores) c->affinity[HX_ENG_HOST] = next;
     else
-        c->affinity[HX_ENG_HOST] = c->affinity[(used & HX_BIT(HX_V)) ? HX_ENG_VEC
-                                               : (used & HX_BIT(HX_D)) ? HX_ENG_DMA : HX_ENG_MX];
+        c->affinity[HX_ENG_HOST] = c->affinity[(used & HX_BIT(HX_V))   ? HX_ENG_VEC
+                                               : (used & HX_BIT(HX_D)) ? HX_ENG_DMA
+                                                                       : HX_ENG_MX];
 }
 
 /* An option a parser does not own: the next one is asked. */
@@ -417,7 +416,10 @@ int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) return 1;
-        if (!strcmp(o, "--check-at-publish")) { c->check_at_publish = 1; continue; }
+        if (!strcmp(o, "--check-at-publish")) {
+            c->check_at_publish = 1;
+            continue;
+        }
         if (strncmp(o, "--", 2) != 0) return fail(err, n, o, "unexpected argument", o);
         if (i + 1 >= argc) return fail(err, n, o, "missing value", "");
         const char *v = argv[++i];

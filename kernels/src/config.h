@@ -13,18 +13,24 @@ enum { HX_V_COMPUTE = 0, HX_V_ONCHIP = 1, HX_V_DDR = 2, HX_V_STREAM = 3, HX_NV_V
 enum { HX_V_RELEASE_AT_COMPLETION = 0, HX_V_RELEASE_AT_ENTRY_END = 1 };
 enum { HX_G_A = 0, HX_G_B, HX_G_C, HX_G_D, HX_NGROUPS, HX_G_ALONE = HX_NGROUPS };
 enum { HX_INJECT_NONE = 0, HX_INJECT_V_OUT_M_OUT, HX_INJECT_D_DST_V_SCRATCH };
-#define HX_MAX_WORKLOADS 3
-#define HX_MAX_LABELS 16
-#define HX_MAX_VWORKERS 8
+#define HX_MAX_WORKLOADS   3
+#define HX_MAX_LABELS      16
+#define HX_MAX_VWORKERS    8
 #define HX_MAX_ANTAGONISTS 8
 /* Threads that can be placed: the host, the three engines, the extra vector
  * workers vec1..vec7 (vecN at HX_ENG_VWORKER(N)), then the bandwidth
  * antagonists bw0..bw7 (bwN at HX_ENG_BW(N)). */
-enum { HX_ENG_HOST = 0, HX_ENG_VEC, HX_ENG_MX, HX_ENG_DMA, HX_NENG_NAMED,
-       HX_ENG_BW0 = HX_NENG_NAMED + HX_MAX_VWORKERS - 1,
-       HX_NENG_ALL = HX_ENG_BW0 + HX_MAX_ANTAGONISTS };
+enum {
+    HX_ENG_HOST = 0,
+    HX_ENG_VEC,
+    HX_ENG_MX,
+    HX_ENG_DMA,
+    HX_NENG_NAMED,
+    HX_ENG_BW0 = HX_NENG_NAMED + HX_MAX_VWORKERS - 1,
+    HX_NENG_ALL = HX_ENG_BW0 + HX_MAX_ANTAGONISTS
+};
 #define HX_ENG_VWORKER(n) (HX_NENG_NAMED + (n) - 1)
-#define HX_ENG_BW(n) (HX_ENG_BW0 + (n))
+#define HX_ENG_BW(n)      (HX_ENG_BW0 + (n))
 /* The host GEMM's default k-block (--m-tile): today's blocking. */
 #define HX_M_TILE_DEFAULT 256
 
@@ -39,20 +45,20 @@ typedef struct hx_config {
     int v_variant, v_rows, v_cols, v_passes, v_workers;
     int v_shape_set; /* --v-shape given: the variant's default shape is not applied */
     int d_rows, d_row_bytes, d_src_stride, d_desc_rows;
-    int d_repeat; /* windows streamed from DDR through the scratch window */
-    int d_buffers; /* 1, or 2: windows alternate between two scratch windows */
-    int v_release; /* HX_V_RELEASE_*: when the fused entry frees V's scratch */
-    int window;    /* group D: at most this many of the entry's tasks in flight; 0 = all */
-    int antagonists;          /* bandwidth antagonist threads bw0.. */
-    size_t antagonist_bytes;  /* buffer each one streams */
+    int d_repeat;            /* windows streamed from DDR through the scratch window */
+    int d_buffers;           /* 1, or 2: windows alternate between two scratch windows */
+    int v_release;           /* HX_V_RELEASE_*: when the fused entry frees V's scratch */
+    int window;              /* group D: at most this many of the entry's tasks in flight; 0 = all */
+    int antagonists;         /* bandwidth antagonist threads bw0.. */
+    size_t antagonist_bytes; /* buffer each one streams */
     size_t scratch_bytes;
     int warmup, rounds;
     uint64_t seed;
     hx_wait_policy wait;
     int affinity[HX_NENG_ALL]; /* -1 = float */
-    const char *affinity_spec;   /* as given: spread, none or the pairs */
-    int spread;                  /* --affinity spread */
-    int host_pin_refused;        /* set by main: spread's host pin was refused by the platform */
+    const char *affinity_spec; /* as given: spread, none or the pairs */
+    int spread;                /* --affinity spread */
+    int host_pin_refused;      /* set by main: spread's host pin was refused by the platform */
     int calibrate;
     double calib_us[HX_NTASKS];
     int early_completion;

@@ -27,8 +27,7 @@ static void engine_main(void *arg) {
     }
 }
 
-int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_policy *wait,
-                    char *err, size_t errlen) {
+int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_policy *wait, char *err, size_t errlen) {
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
     e->core = core;

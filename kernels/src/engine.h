@@ -26,8 +26,7 @@ typedef struct hx_engine {
     hx_thread *thread;
 } hx_engine;
 
-int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_policy *wait,
-                    char *err, size_t errlen);
+int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_policy *wait, char *err, size_t errlen);
 /* Returns 0, or -1 if the queue is full (a bug in the caller: depth is bounded). */
 int hx_engine_push(hx_engine *e, hx_job *job);
 void hx_engine_stop(hx_engine *e);

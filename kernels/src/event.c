@@ -49,7 +49,10 @@ void hx_counter_bump(hx_counter *c) {
     if (__atomic_load_n(&c->waiters, __ATOMIC_RELAXED)) hx_word_wake_all(&c->value);
 }
 
-struct change_arg { const hx_counter *c; uint32_t seen; };
+struct change_arg {
+    const hx_counter *c;
+    uint32_t seen;
+};
 static int counter_moved(const void *a) {
     const struct change_arg *x = (const struct change_arg *)a;
     return hx_counter_load(x->c) != x->seen;

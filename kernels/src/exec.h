@@ -28,8 +28,8 @@ typedef struct hx_task {
     int id;
     struct hx_exec *x;
     hx_engine *engine;
-    int ready;    /* inputs prepared (checked by the fused entry) */
-    int empty;    /* this trial runs zero work */
+    int ready; /* inputs prepared (checked by the fused entry) */
+    int empty; /* this trial runs zero work */
     uint64_t calib_ns;
     uint32_t slot_mask; /* its scratch slot in the arena plan */
     uint32_t lazy_mask; /* slots its work reserves itself (D's second window); released with slot_mask */
@@ -98,8 +98,8 @@ typedef struct hx_exec {
 
     /* task data (tasks.c) */
     struct {
-        void *A, *B;  /* logical inputs (kept for the .npy dump) */
-        void *prep;   /* prepared layout */
+        void *A, *B; /* logical inputs (kept for the .npy dump) */
+        void *prep;  /* prepared layout */
         size_t prep_bytes;
         void *C;
         uint64_t prep_ns;
@@ -130,8 +130,8 @@ void hx_exec_teardown(hx_exec *x);
  * small, conflicting ranges), -1 for other failures. */
 int hx_tasks_prepare(hx_exec *x, char *err, size_t errlen);
 void hx_tasks_free(hx_exec *x);
-void hx_task_work(hx_task *t);          /* the task's computation (or empty / calibration) */
-void hx_task_poison(hx_task *t);        /* overwrite outputs so skipped work cannot pass */
+void hx_task_work(hx_task *t);   /* the task's computation (or empty / calibration) */
+void hx_task_poison(hx_task *t); /* overwrite outputs so skipped work cannot pass */
 uint64_t hx_task_checksum(const hx_task *t);
 size_t hx_elem_bytes_v(const hx_config *cfg);
 

@@ -82,14 +82,14 @@ static void vchunk_compute(const hx_vchunk *c) {
     hx_exec *x = c->x;
     const hx_config *cfg = x->cfg;
     if (cfg->precision == HX_FP32 && cfg->v_variant == HX_V_STREAM)
-        x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
-                        cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+        x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax, cfg->v_cols,
+                        cfg->v_passes, c->r0, c->r1);
     else if (cfg->precision == HX_FP32)
         x->kern->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
-                      cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+                         cfg->v_cols, cfg->v_passes, c->r0, c->r1);
     else
-        x->kern->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum,
-                      (int16_t *)x->v.rowmax, cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+        x->kern->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum, (int16_t *)x->v.rowmax,
+                         cfg->v_cols, cfg->v_passes, c->r0, c->r1);
 }
 
 /* One chunk on one thread, recorded as one of V's workers. */

@@ -53,7 +53,8 @@ static void host_wait(hx_exec *x, uint32_t mask, hx_event *final, hx_host_times 
             if (mask & HX_BIT(i)) observe(x, &x->task[i], now);
     }
     uint64_t e = hx_exec_now(x);
-    hx_exec_note_wait(x, "host", final ? "req" : (mask == (mask & -mask) ? hx_task_names[__builtin_ctz(mask)] : "all"), b, e);
+    hx_exec_note_wait(x, "host", final ? "req" : (mask == (mask & -mask) ? hx_task_names[__builtin_ctz(mask)] : "all"),
+                      b, e);
     if (!h->wait_begin) h->wait_begin = b;
     h->wait_end = e;
     h->wait_ns += e - b;
@@ -121,9 +122,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
         }
         break;
     }
-    default:
-        snprintf(err, errlen, "unknown group %d", group);
-        return -1;
+    default: snprintf(err, errlen, "unknown group %d", group); return -1;
     }
     return 0;
 }

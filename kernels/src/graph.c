@@ -7,8 +7,8 @@
 #include "graph.h"
 #include "graph_json.h"
 
-const char *const hxg_op_names[HXG_NOPS] = {"gemm", "silu", "relu6", "add", "swiglu", "softmax",
-                                            "maxpool3", "im2col3", "dwconv3", "copy"};
+const char *const hxg_op_names[HXG_NOPS] = {"gemm",    "silu",     "relu6",   "add",     "swiglu",
+                                            "softmax", "maxpool3", "im2col3", "dwconv3", "copy"};
 const char *const hxg_engine_names[HXG_NENG] = {"mx", "vec", "dma"};
 const char hxg_class_names[HXG_NENG] = {'M', 'V', 'D'};
 
@@ -30,13 +30,15 @@ static const opdef OPS[HXG_NOPS] = {
     [HXG_MAXPOOL3] = {HXG_ENG_VEC, {"h", "w", "c"}, {"x"}, {"y"}},
     [HXG_IM2COL3] = {HXG_ENG_VEC, {"h", "w", "c"}, {"x"}, {"y"}},
     [HXG_DWCONV3] = {HXG_ENG_VEC, {"h", "w", "c", "relu6?"}, {"x", "w"}, {"y"}},
-    [HXG_COPY] = {HXG_ENG_DMA, {"rows", "row_bytes", "src_stride", "dst_stride", "src_offset?", "dst_offset?"},
-                  {"src"}, {"dst"}},
+    [HXG_COPY] = {HXG_ENG_DMA,
+                  {"rows", "row_bytes", "src_stride", "dst_stride", "src_offset?", "dst_offset?"},
+                  {"src"},
+                  {"dst"}},
 };
 
 /* Largest dimension and largest buffer a graph may ask for: far above any
  * real block here, low enough that no product overflows. */
-#define HXG_MAX_DIM (1 << 20)
+#define HXG_MAX_DIM   (1 << 20)
 #define HXG_MAX_BYTES ((size_t)1 << 31)
 
 static int bad(char *err, size_t errlen, const char *fmt, ...) {
@@ -68,10 +70,11 @@ static int name_of(const gj_value *v, char *dst, const char *what, int idx, char
     return 0;
 }
 
-static int uint_of(const gj_value *v, const char *node, const char *key, size_t lo, size_t hi, size_t *out,
-                   char *err, size_t errlen) {
+static int uint_of(const gj_value *v, const char *node, const char *key, size_t lo, size_t hi, size_t *out, char *err,
+                   size_t errlen) {
     /* range first: converting a huge double to an integer is undefined */
-    if (!v || v->type != GJ_NUM || !(v->num >= (double)lo && v->num <= (double)hi) || v->num != (double)(long long)v->num)
+    if (!v || v->type != GJ_NUM || !(v->num >= (double)lo && v->num <= (double)hi) ||
+        v->num != (double)(long long)v->num)
         return bad(err, errlen, "node '%s': '%s' must be an integer in [%zu, %zu]", node, key, lo, hi);
     *out = (size_t)v->num;
     return 0;
@@ -90,7 +93,8 @@ static int load_buffers(hxg_graph *g, const gj_value *arr, char *err, size_t err
             if (!strcmp(g->buf[j].name, B->name)) return bad(err, errlen, "buffer '%s' is declared twice", B->name);
         for (int m = 0; m < b->n; m++)
             if (strcmp(b->keys[m], "name") && strcmp(b->keys[m], "bytes") && strcmp(b->keys[m], "alias"))
-                return bad(err, errlen, "buffer '%s': unknown key '%s' (known: name, bytes, alias)", B->name, b->keys[m]);
+                return bad(err, errlen, "buffer '%s': unknown key '%s' (known: name, bytes, alias)", B->name,
+                           b->keys[m]);
         const gj_value *by = gj_get(b, "bytes");
         if (!by || by->type != GJ_NUM || !(by->num >= 1 && by->num <= (double)HXG_MAX_BYTES) ||
             by->num != (double)(long long)by->num)
@@ -114,8 +118,10 @@ static int load_buffers(hxg_graph *g, const gj_value *arr, char *err, size_t err
         if (steps > g->nbufs) return bad(err, errlen, "buffer '%s': aliases form a loop", g->buf[i].name);
         g->buf[i].storage = r;
         if (g->buf[i].bytes > g->buf[r].bytes)
-            return bad(err, errlen, "buffer '%s' (%zu bytes) is larger than the storage of '%s' (%zu bytes) it aliases "
-                       "(size mismatch)", g->buf[i].name, g->buf[i].bytes, g->buf[r].name, g->buf[r].bytes);
+            return bad(err, errlen,
+                       "buffer '%s' (%zu bytes) is larger than the storage of '%s' (%zu bytes) it aliases "
+                       "(size mismatch)",
+                       g->buf[i].name, g->buf[i].bytes, g->buf[r].name, g->buf[r].bytes);
     }
     /* the plan: one arena, every storage 64-byte aligned */
     size_t off = 0;
@@ -150,24 +156,38 @@ static int load_params(hxg_node *nd, const gj_value *o, char *err, size_t errlen
     }
     size_t v = 0;
     const gj_value *p;
-#define DIM(key, field) \
-    if ((p = gj_get(o, key))) { \
-        if (uint_of(p, nd->name, key, 1, HXG_MAX_DIM, &v, err, errlen)) return -1; \
-        field = (int)v; \
-    }
-#define SZ(key, field, lo) \
-    if ((p = gj_get(o, key))) { \
-        if (uint_of(p, nd->name, key, lo, HXG_MAX_BYTES, &v, err, errlen)) return -1; \
-        field = v; \
-    }
-#define FLAG(key, field) \
-    if ((p = gj_get(o, key))) { \
-        if (p->type != GJ_BOOL) return bad(err, errlen, "node '%s': '%s' must be true or false", nd->name, key); \
-        field = p->boolean; \
-    }
-    DIM("m", nd->m) DIM("n", nd->n) DIM("k", nd->k) DIM("rows", nd->rows) DIM("cols", nd->cols)
-    DIM("h", nd->h) DIM("w", nd->w) DIM("c", nd->c)
-    FLAG("trans_b", nd->trans_b) FLAG("relu6", nd->relu6)
+/* Each reads one optional key into a field; a statement, so they chain. */
+#define DIM(key, field)                                                                                                \
+    do {                                                                                                               \
+        if ((p = gj_get(o, key))) {                                                                                    \
+            if (uint_of(p, nd->name, key, 1, HXG_MAX_DIM, &v, err, errlen)) return -1;                                 \
+            field = (int)v;                                                                                            \
+        }                                                                                                              \
+    } while (0)
+#define SZ(key, field, lo)                                                                                             \
+    do {                                                                                                               \
+        if ((p = gj_get(o, key))) {                                                                                    \
+            if (uint_of(p, nd->name, key, lo, HXG_MAX_BYTES, &v, err, errlen)) return -1;                              \
+            field = v;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+#define FLAG(key, field)                                                                                               \
+    do {                                                                                                               \
+        if ((p = gj_get(o, key))) {                                                                                    \
+            if (p->type != GJ_BOOL) return bad(err, errlen, "node '%s': '%s' must be true or false", nd->name, key);   \
+            field = p->boolean;                                                                                        \
+        }                                                                                                              \
+    } while (0)
+    DIM("m", nd->m);
+    DIM("n", nd->n);
+    DIM("k", nd->k);
+    DIM("rows", nd->rows);
+    DIM("cols", nd->cols);
+    DIM("h", nd->h);
+    DIM("w", nd->w);
+    DIM("c", nd->c);
+    FLAG("trans_b", nd->trans_b);
+    FLAG("relu6", nd->relu6);
     nd->scale = 1.0f;
     if ((p = gj_get(o, "scale"))) {
         if (p->type != GJ_NUM || !(p->num > 0) || p->num > 1e6)
@@ -176,8 +196,12 @@ static int load_params(hxg_node *nd, const gj_value *o, char *err, size_t errlen
     }
     if (nd->op == HXG_COPY) {
         nd->d_rows = (size_t)0;
-        SZ("rows", nd->d_rows, 1) SZ("row_bytes", nd->d_row_bytes, 1) SZ("src_stride", nd->d_src_stride, 1)
-        SZ("dst_stride", nd->d_dst_stride, 1) SZ("src_offset", nd->d_src_off, 0) SZ("dst_offset", nd->d_dst_off, 0)
+        SZ("rows", nd->d_rows, 1);
+        SZ("row_bytes", nd->d_row_bytes, 1);
+        SZ("src_stride", nd->d_src_stride, 1);
+        SZ("dst_stride", nd->d_dst_stride, 1);
+        SZ("src_offset", nd->d_src_off, 0);
+        SZ("dst_offset", nd->d_dst_off, 0);
         if (nd->d_src_stride < nd->d_row_bytes || nd->d_dst_stride < nd->d_row_bytes)
             return bad(err, errlen, "node '%s': strides (src %zu, dst %zu) must be at least row_bytes (%zu)", nd->name,
                        nd->d_src_stride, nd->d_dst_stride, nd->d_row_bytes);
@@ -195,7 +219,9 @@ static void role_region(const hxg_node *nd, const char *role, hxg_access *a) {
     a->off = 0, a->rows = 1, a->stride = 0;
     switch (nd->op) {
     case HXG_GEMM:
-        a->row_bytes = !strcmp(role, "a") ? f * nd->m * nd->k : !strcmp(role, "b") ? f * nd->k * nd->n : f * nd->m * nd->n;
+        a->row_bytes = !strcmp(role, "a")   ? f * nd->m * nd->k
+                       : !strcmp(role, "b") ? f * nd->k * nd->n
+                                            : f * nd->m * nd->n;
         break;
     case HXG_MAXPOOL3: a->row_bytes = f * hw * nd->c; break;
     case HXG_IM2COL3: a->row_bytes = !strcmp(role, "x") ? f * hw * nd->c : f * hw * 9 * nd->c; break;
@@ -217,25 +243,32 @@ static int load_roles(hxg_graph *g, hxg_node *nd, const gj_value *o, int out, ch
     const char *const *roles = out ? d->outs : d->ins;
     const char *key = out ? "outputs" : "inputs";
     const gj_value *m = gj_get(o, key);
-    if (!m || m->type != GJ_OBJ) return bad(err, errlen, "node '%s': '%s' must be an object of role -> buffer", nd->name, key);
+    if (!m || m->type != GJ_OBJ)
+        return bad(err, errlen, "node '%s': '%s' must be an object of role -> buffer", nd->name, key);
     for (int i = 0; i < m->n; i++) {
         int known = 0;
         for (int r = 0; r < HXG_MAX_ROLES && roles[r]; r++) known |= !strcmp(roles[r], m->keys[i]);
-        if (!known) return bad(err, errlen, "node '%s' (%s): unknown %s role '%s'", nd->name, hxg_op_names[nd->op], key, m->keys[i]);
+        if (!known)
+            return bad(err, errlen, "node '%s' (%s): unknown %s role '%s'", nd->name, hxg_op_names[nd->op], key,
+                       m->keys[i]);
     }
     for (int r = 0; r < HXG_MAX_ROLES && roles[r]; r++) {
         const gj_value *b = gj_get(m, roles[r]);
         if (!b || b->type != GJ_STR)
-            return bad(err, errlen, "node '%s' (%s): %s role '%s' must name a buffer", nd->name, hxg_op_names[nd->op], key, roles[r]);
+            return bad(err, errlen, "node '%s' (%s): %s role '%s' must name a buffer", nd->name, hxg_op_names[nd->op],
+                       key, roles[r]);
         int bi = find_buf(g, b->str);
-        if (bi < 0) return bad(err, errlen, "node '%s': %s '%s' is unknown buffer '%s'", nd->name, key, roles[r], b->str);
+        if (bi < 0)
+            return bad(err, errlen, "node '%s': %s '%s' is unknown buffer '%s'", nd->name, key, roles[r], b->str);
         hxg_access *a = &nd->acc[nd->nacc++];
         a->buf = bi, a->role = roles[r], a->write = out;
         role_region(nd, roles[r], a);
         size_t need = region_end(a), have = g->buf[bi].bytes;
         if (nd->op == HXG_COPY ? need > have : need != have)
-            return bad(err, errlen, "node '%s' (%s): role '%s' needs %s%zu bytes of buffer '%s', which has %zu (size mismatch)",
-                       nd->name, hxg_op_names[nd->op], roles[r], nd->op == HXG_COPY ? "at least " : "", need, b->str, have);
+            return bad(err, errlen,
+                       "node '%s' (%s): role '%s' needs %s%zu bytes of buffer '%s', which has %zu (size mismatch)",
+                       nd->name, hxg_op_names[nd->op], roles[r], nd->op == HXG_COPY ? "at least " : "", need, b->str,
+                       have);
         if (out) nd->out[nd->nout] = bi, nd->out_role[nd->nout++] = roles[r];
         else nd->in[nd->nin] = bi, nd->in_role[nd->nin++] = roles[r];
     }
@@ -247,10 +280,12 @@ static int load_nodes(hxg_graph *g, const gj_value *arr, const hx_kernels *k, ch
     if (arr->n > HXG_MAX_NODES) return bad(err, errlen, "%d nodes: at most %d", arr->n, HXG_MAX_NODES);
     g->nnodes = arr->n;
     for (int i = 0; i < arr->n; i++) { /* names first: edges may point forward */
-        if (arr->items[i]->type != GJ_OBJ) return bad(err, errlen, "node %d (line %d) is not an object", i, arr->items[i]->line);
+        if (arr->items[i]->type != GJ_OBJ)
+            return bad(err, errlen, "node %d (line %d) is not an object", i, arr->items[i]->line);
         if (name_of(gj_get(arr->items[i], "name"), g->node[i].name, "node", i, err, errlen)) return -1;
         for (int j = 0; j < i; j++)
-            if (!strcmp(g->node[j].name, g->node[i].name)) return bad(err, errlen, "node '%s' is declared twice", g->node[i].name);
+            if (!strcmp(g->node[j].name, g->node[i].name))
+                return bad(err, errlen, "node '%s' is declared twice", g->node[i].name);
     }
     for (int i = 0; i < arr->n; i++) {
         const gj_value *o = arr->items[i];
@@ -261,8 +296,10 @@ static int load_nodes(hxg_graph *g, const gj_value *arr, const hx_kernels *k, ch
         for (int j = 0; j < HXG_NOPS; j++)
             if (!strcmp(op->str, hxg_op_names[j])) nd->op = (hxg_op)j;
         if (nd->op == HXG_NOPS)
-            return bad(err, errlen, "node '%s': unknown op '%s' (known: gemm, silu, relu6, add, swiglu, softmax, maxpool3, "
-                       "im2col3, dwconv3, copy)", nd->name, op->str);
+            return bad(err, errlen,
+                       "node '%s': unknown op '%s' (known: gemm, silu, relu6, add, swiglu, softmax, maxpool3, "
+                       "im2col3, dwconv3, copy)",
+                       nd->name, op->str);
         nd->engine = OPS[nd->op].engine;
         for (int m = 0; m < o->n; m++) {
             const char *key = o->keys[m];
@@ -271,19 +308,22 @@ static int load_nodes(hxg_graph *g, const gj_value *arr, const hx_kernels *k, ch
                 continue;
             return bad(err, errlen, "node '%s' (%s): unknown key '%s'", nd->name, hxg_op_names[nd->op], key);
         }
-        if (load_params(nd, o, err, errlen) || load_roles(g, nd, o, 0, err, errlen) || load_roles(g, nd, o, 1, err, errlen))
+        if (load_params(nd, o, err, errlen) || load_roles(g, nd, o, 0, err, errlen) ||
+            load_roles(g, nd, o, 1, err, errlen))
             return -1;
         if (nd->op == HXG_GEMM)
-            nd->priv_bytes = k->gemm_f32_prep_bytes(nd->m, nd->n, nd->k) + (nd->trans_b ? (size_t)4 * nd->k * nd->n : 0);
-        else if (nd->op == HXG_SILU)
-            nd->priv_bytes = (size_t)8 * nd->rows; /* the kernel's row sums and maxima */
+            nd->priv_bytes =
+                k->gemm_f32_prep_bytes(nd->m, nd->n, nd->k) + (nd->trans_b ? (size_t)4 * nd->k * nd->n : 0);
+        else if (nd->op == HXG_SILU) nd->priv_bytes = (size_t)8 * nd->rows; /* the kernel's row sums and maxima */
         const gj_value *after = gj_get(o, "after");
-        if (after && after->type != GJ_ARR) return bad(err, errlen, "node '%s': 'after' must be a list of node names", nd->name);
+        if (after && after->type != GJ_ARR)
+            return bad(err, errlen, "node '%s': 'after' must be a list of node names", nd->name);
         for (int e = 0; after && e < after->n; e++) {
             const gj_value *p = after->items[e];
             int pi = p->type == GJ_STR ? find_node(g, p->str) : -1;
             if (pi < 0)
-                return bad(err, errlen, "node '%s': 'after' names unknown node '%s'", nd->name, p->type == GJ_STR ? p->str : "?");
+                return bad(err, errlen, "node '%s': 'after' names unknown node '%s'", nd->name,
+                           p->type == GJ_STR ? p->str : "?");
             int dup = 0;
             for (int q = 0; q < nd->npred; q++) dup |= nd->pred[q] == pi;
             if (dup) continue;
@@ -308,7 +348,8 @@ static int topo_sort(hxg_graph *g, char *err, size_t errlen) {
             char list[600] = "";
             size_t n = 0;
             for (int i = 0; i < g->nnodes && n < sizeof list - 60; i++)
-                if (indeg[i] > 0) n += (size_t)snprintf(list + n, sizeof list - n, "%s'%s'", n ? ", " : "", g->node[i].name);
+                if (indeg[i] > 0)
+                    n += (size_t)snprintf(list + n, sizeof list - n, "%s'%s'", n ? ", " : "", g->node[i].name);
             return bad(err, errlen, "the dependencies form a cycle: these nodes can never become ready: %s", list);
         }
         indeg[pick] = -1;
@@ -339,7 +380,9 @@ static int regions_overlap(size_t o1, const hxg_access *a, size_t o2, const hxg_
     return 0;
 }
 
-typedef struct { uint64_t w[HXG_MAX_NODES / 64]; } bitset;
+typedef struct {
+    uint64_t w[HXG_MAX_NODES / 64];
+} bitset;
 
 /* Ops that read neighbours of the element they write (or move rows): their
  * output may not overlap their own input.  Elementwise and row-wise ops and
@@ -356,9 +399,12 @@ int hxg_conflict_check(const hxg_graph *g, char *err, size_t errlen) {
             for (int q = 0; q < a->nacc; q++) {
                 const hxg_access *x = &a->acc[p], *y = &a->acc[q];
                 const hxg_buf *bx = &g->buf[x->buf], *by = &g->buf[y->buf];
-                if (x->write && !y->write && bx->storage == by->storage && regions_overlap(bx->offset, x, by->offset, y))
-                    return bad(err, errlen, "node '%s' (%s) writes '%s' over its own input '%s' (role %s): this op cannot run "
-                               "in place", a->name, hxg_op_names[a->op], bx->name, by->name, y->role);
+                if (x->write && !y->write && bx->storage == by->storage &&
+                    regions_overlap(bx->offset, x, by->offset, y))
+                    return bad(err, errlen,
+                               "node '%s' (%s) writes '%s' over its own input '%s' (role %s): this op cannot run "
+                               "in place",
+                               a->name, hxg_op_names[a->op], bx->name, by->name, y->role);
             }
     }
     static bitset reach[HXG_MAX_NODES]; /* reach[i]: nodes reachable from i */
@@ -384,8 +430,10 @@ int hxg_conflict_check(const hxg_graph *g, char *err, size_t errlen) {
                     char shared[160] = "";
                     if (x->buf != y->buf)
                         snprintf(shared, sizeof shared, "; '%s' and '%s' share storage", bx->name, by->name);
-                    return bad(err, errlen, "nodes '%s' and '%s' touch the same memory with no dependency path between them: "
-                               "'%s' %s '%s' (role %s) and '%s' %s '%s' (role %s)%s; add an edge ('after') or use separate buffers",
+                    return bad(err, errlen,
+                               "nodes '%s' and '%s' touch the same memory with no dependency path between them: "
+                               "'%s' %s '%s' (role %s) and '%s' %s '%s' (role %s)%s; add an edge ('after') or use "
+                               "separate buffers",
                                a->name, b->name, a->name, x->write ? "writes" : "reads", bx->name, x->role, b->name,
                                y->write ? "writes" : "reads", by->name, y->role, shared);
                 }
@@ -422,7 +470,8 @@ int hxg_load(hxg_graph *g, const char *path, char *err, size_t errlen) {
     for (int i = 0; i < doc->n; i++)
         if (strcmp(doc->keys[i], "name") && strcmp(doc->keys[i], "precision") && strcmp(doc->keys[i], "buffers") &&
             strcmp(doc->keys[i], "nodes") && strcmp(doc->keys[i], "description")) {
-            snprintf(e, sizeof e, "unknown top-level key '%s' (known: name, description, precision, buffers, nodes)", doc->keys[i]);
+            snprintf(e, sizeof e, "unknown top-level key '%s' (known: name, description, precision, buffers, nodes)",
+                     doc->keys[i]);
             goto out;
         }
     if (name_of(name, g->name, "graph", 0, e, sizeof e)) goto out;

@@ -13,8 +13,8 @@
 #include "kernels.h"
 
 #define HXG_MAX_NODES 256
-#define HXG_MAX_BUFS 256
-#define HXG_NAME 48
+#define HXG_MAX_BUFS  256
+#define HXG_NAME      48
 #define HXG_MAX_ROLES 3
 
 /* Engine classes: M on the matrix engine, V on the vector engine (in groups
@@ -23,8 +23,17 @@
 enum { HXG_ENG_MX = 0, HXG_ENG_VEC, HXG_ENG_DMA, HXG_NENG };
 
 typedef enum {
-    HXG_GEMM = 0, HXG_SILU, HXG_RELU6, HXG_ADD, HXG_SWIGLU, HXG_SOFTMAX,
-    HXG_MAXPOOL3, HXG_IM2COL3, HXG_DWCONV3, HXG_COPY, HXG_NOPS
+    HXG_GEMM = 0,
+    HXG_SILU,
+    HXG_RELU6,
+    HXG_ADD,
+    HXG_SWIGLU,
+    HXG_SOFTMAX,
+    HXG_MAXPOOL3,
+    HXG_IM2COL3,
+    HXG_DWCONV3,
+    HXG_COPY,
+    HXG_NOPS
 } hxg_op;
 
 extern const char *const hxg_op_names[HXG_NOPS];
@@ -66,8 +75,8 @@ typedef struct hxg_node {
     /* edges */
     int npred, nsucc;
     int pred[HXG_MAX_NODES], succ[HXG_MAX_NODES];
-    int topo;  /* position in the fixed topological order */
-    int level; /* ASAP step: 0 for a node without predecessors */
+    int topo;          /* position in the fixed topological order */
+    int level;         /* ASAP step: 0 for a node without predecessors */
     size_t priv_bytes; /* private workspace (packing, transposes, reductions) */
 
     /* runtime, per trial */
@@ -110,7 +119,7 @@ typedef struct hxg_exec {
     const hx_kernels *k;
     hx_engine eng[HXG_NENG];
     hx_wait_policy wait;
-    uint8_t *arena;      /* this trial's buffers */
+    uint8_t *arena;         /* this trial's buffers */
     hx_counter completions; /* bumped by every node completion */
     uint64_t epoch;
     /* fused entry (C, D) */
@@ -127,8 +136,8 @@ typedef struct hxg_exec {
 enum { HXG_A = 0, HXG_B, HXG_C, HXG_D, HXG_NGROUPS };
 extern const char *const hxg_group_names[HXG_NGROUPS];
 
-int hxg_exec_start(hxg_exec *x, hxg_graph *g, const hx_kernels *k, const int core[HXG_NENG],
-                   hx_wait_policy wait, char *err, size_t errlen);
+int hxg_exec_start(hxg_exec *x, hxg_graph *g, const hx_kernels *k, const int core[HXG_NENG], hx_wait_policy wait,
+                   char *err, size_t errlen);
 void hxg_exec_stop(hxg_exec *x);
 uint64_t hxg_now(const hxg_exec *x);
 /* Runs every node once in the given group; fills the nodes' records. */

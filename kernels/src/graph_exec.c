@@ -164,8 +164,8 @@ void hxg_run_group(hxg_exec *x, int group) {
     }
 }
 
-int hxg_exec_start(hxg_exec *x, hxg_graph *g, const hx_kernels *k, const int core[HXG_NENG],
-                   hx_wait_policy wait, char *err, size_t errlen) {
+int hxg_exec_start(hxg_exec *x, hxg_graph *g, const hx_kernels *k, const int core[HXG_NENG], hx_wait_policy wait,
+                   char *err, size_t errlen) {
     memset(x, 0, sizeof *x);
     x->g = g, x->k = k, x->wait = wait;
     x->epoch = hx_now_ns();

@@ -116,17 +116,38 @@ static gj_value *container(gj_in *in, int obj) {
         if (obj) {
             if (!(key = str(in))) break;
             ws(in);
-            if (*in->p != ':') { free(key); fail(in, "expected ':'"); break; }
+            if (*in->p != ':') {
+                free(key);
+                fail(in, "expected ':'");
+                break;
+            }
             in->p++;
             for (int i = 0; i < v->n; i++)
-                if (!strcmp(v->keys[i], key)) { free(key); fail(in, "duplicate key in an object"); key = NULL; break; }
+                if (!strcmp(v->keys[i], key)) {
+                    free(key);
+                    fail(in, "duplicate key in an object");
+                    key = NULL;
+                    break;
+                }
             if (in->failed) break;
         }
         gj_value *item = value(in);
-        if (!item || push(v, item, key)) { free(key); gj_free(item); fail(in, "bad value"); break; }
+        if (!item || push(v, item, key)) {
+            free(key);
+            gj_free(item);
+            fail(in, "bad value");
+            break;
+        }
         ws(in);
-        if (*in->p == ',') { in->p++; continue; }
-        if (*in->p == (obj ? '}' : ']')) { in->p++; in->depth--; return v; }
+        if (*in->p == ',') {
+            in->p++;
+            continue;
+        }
+        if (*in->p == (obj ? '}' : ']')) {
+            in->p++;
+            in->depth--;
+            return v;
+        }
         fail(in, obj ? "expected ',' or '}'" : "expected ',' or ']'");
         break;
     }
@@ -140,7 +161,10 @@ static gj_value *value(gj_in *in) {
     if (c == '{' || c == '[') return container(in, c == '{');
     if (c == '"') {
         gj_value *v = mk(in, GJ_STR);
-        if (v && !(v->str = str(in))) { gj_free(v); return NULL; }
+        if (v && !(v->str = str(in))) {
+            gj_free(v);
+            return NULL;
+        }
         return v;
     }
     if (!strncmp(in->p, "true", 4) || !strncmp(in->p, "false", 5)) {

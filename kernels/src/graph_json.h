@@ -12,8 +12,8 @@ typedef struct gj_value {
     double num;
     int boolean;
     char *str;
-    int n;                  /* elements of an array or members of an object */
-    char **keys;            /* object member names */
+    int n;       /* elements of an array or members of an object */
+    char **keys; /* object member names */
     struct gj_value **items;
 } gj_value;
 

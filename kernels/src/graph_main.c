@@ -109,8 +109,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
         else if (!strcmp(a, "--npy-dir")) o->npy_dir = v;
         else if (!strcmp(a, "--label")) {
             if (add_label(o, v, err, n)) return -1;
-        }
-        else if (!strcmp(a, "--warmup")) {
+        } else if (!strcmp(a, "--warmup")) {
             if (parse_int(a, v, 0, 1000000, &x, err, n)) return -1;
             o->warmup = (int)x;
         } else if (!strcmp(a, "--rounds")) {
@@ -158,7 +157,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
 
 static hxg_graph G;
 static hxg_exec X;
-static uint8_t *pristine;       /* the graph's inputs, made once from the seed */
+static uint8_t *pristine;               /* the graph's inputs, made once from the seed */
 static int input_storage[HXG_MAX_BUFS]; /* storage whose first use is a read: filled from pristine */
 static uint64_t verified[HXG_MAX_BUFS];
 
@@ -236,7 +235,9 @@ static void free_trial(hxg_graph *g, prep_times *pt) {
     X.arena = NULL;
 }
 
-static uint64_t buf_checksum(const hxg_graph *g, int b) { return hx_checksum(hxg_buf_ptr(g, X.arena, b), g->buf[b].bytes); }
+static uint64_t buf_checksum(const hxg_graph *g, int b) {
+    return hx_checksum(hxg_buf_ptr(g, X.arena, b), g->buf[b].bytes);
+}
 
 /* ---- verification dumps ---------------------------------------------- */
 
@@ -366,9 +367,13 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     hx_json_obj(&j, "group_mapping");
     hx_json_str(&j, "A", "the host runs the nodes in the fixed topological order, one request each, waiting for each");
     hx_json_str(&j, "B", "the host pushes each node to its engine's queue as soon as its inputs are done");
-    hx_json_str(&j, "C", "one fused request to the vec thread: nodes in the fixed order, V inline, M and D launched and waited for");
-    hx_json_str(&j, "D", "the same fused request without barriers: every ready M and D node launched on its engine (fixed order), "
-                         "ready V nodes run inline");
+    hx_json_str(
+        &j, "C",
+        "one fused request to the vec thread: nodes in the fixed order, V inline, M and D launched and waited for");
+    hx_json_str(
+        &j, "D",
+        "the same fused request without barriers: every ready M and D node launched on its engine (fixed order), "
+        "ready V nodes run inline");
     hx_json_close(&j, '}');
     write_meta_args(&j, o);
     write_meta_graph(&j, g);

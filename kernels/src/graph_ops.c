@@ -132,9 +132,13 @@ void hxg_node_run(hxg_node *nd, uint8_t *arena, const hx_kernels *k) {
     case HXG_IM2COL3: im2col3(in_f(nd, arena, 0), y, nd->h, nd->w, nd->c); break;
     case HXG_DWCONV3: dwconv3(in_f(nd, arena, 0), in_f(nd, arena, 1), y, nd->h, nd->w, nd->c, nd->relu6); break;
     case HXG_COPY: { /* one descriptor of the copy engine's 2-D chain */
-        hx_copy_desc d = {hxg_buf_ptr(g, arena, nd->in[0]) + nd->d_src_off, (uint8_t *)y + nd->d_dst_off,
-                          (uint32_t)nd->d_rows, (uint32_t)nd->d_row_bytes, (uint32_t)nd->d_src_stride,
-                          (uint32_t)nd->d_dst_stride, NULL};
+        hx_copy_desc d = {hxg_buf_ptr(g, arena, nd->in[0]) + nd->d_src_off,
+                          (uint8_t *)y + nd->d_dst_off,
+                          (uint32_t)nd->d_rows,
+                          (uint32_t)nd->d_row_bytes,
+                          (uint32_t)nd->d_src_stride,
+                          (uint32_t)nd->d_dst_stride,
+                          NULL};
         k->copy2d(&d);
         break;
     }

@@ -85,13 +85,28 @@ void hx_json_str(hx_json *j, const char *key, const char *v) {
     if (v) put_escaped(j->f, v);
     else puts_(j->f, "null");
 }
-void hx_json_u64(hx_json *j, const char *key, uint64_t v) { sep(j, key); putf(j->f, "%llu", (unsigned long long)v); }
-void hx_json_i64(hx_json *j, const char *key, int64_t v) { sep(j, key); putf(j->f, "%lld", (long long)v); }
+void hx_json_u64(hx_json *j, const char *key, uint64_t v) {
+    sep(j, key);
+    putf(j->f, "%llu", (unsigned long long)v);
+}
+void hx_json_i64(hx_json *j, const char *key, int64_t v) {
+    sep(j, key);
+    putf(j->f, "%lld", (long long)v);
+}
 void hx_json_f64(hx_json *j, const char *key, double v) {
     sep(j, key);
     if (isfinite(v)) putf(j->f, "%.9g", v);
     else puts_(j->f, "null");
 }
-void hx_json_bool(hx_json *j, const char *key, int v) { sep(j, key); puts_(j->f, v ? "true" : "false"); }
-void hx_json_null(hx_json *j, const char *key) { sep(j, key); puts_(j->f, "null"); }
-void hx_json_hex64(hx_json *j, const char *key, uint64_t v) { sep(j, key); putf(j->f, "\"%016llx\"", (unsigned long long)v); }
+void hx_json_bool(hx_json *j, const char *key, int v) {
+    sep(j, key);
+    puts_(j->f, v ? "true" : "false");
+}
+void hx_json_null(hx_json *j, const char *key) {
+    sep(j, key);
+    puts_(j->f, "null");
+}
+void hx_json_hex64(hx_json *j, const char *key, uint64_t v) {
+    sep(j, key);
+    putf(j->f, "\"%016llx\"", (unsigned long long)v);
+}

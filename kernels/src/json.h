@@ -10,12 +10,12 @@ typedef struct hx_json {
     int depth;
 } hx_json;
 
-void hx_json_begin(hx_json *j, FILE *f);      /* opens the top-level object */
-void hx_json_end(hx_json *j);                 /* closes it and writes '\n' */
+void hx_json_begin(hx_json *j, FILE *f);       /* opens the top-level object */
+void hx_json_end(hx_json *j);                  /* closes it and writes '\n' */
 void hx_json_key(hx_json *j, const char *key); /* key of the next value (objects only) */
 void hx_json_obj(hx_json *j, const char *key);
 void hx_json_arr(hx_json *j, const char *key);
-void hx_json_close(hx_json *j, char bracket); /* '}' or ']' */
+void hx_json_close(hx_json *j, char bracket);                 /* '}' or ']' */
 void hx_json_str(hx_json *j, const char *key, const char *v); /* NULL -> null */
 void hx_json_u64(hx_json *j, const char *key, uint64_t v);
 void hx_json_i64(hx_json *j, const char *key, int64_t v);

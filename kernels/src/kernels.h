@@ -49,16 +49,15 @@ typedef struct hx_kernels {
      * fp32: act = SiLU, x / (1 + exp(-x)); rowsum = sum of y, rowmax = max of y.
      * i16:  act(x) = (x * clamp(x + 4096, 0, 8192)) >> 13 (arithmetic shift,
      *       hard-swish in Q13), rowsum = int32 sum with wrap-around, rowmax = max. */
-    void (*vec_f32)(const float *x, float *y, float *rowsum, float *rowmax,
-                    int cols, int passes, int r0, int r1);
-    void (*vec_i16)(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax,
-                    int cols, int passes, int r0, int r1);
+    void (*vec_f32)(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0, int r1);
+    void (*vec_i16)(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax, int cols, int passes, int r0,
+                    int r1);
     /* V, stream variant, fp32: the same rows and reductions with a cheap
      * activation, hard-swish act(x) = x * min(max(x + 3, 0), 6) * (1/6) (two
      * multiplies, no exp, no division), so the task is bound by memory
      * traffic, not arithmetic.  Optional: NULL uses the reference's. */
-    void (*vec_stream_f32)(const float *x, float *y, float *rowsum, float *rowmax,
-                           int cols, int passes, int r0, int r1);
+    void (*vec_stream_f32)(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0,
+                           int r1);
 
     /* D: execute a descriptor chain (memory-to-memory, rows in order). */
     void (*copy2d)(const hx_copy_desc *chain);

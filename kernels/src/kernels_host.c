@@ -16,18 +16,30 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 #endif
 typedef float vgf __attribute__((vector_size(GW * 4)));
 
-#define MR 6  /* rows of C per micro-tile */
+#define MR 6        /* rows of C per micro-tile */
 #define NR (2 * GW) /* columns of C per micro-tile: two vectors */
 /* Default k-block (--m-tile): the depth of A and B micro-panels streamed per
  * pass over C.  Deeper blocks touch C less often; shallower ones keep the B
  * micro-panel (kc x NR floats) in L1.  Must equal HX_M_TILE_DEFAULT. */
 #define KC 256
 
-static inline v8f loadf(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+static inline v8f loadf(const float *p) {
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
 static inline void storef(float *p, v8f v) { memcpy(p, &v, sizeof v); }
-static inline vgf loadg(const float *p) { vgf v; memcpy(&v, p, sizeof v); return v; }
+static inline vgf loadg(const float *p) {
+    vgf v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
 static inline void storeg(float *p, vgf v) { memcpy(p, &v, sizeof v); }
-static inline v8i loadi(const int32_t *p) { v8i v; memcpy(&v, p, sizeof v); return v; }
+static inline v8i loadi(const int32_t *p) {
+    v8i v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
 static inline void storei(int32_t *p, v8i v) { memcpy(p, &v, sizeof v); }
 
 /* Lane-wise select (C has no vector ?:): m lanes are all-ones or zero. */
@@ -152,7 +164,8 @@ static void u8i8_micro(const int32_t *a, const int32_t *b, int p0, int p1, int32
     for (int r = 0; r < rows; r++) {
         int32_t *row = C + (size_t)r * n;
         if (!accumulate) memcpy(row, t[r], (size_t)cols * 4);
-        else for (int j = 0; j < cols; j++) row[j] += t[r][j]; /* |sum| < 255 * 128 * 8192 < 2^31 */
+        else
+            for (int j = 0; j < cols; j++) row[j] += t[r][j]; /* |sum| < 255 * 128 * 8192 < 2^31 */
     }
 }
 
@@ -268,7 +281,8 @@ static void vec_stream_f32(const float *x, float *y, float *rowsum, float *rowma
 }
 
 /* ---- V: Q13 hard-swish + row reduction (int16, exact) ------------------ */
-static void vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax, int cols, int passes, int r0, int r1) {
+static void vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax, int cols, int passes, int r0,
+                    int r1) {
     for (int r = r0; r < r1; r++) {
         const int16_t *xr = x + (size_t)r * cols;
         int16_t *yr = y + (size_t)r * cols;

@@ -5,9 +5,7 @@
 #include <string.h>
 #include "kernels.h"
 
-static size_t ref_f32_prep_bytes(int m, int n, int k) {
-    return ((size_t)m * k + (size_t)k * n) * sizeof(float);
-}
+static size_t ref_f32_prep_bytes(int m, int n, int k) { return ((size_t)m * k + (size_t)k * n) * sizeof(float); }
 static void ref_f32_prepare(const float *A, const float *B, int m, int n, int k, void *prep) {
     float *p = (float *)prep;
     memcpy(p, A, (size_t)m * k * sizeof(float));
@@ -23,9 +21,7 @@ static void ref_f32_run(const void *prep, float *C, int m, int n, int k) {
         }
 }
 
-static size_t ref_u8i8_prep_bytes(int m, int n, int k) {
-    return (size_t)m * k + (size_t)k * n;
-}
+static size_t ref_u8i8_prep_bytes(int m, int n, int k) { return (size_t)m * k + (size_t)k * n; }
 static void ref_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k, void *prep) {
     uint8_t *p = (uint8_t *)prep;
     memcpy(p, A, (size_t)m * k);
@@ -42,8 +38,7 @@ static void ref_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         }
 }
 
-static void ref_vec_f32(const float *x, float *y, float *rowsum, float *rowmax,
-                        int cols, int passes, int r0, int r1) {
+static void ref_vec_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0, int r1) {
     for (int r = r0; r < r1; r++) {
         float s = 0.0f, mx = -INFINITY;
         for (int c = 0; c < cols; c++) {
@@ -65,8 +60,8 @@ static inline float hswish_f32(float v) {
     g = g < 0.0f ? 0.0f : (g > 6.0f ? 6.0f : g);
     return v * g * (1.0f / 6.0f);
 }
-static void ref_vec_stream_f32(const float *x, float *y, float *rowsum, float *rowmax,
-                               int cols, int passes, int r0, int r1) {
+static void ref_vec_stream_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0,
+                               int r1) {
     for (int r = r0; r < r1; r++) {
         float s = 0.0f, mx = -INFINITY;
         for (int c = 0; c < cols; c++) {
@@ -86,8 +81,8 @@ static inline int16_t act_i16(int16_t x) {
     g = g < 0 ? 0 : (g > 8192 ? 8192 : g);
     return (int16_t)(((int32_t)x * g) >> 13);
 }
-static void ref_vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax,
-                        int cols, int passes, int r0, int r1) {
+static void ref_vec_i16(const int16_t *x, int16_t *y, int32_t *rowsum, int16_t *rowmax, int cols, int passes, int r0,
+                        int r1) {
     for (int r = r0; r < r1; r++) {
         uint32_t s = 0; /* unsigned: wrap-around is defined */
         int16_t mx = INT16_MIN;

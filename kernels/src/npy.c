@@ -2,8 +2,7 @@
 #include <string.h>
 #include "npy.h"
 
-int hx_npy_write(const char *path, const char *dtype, int ndim, const size_t *shape, const void *data,
-                 size_t bytes) {
+int hx_npy_write(const char *path, const char *dtype, int ndim, const size_t *shape, const void *data, size_t bytes) {
     char hdr[256], dims[128] = "";
     int n = 0;
     for (int i = 0; i < ndim; i++)

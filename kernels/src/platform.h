@@ -21,8 +21,7 @@ const char *hx_clock_source(void);
 typedef struct hx_thread hx_thread;
 typedef void (*hx_thread_fn)(void *arg);
 /* core < 0: let the OS place the thread.  Returns NULL and fills err on failure. */
-hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core,
-                           char *err, size_t errlen);
+hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core, char *err, size_t errlen);
 void hx_thread_join(hx_thread *t);
 /* Pins the calling thread; returns 0 on success. */
 int hx_pin_self(int core);

@@ -46,7 +46,7 @@ struct hx_thread {
     hx_thread_fn fn;
     void *arg;
     int core;
-    int pin_rc;   /* errno of the thread's own pinning, 0 on success */
+    int pin_rc;       /* errno of the thread's own pinning, 0 on success */
     uint32_t started; /* set once pin_rc is valid */
     char name[16];
 };
@@ -64,8 +64,7 @@ static void *trampoline(void *p) {
     return NULL;
 }
 
-hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core,
-                           char *err, size_t errlen) {
+hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core, char *err, size_t errlen) {
     hx_thread *t = (hx_thread *)calloc(1, sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory creating thread %s", name);
@@ -109,9 +108,7 @@ void hx_word_wait(uint32_t *addr, uint32_t expected) {
     syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
 
-void hx_word_wake_all(uint32_t *addr) {
-    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
-}
+void hx_word_wake_all(uint32_t *addr) { syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0); }
 
 void hx_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -169,8 +166,8 @@ static int read_cpu_jiffies(unsigned long long *total, unsigned long long *idle)
     unsigned long long v[8] = {0};
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return -1;
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]);
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                   &v[7]);
     fclose(f);
     if (n < 4) return -1;
     *total = 0;

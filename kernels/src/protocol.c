@@ -21,7 +21,8 @@ typedef struct {
 /* What group B means on this target (what B maps to, or the specific
  * limitation), recorded in every run.  Target files may override it. */
 #ifndef HX_GROUP_B
-#define HX_GROUP_B "one request per task, pushed at once to each task's own engine queue (mx, vec, dma); the host waits for all"
+#define HX_GROUP_B                                                                                                     \
+    "one request per task, pushed at once to each task's own engine queue (mx, vec, dma); the host waits for all"
 #endif
 #ifndef HX_CFLAGS
 #define HX_CFLAGS "unknown"
@@ -72,22 +73,28 @@ static void write_warnings(hx_json *j, const hx_config *c, int used, int cores) 
     int nw = 0;
     char w_engines[200], w_antagonists[200];
     if (used > cores) {
-        snprintf(w_engines, sizeof w_engines, "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the cores, not the engines",
+        snprintf(w_engines, sizeof w_engines,
+                 "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the "
+                 "cores, not the engines",
                  used, cores);
         warn[nw++] = (hx_warning){"engines_exceed_cores", w_engines};
     }
     if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
-        warn[nw++] = (hx_warning){"spin_wait_oversubscribed",
-                                  "spin waits with more threads than cores: waiting threads steal cycles from working ones"};
+        warn[nw++] =
+            (hx_warning){"spin_wait_oversubscribed",
+                         "spin waits with more threads than cores: waiting threads steal cycles from working ones"};
     if (c->calibrate)
         warn[nw++] = (hx_warning){"calibration", "calibration run: tasks are busy-waits, outputs are not checked"};
     if (c->antagonists && used + c->antagonists > cores) {
-        snprintf(w_antagonists, sizeof w_antagonists, "%d antagonist thread(s) and %d device engines on %d online cores: the antagonists also "
-                 "take CPU time from the engines, not only memory bandwidth", c->antagonists, used, cores);
+        snprintf(w_antagonists, sizeof w_antagonists,
+                 "%d antagonist thread(s) and %d device engines on %d online cores: the antagonists also "
+                 "take CPU time from the engines, not only memory bandwidth",
+                 c->antagonists, used, cores);
         warn[nw++] = (hx_warning){"antagonists_share_cores", w_antagonists};
     }
     if (c->host_pin_refused)
-        warn[nw++] = (hx_warning){"host_unpinned", "--affinity spread: the platform refused to pin the host thread; it floats"};
+        warn[nw++] =
+            (hx_warning){"host_unpinned", "--affinity spread: the platform refused to pin the host thread; it floats"};
     hx_json_arr(j, "warnings");
     for (int i = 0; i < nw; i++) hx_json_str(j, NULL, warn[i].text);
     hx_json_close(j, ']');
@@ -154,13 +161,16 @@ static void write_engines(hx_json *j, const hx_exec *x) {
 /* What each group means on this backend, in words a reader of the raw file needs. */
 static void write_group_mapping(hx_json *j, const hx_config *c) {
     hx_json_obj(j, "group_mapping");
-    hx_json_str(j, "A", "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
+    hx_json_str(j, "A",
+                "one request per task on its engine's queue, the host waits before the next (fixed order M, D, V)");
     hx_json_str(j, "B", HX_GROUP_B);
     hx_json_str(j, "C", "one fused request to the vec control thread; full barrier after each task");
     if (c->window) {
         char d[200];
-        snprintf(d, sizeof d, "the same fused request with the barrier off: M and D launched async, V run inline; "
-                 "at most %d of its tasks in flight (--window)", c->window);
+        snprintf(d, sizeof d,
+                 "the same fused request with the barrier off: M and D launched async, V run inline; "
+                 "at most %d of its tasks in flight (--window)",
+                 c->window);
         hx_json_str(j, "D", d);
     } else {
         hx_json_str(j, "D", "the same fused request with the barrier off: M and D launched async, V run inline");
@@ -243,8 +253,10 @@ static void write_tasks(hx_json *j, const hx_exec *x) {
     hx_json_close(j, '}');
     hx_json_obj(j, "V");
     hx_json_str(j, "precision", c->precision == HX_FP32 ? "fp32" : "i16");
-    hx_json_str(j, "activation", c->precision != HX_FP32 ? "hardswish_q13"
-                                 : c->v_variant == HX_V_STREAM ? "hardswish" : "silu");
+    hx_json_str(j, "activation",
+                c->precision != HX_FP32       ? "hardswish_q13"
+                : c->v_variant == HX_V_STREAM ? "hardswish"
+                                              : "silu");
     if (c->precision == HX_FP32 && c->v_variant == HX_V_STREAM)
         hx_json_str(j, "kernel", x->v.stream_is_ref ? "reference (the backend has no stream kernel)" : x->kern->name);
     hx_json_str(j, "variant", hx_v_variant_names[c->v_variant]);
@@ -371,8 +383,8 @@ static int handover_outlier(const hx_exec *x, uint32_t mask) {
 
 static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->cfg->calibrate; }
 
-static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const trial_kind *k,
-                        const hx_host_times *h, const uint64_t *verified, int *mismatches) {
+static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const trial_kind *k, const hx_host_times *h,
+                        const uint64_t *verified, int *mismatches) {
     const hx_config *c = x->cfg;
     hx_json j;
     int ok = 1;
@@ -381,7 +393,8 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
     hx_json_i64(&j, "round", round);
     hx_json_i64(&j, "seq", seq);
     hx_json_bool(&j, "warmup", round < 0);
-    hx_json_str(&j, "workload", k->group == HX_G_ALONE ? hx_task_names[__builtin_ctz(k->mask)] : hx_workload_name(k->mask));
+    hx_json_str(&j, "workload",
+                k->group == HX_G_ALONE ? hx_task_names[__builtin_ctz(k->mask)] : hx_workload_name(k->mask));
     hx_json_str(&j, "group", hx_group_names[k->group]);
     hx_json_bool(&j, "empty", k->empty);
     hx_json_obj(&j, "host");
@@ -465,7 +478,14 @@ static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t err
     snprintf(dir, sizeof dir, "%s/%s", c->npy_dir, wl);
     mkdir(dir, 0777);
     int f32 = c->precision == HX_FP32;
-    struct { int task; const char *name, *dtype; int ndim; size_t shape[2]; const void *data; size_t elem; } files[] = {
+    struct {
+        int task;
+        const char *name, *dtype;
+        int ndim;
+        size_t shape[2];
+        const void *data;
+        size_t elem;
+    } files[] = {
         {HX_M, "M_A", f32 ? "<f4" : "|u1", 2, {(size_t)c->m, (size_t)c->k}, x->m.A, f32 ? 4u : 1u},
         {HX_M, "M_B", f32 ? "<f4" : "|i1", 2, {(size_t)c->k, (size_t)c->n}, x->m.B, f32 ? 4u : 1u},
         {HX_M, "M_C", f32 ? "<f4" : "<i4", 2, {(size_t)c->m, (size_t)c->n}, x->m.C, 4},
@@ -474,8 +494,13 @@ static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t err
         {HX_V, "V_rowsum", f32 ? "<f4" : "<i4", 1, {(size_t)c->v_rows, 0}, x->v.rowsum, 4},
         {HX_V, "V_rowmax", f32 ? "<f4" : "<i2", 1, {(size_t)c->v_rows, 0}, x->v.rowmax, f32 ? 4u : 2u},
         /* the source window whose copy the scratch must hold: the last one */
-        {HX_D, "D_src", "|u1", 2, {(size_t)c->d_rows, (size_t)c->d_src_stride},
-         x->d.src + (size_t)(c->d_repeat - 1) * c->d_rows * c->d_src_stride, 1},
+        {HX_D,
+         "D_src",
+         "|u1",
+         2,
+         {(size_t)c->d_rows, (size_t)c->d_src_stride},
+         x->d.src + (size_t)(c->d_repeat - 1) * c->d_rows * c->d_src_stride,
+         1},
         {HX_D, "D_dst", "|u1", 2, {(size_t)c->d_rows, (size_t)x->d.dst_stride}, x->d.out, 1},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

@@ -5,9 +5,7 @@ void hx_ranges_add(hx_range_set *s, const char *name, const void *ptr, size_t by
     if (s->n < HX_MAX_RANGES && bytes) s->r[s->n++] = (hx_range){name, ptr, bytes, access};
 }
 
-static const char *access_name(hx_access a) {
-    return a == HX_READ ? "read" : (a == HX_WRITE ? "write" : "scratch");
-}
+static const char *access_name(hx_access a) { return a == HX_READ ? "read" : (a == HX_WRITE ? "write" : "scratch"); }
 
 int hx_ranges_check(const hx_range_set *const sets[], int nsets, char *err, size_t errlen) {
     for (int i = 0; i < nsets; i++)
@@ -20,10 +18,11 @@ int hx_ranges_check(const hx_range_set *const sets[], int nsets, char *err, size
                     uintptr_t y0 = (uintptr_t)y->ptr, y1 = y0 + y->bytes;
                     if (x0 < y1 && y0 < x1) {
                         snprintf(err, errlen,
-                                 "range conflict between task %s and task %s: %s %s [%#lx, %#lx) overlaps %s %s [%#lx, %#lx)",
-                                 sets[i]->task, sets[j]->task, access_name(x->access), x->name,
-                                 (unsigned long)x0, (unsigned long)x1, access_name(y->access), y->name,
-                                 (unsigned long)y0, (unsigned long)y1);
+                                 "range conflict between task %s and task %s: %s %s [%#lx, %#lx) overlaps %s %s [%#lx, "
+                                 "%#lx)",
+                                 sets[i]->task, sets[j]->task, access_name(x->access), x->name, (unsigned long)x0,
+                                 (unsigned long)x1, access_name(y->access), y->name, (unsigned long)y0,
+                                 (unsigned long)y1);
                         return -1;
                     }
                 }

@@ -109,8 +109,14 @@ static int parse_gemm_nk(const char *o, const char *v, sv_args *a, char *err, si
 static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
     memset(a, 0, sizeof *a);
     a->reps = 2;
-    a->p = (sv_params){.gemm_n = 256, .gemm_k = 256, .gemv_cols = 2048, .copy_row_bytes = 512,
-                       .copy_src_stride = 1024, .pool = 2, .seed = 1, .window_ns = 0};
+    a->p = (sv_params){.gemm_n = 256,
+                       .gemm_k = 256,
+                       .gemv_cols = 2048,
+                       .copy_row_bytes = 512,
+                       .copy_src_stride = 1024,
+                       .pool = 2,
+                       .seed = 1,
+                       .window_ns = 0};
     a->npol = 3, a->pol[0] = SV_POL_A, a->pol[1] = SV_POL_B, a->pol[2] = SV_POL_D;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];

@@ -25,9 +25,9 @@ enum { SV_POL_A = 0, SV_POL_B, SV_POL_D, SV_NPOL };
 /* Task kinds: the GEMM (matrix engine), the GEMV (vector), the copy (DMA). */
 enum { SV_T_GEMM = 0, SV_T_GEMV, SV_T_COPY };
 #define SV_MAX_REQUESTS 100000
-#define SV_MAX_SIZES 16 /* distinct sizes per kind: each has its own inputs */
-#define SV_MAX_POOL 16
-#define SV_MAX_SIZE 4096
+#define SV_MAX_SIZES    16 /* distinct sizes per kind: each has its own inputs */
+#define SV_MAX_POOL     16
+#define SV_MAX_SIZE     4096
 
 extern const char *const sv_kind_names[SV_NKINDS];
 extern const char *const sv_policy_names[SV_NPOL];
@@ -35,7 +35,7 @@ extern const char *const sv_policy_names[SV_NPOL];
 typedef struct sv_trace_req {
     uint64_t arrival_ns; /* since the replay's origin */
     int kind;
-    int size;            /* compute: GEMM rows; bandwidth: GEMV rows = copied rows */
+    int size;             /* compute: GEMM rows; bandwidth: GEMV rows = copied rows */
     uint64_t deadline_ns; /* latency budget from arrival */
 } sv_trace_req;
 
@@ -51,20 +51,20 @@ int sv_trace_read(const char *path, sv_trace *t, char *err, size_t errlen);
 void sv_trace_free(sv_trace *t);
 
 typedef struct sv_params {
-    int gemm_n, gemm_k;   /* compute: C[size][n] = A[size][k] B[k][n] */
-    int gemv_cols;        /* bandwidth: y[size] = W[size][cols] x[cols] */
-    int copy_row_bytes;   /* bandwidth: size rows of this many bytes copied */
-    int copy_src_stride;  /* source row pitch (>= row bytes): a 2-D copy */
-    int pool;             /* distinct inputs per (kind, size) */
+    int gemm_n, gemm_k;  /* compute: C[size][n] = A[size][k] B[k][n] */
+    int gemv_cols;       /* bandwidth: y[size] = W[size][cols] x[cols] */
+    int copy_row_bytes;  /* bandwidth: size rows of this many bytes copied */
+    int copy_src_stride; /* source row pitch (>= row bytes): a 2-D copy */
+    int pool;            /* distinct inputs per (kind, size) */
     uint64_t seed;
-    uint64_t window_ns;   /* D: pairing window w */
+    uint64_t window_ns; /* D: pairing window w */
 } sv_params;
 
 /* Inputs of one (kind, size, pool index): prepared once, read-only. */
 typedef struct sv_input {
     int kind, size, pool;
-    void *a, *b; /* compute: logical A, B (for the dump); bandwidth: W, x */
-    void *prep;  /* compute: prepared layout */
+    void *a, *b;  /* compute: logical A, B (for the dump); bandwidth: W, x */
+    void *prep;   /* compute: prepared layout */
     uint8_t *src; /* bandwidth: copy source, size rows at copy_src_stride */
 } sv_input;
 
@@ -75,7 +75,7 @@ typedef struct sv_task {
     hx_job job;
     struct sv_run *s;
     struct sv_req *r;
-    int kind;  /* SV_T_* */
+    int kind; /* SV_T_* */
     hx_engine *engine;
     uint64_t push, begin, end, cpu_ns; /* ns since the replay's origin */
     hx_event done;
@@ -91,7 +91,7 @@ typedef struct sv_req {
     int ntasks;
     sv_task task[2];
     /* per replay */
-    int next_task;   /* policy A: tasks already launched */
+    int next_task; /* policy A: tasks already launched */
     int tasks_done;
     uint64_t admit, launch, start, end, pairing_wait;
     int paired_with; /* -1: none */
@@ -118,8 +118,8 @@ void sv_teardown(sv_run *s);
 void sv_poison_outputs(sv_run *s);
 uint64_t sv_req_checksum(const sv_req *r);
 /* One .npy set per input: inputs and the outputs of request `r`. */
-int sv_dump_input(const sv_run *s, const sv_req *r, const char *dir, char *name, size_t namelen,
-                  char *err, size_t errlen);
+int sv_dump_input(const sv_run *s, const sv_req *r, const char *dir, char *name, size_t namelen, char *err,
+                  size_t errlen);
 uint64_t sv_now(const sv_run *s);
 
 /* serve_policy.c: replays the whole trace under one policy.  Returns 0 or -1

@@ -15,7 +15,7 @@
 
 const char *const sv_policy_names[SV_NPOL] = {"A", "B", "D"};
 
-#define NEVER UINT64_MAX
+#define NEVER   UINT64_MAX
 /* Below this the dispatcher spins rather than sleeps: a futex timeout wakes
  * tens of microseconds late, which would add to every pairing window. */
 #define SPIN_NS 20000u
@@ -62,8 +62,8 @@ typedef struct disp {
     /* B: tasks an engine queue could not take yet, per engine, in order */
     sv_task **backlog[3];
     int bl_head[3], bl_tail[3];
-    int busy; /* A: a request in service; D: requests of the running entry not done */
-    int current; /* A: the request in service */
+    int busy;           /* A: a request in service; D: requests of the running entry not done */
+    int current;        /* A: the request in service */
     uint64_t hol_since; /* D: since when the oldest ready request waits for a partner */
     int ndone;
     sv_replay_stats *st;

@@ -23,8 +23,8 @@ static int parse_u64(const char *s, uint64_t *v) {
 
 /* One request line (header and line ending already stripped): its four
  * fields checked, arrivals not decreasing (*last: the previous one). */
-static int parse_request(const char *path, int lineno, char *line, size_t len, uint64_t *last,
-                         sv_trace_req *r, char *err, size_t errlen) {
+static int parse_request(const char *path, int lineno, char *line, size_t len, uint64_t *last, sv_trace_req *r,
+                         char *err, size_t errlen) {
     if (!len) {
         snprintf(err, errlen, "trace %s:%d: empty line", path, lineno);
         return -1;
@@ -48,8 +48,9 @@ static int parse_request(const char *path, int lineno, char *line, size_t len, u
         return -1;
     }
     if (r->arrival_ns < *last) {
-        snprintf(err, errlen, "trace %s:%d: arrival_ns %llu is before the previous arrival %llu (arrivals must not decrease)",
-                 path, lineno, (unsigned long long)r->arrival_ns, (unsigned long long)*last);
+        snprintf(err, errlen,
+                 "trace %s:%d: arrival_ns %llu is before the previous arrival %llu (arrivals must not decrease)", path,
+                 lineno, (unsigned long long)r->arrival_ns, (unsigned long long)*last);
         return -1;
     }
     *last = r->arrival_ns;
@@ -61,7 +62,8 @@ static int parse_request(const char *path, int lineno, char *line, size_t len, u
         return -1;
     }
     if (parse_u64(field[2], &size) || size < 1 || size > SV_MAX_SIZE) {
-        snprintf(err, errlen, "trace %s:%d: size '%.100s' is not an integer in [1, %d]", path, lineno, field[2], SV_MAX_SIZE);
+        snprintf(err, errlen, "trace %s:%d: size '%.100s' is not an integer in [1, %d]", path, lineno, field[2],
+                 SV_MAX_SIZE);
         return -1;
     }
     r->size = (int)size;

@@ -49,15 +49,18 @@ static void task_run(hx_job *job, hx_engine *e) {
     uint64_t c0 = hx_thread_cpu_ns();
     t->begin = sv_now(s);
     switch (t->kind) {
-    case SV_T_GEMM:
-        s->k->gemm_f32_run(in->prep, (float *)r->out0, r->size, p->gemm_n, p->gemm_k);
-        break;
+    case SV_T_GEMM: s->k->gemm_f32_run(in->prep, (float *)r->out0, r->size, p->gemm_n, p->gemm_k); break;
     case SV_T_GEMV:
         gemv_f32((const float *)in->a, (const float *)in->b, (float *)r->out0, r->size, p->gemv_cols);
         break;
     case SV_T_COPY: {
-        hx_copy_desc d = {in->src, (uint8_t *)r->out1, (uint32_t)r->size, (uint32_t)p->copy_row_bytes,
-                          (uint32_t)p->copy_src_stride, (uint32_t)p->copy_row_bytes, NULL};
+        hx_copy_desc d = {in->src,
+                          (uint8_t *)r->out1,
+                          (uint32_t)r->size,
+                          (uint32_t)p->copy_row_bytes,
+                          (uint32_t)p->copy_src_stride,
+                          (uint32_t)p->copy_row_bytes,
+                          NULL};
         s->k->copy2d(&d);
         break;
     }
@@ -80,8 +83,8 @@ static int make_input(sv_run *s, sv_input *in, char *err, size_t errlen) {
     const sv_params *p = s->p;
     /* Each input has its own stream, so it does not depend on the trace's
      * order or on the other inputs. */
-    uint64_t st = p->seed ^ (0x51ED27ull * (uint64_t)(in->kind + 1)) ^ ((uint64_t)in->size << 20) ^
-                  ((uint64_t)in->pool << 40);
+    uint64_t st =
+        p->seed ^ (0x51ED27ull * (uint64_t)(in->kind + 1)) ^ ((uint64_t)in->size << 20) ^ ((uint64_t)in->pool << 40);
     hx_splitmix64(&st);
     if (in->kind == SV_COMPUTE) {
         size_t mk = (size_t)in->size * p->gemm_k, kn = (size_t)p->gemm_k * p->gemm_n;
@@ -208,8 +211,8 @@ uint64_t sv_req_checksum(const sv_req *r) {
     return h;
 }
 
-static int dump(const char *dir, const char *name, const char *part, const char *dtype, int ndim,
-                const size_t *shape, const void *data, size_t bytes, char *err, size_t errlen) {
+static int dump(const char *dir, const char *name, const char *part, const char *dtype, int ndim, const size_t *shape,
+                const void *data, size_t bytes, char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s_%s.npy", dir, name, part);
     if (hx_npy_write(path, dtype, ndim, shape, data, bytes) != 0) {
@@ -219,8 +222,8 @@ static int dump(const char *dir, const char *name, const char *part, const char 
     return 0;
 }
 
-int sv_dump_input(const sv_run *s, const sv_req *r, const char *dir, char *name, size_t namelen,
-                  char *err, size_t errlen) {
+int sv_dump_input(const sv_run *s, const sv_req *r, const char *dir, char *name, size_t namelen, char *err,
+                  size_t errlen) {
     const sv_params *p = s->p;
     const sv_input *in = r->in;
     snprintf(name, namelen, "%s_s%d_p%d", sv_kind_names[r->kind], in->size, in->pool);
@@ -229,14 +232,18 @@ int sv_dump_input(const sv_run *s, const sv_req *r, const char *dir, char *name,
         size_t sa[2] = {n, (size_t)p->gemm_k}, sb[2] = {(size_t)p->gemm_k, (size_t)p->gemm_n},
                sc[2] = {n, (size_t)p->gemm_n};
         return dump(dir, name, "A", "<f4", 2, sa, in->a, sa[0] * sa[1] * 4, err, errlen) ||
-               dump(dir, name, "B", "<f4", 2, sb, in->b, sb[0] * sb[1] * 4, err, errlen) ||
-               dump(dir, name, "C", "<f4", 2, sc, r->out0, r->out0_bytes, err, errlen) ? -1 : 0;
+                       dump(dir, name, "B", "<f4", 2, sb, in->b, sb[0] * sb[1] * 4, err, errlen) ||
+                       dump(dir, name, "C", "<f4", 2, sc, r->out0, r->out0_bytes, err, errlen)
+                   ? -1
+                   : 0;
     }
     size_t sw[2] = {n, (size_t)p->gemv_cols}, sx[1] = {(size_t)p->gemv_cols}, sy[1] = {n},
            ss[2] = {n, (size_t)p->copy_src_stride}, sd[2] = {n, (size_t)p->copy_row_bytes};
     return dump(dir, name, "W", "<f4", 2, sw, in->a, sw[0] * sw[1] * 4, err, errlen) ||
-           dump(dir, name, "x", "<f4", 1, sx, in->b, sx[0] * 4, err, errlen) ||
-           dump(dir, name, "y", "<f4", 1, sy, r->out0, r->out0_bytes, err, errlen) ||
-           dump(dir, name, "src", "|u1", 2, ss, in->src, ss[0] * ss[1], err, errlen) ||
-           dump(dir, name, "dst", "|u1", 2, sd, r->out1, r->out1_bytes, err, errlen) ? -1 : 0;
+                   dump(dir, name, "x", "<f4", 1, sx, in->b, sx[0] * 4, err, errlen) ||
+                   dump(dir, name, "y", "<f4", 1, sy, r->out0, r->out0_bytes, err, errlen) ||
+                   dump(dir, name, "src", "|u1", 2, ss, in->src, ss[0] * ss[1], err, errlen) ||
+                   dump(dir, name, "dst", "|u1", 2, sd, r->out1, r->out1_bytes, err, errlen)
+               ? -1
+               : 0;
 }

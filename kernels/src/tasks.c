@@ -45,16 +45,16 @@ void hx_task_work(hx_task *t) {
     case HX_M:
         /* --m-tile given: the backend's tiled entry (main checked it exists) */
         if (cfg->precision == HX_FP32) {
-            if (cfg->m_tile_set) x->kern->gemm_f32_run_kc(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
+            if (cfg->m_tile_set)
+                x->kern->gemm_f32_run_kc(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
             else x->kern->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
         } else {
-            if (cfg->m_tile_set) x->kern->gemm_u8i8_run_kc(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
+            if (cfg->m_tile_set)
+                x->kern->gemm_u8i8_run_kc(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
             else x->kern->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
         }
         break;
-    case HX_V:
-        hx_task_work_v_split(x);
-        break;
+    case HX_V: hx_task_work_v_split(x); break;
     case HX_D:
         if (cfg->d_buffers == 1) {
             x->kern->copy2d(x->d.chain); /* one chain through the one window */
@@ -108,10 +108,8 @@ static int setup_m(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
     if (!x->m.C || !(x->m.prep = must_alloc(x->m.prep_bytes, "M prepared layout", err, errlen))) return -1;
     /* Layout preparation is outside the timed region, and timed on its own. */
     uint64_t t0 = hx_now_ns();
-    if (c->precision == HX_FP32)
-        x->kern->gemm_f32_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
-    else
-        x->kern->gemm_u8i8_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
+    if (c->precision == HX_FP32) x->kern->gemm_f32_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
+    else x->kern->gemm_u8i8_prepare(x->m.A, x->m.B, c->m, c->n, c->k, x->m.prep);
     x->m.prep_ns = hx_now_ns() - t0;
     return 0;
 }
@@ -139,8 +137,7 @@ static void fill_v(hx_exec *x, uint64_t *rng) {
     size_t n = (size_t)c->v_rows * c->v_cols;
     if (c->precision == HX_FP32)
         for (size_t i = 0; i < n; i++) ((float *)x->v.x)[i] = uniform(rng, -6.f, 6.f);
-    else
-        fill_bytes(rng, x->v.x, n * 2);
+    else fill_bytes(rng, x->v.x, n * 2);
 }
 
 /* Scratch buffer b (0 or 1) of D's double buffering. */
@@ -177,8 +174,10 @@ static int build_chain(hx_exec *x, char *err, size_t errlen) {
         int linked = i + 1 < n && (c->d_buffers == 1 || (i + 1) % per != 0);
         x->d.chain[i] = (hx_copy_desc){x->d.src + ((size_t)w * c->d_rows + r0) * c->d_src_stride,
                                        d_buffer(x, c->d_buffers == 2 ? w % 2 : 0) + (size_t)r0 * x->d.dst_stride,
-                                       (uint32_t)rows, (uint32_t)c->d_row_bytes,
-                                       (uint32_t)c->d_src_stride, (uint32_t)x->d.dst_stride,
+                                       (uint32_t)rows,
+                                       (uint32_t)c->d_row_bytes,
+                                       (uint32_t)c->d_src_stride,
+                                       (uint32_t)x->d.dst_stride,
                                        linked ? &x->d.chain[i + 1] : NULL};
     }
     x->d.ndesc = n;

@@ -9,8 +9,9 @@ rule aggregate:
     input:
         raw=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, raw_of)],
         checks=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, check_of)],
-        provenance=lambda wc: [f.replace(".jsonl", ".provenance.json") for p in target_points(wc.target)
-                               for f in all_reps(p, raw_of)],
+        provenance=lambda wc: [
+            f.replace(".jsonl", ".provenance.json") for p in target_points(wc.target) for f in all_reps(p, raw_of)
+        ],
         npy=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, npy_of)],
         code=CODE["aggregate"],
     output:
@@ -41,13 +42,19 @@ rule report_tables:
         summary_json="results/{target}/summary.json",
         code=CODE["report_tables"],
     output:
-        verdicts=report("results/{target}/report/verdicts.html",
-                        caption="../report/verdicts.rst", category="Verdicts",
-                        subcategory="{target}"),
+        verdicts=report(
+            "results/{target}/report/verdicts.html",
+            caption="../report/verdicts.rst",
+            category="Verdicts",
+            subcategory="{target}",
+        ),
         verdicts_csv="results/{target}/verdicts.csv",
-        environment=report("results/{target}/report/environment.html",
-                           caption="../report/environment.rst", category="Environment",
-                           subcategory="{target}"),
+        environment=report(
+            "results/{target}/report/environment.html",
+            caption="../report/environment.rst",
+            category="Environment",
+            subcategory="{target}",
+        ),
     log:
         "logs/{target}/report_tables.log",
     conda:

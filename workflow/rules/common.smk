@@ -33,7 +33,8 @@ if _missing:
     _config_error += ("\n" if _config_error else "") + (
         "hxfuse: cannot build or run the configured targets on this machine:\n  "
         + "\n  ".join(_missing)
-        + "\n(remove the target from config.targets to run the others; README, \"Targets\")")
+        + '\n(remove the target from config.targets to run the others; README, "Targets")'
+    )
 if _config_error:
     raise ValueError(_config_error)
 validate(config, "../schemas/config.schema.yaml")
@@ -67,8 +68,11 @@ _device_limit = hxconfig.device_limit(config)
 _device_given = workflow.global_resources.get("device").value
 if _device_given is None or _device_given > _device_limit:
     if _device_given is not None:
-        print(f"hxfuse: --resources device={_device_given} lowered to {_device_limit}: "
-              f"the device farm has {_device_limit} phone(s)", file=sys.stderr)
+        print(
+            f"hxfuse: --resources device={_device_given} lowered to {_device_limit}: "
+            f"the device farm has {_device_limit} phone(s)",
+            file=sys.stderr,
+        )
     workflow.global_resources["device"] = _device_limit
 DEVICE_LIMIT = workflow.global_resources.get("device").value
 # ... and the farm's serials, which device.sh leases from (HX_DEVICE_SERIALS),
@@ -98,8 +102,12 @@ def kernel_sources(wc):
     # serve*.c/h are hxserve's alone (serve.smk), graph*.c/h hxgraph's
     # (graph_kernel_sources): editing them must not rebuild hxrun and so
     # rerun every measurement
-    srcs = sorted(str(p) for d in dirs for p in (kdir / d).rglob("*")
-                  if p.suffix in (".c", ".h") and not p.name.startswith(("serve", "graph")))
+    srcs = sorted(
+        str(p)
+        for d in dirs
+        for p in (kdir / d).rglob("*")
+        if p.suffix in (".c", ".h") and not p.name.startswith(("serve", "graph"))
+    )
     return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
 
 
@@ -124,8 +132,15 @@ def run_point_info(wc):
     """The run job's description of its replicate (its sidecar records it).
     No x or label: changing those must not rerun a measurement."""
     p, rep = point_of(wc), int(wc.rep)
-    return {"target": p.target, "sweep": p.sweep, "workload": p.workload, "point": p.point,
-            "replicate": rep, "params": p.params, "point_hash": hxconfig.point_hash(config, p, rep)}
+    return {
+        "target": p.target,
+        "sweep": p.sweep,
+        "workload": p.workload,
+        "point": p.point,
+        "replicate": rep,
+        "params": p.params,
+        "point_hash": hxconfig.point_hash(config, p, rep),
+    }
 
 
 def target_points(target):
@@ -161,8 +176,7 @@ def sweep_figures(target, ext):
     its timings are not performance (its timelines are drawn, marked EMULATED)."""
     if is_emulated(target):
         return []
-    return [f"results/{target}/figures/{kind}_{s}.{ext}"
-            for s in config["sweeps"] for kind in ("speedup", "slowdown")]
+    return [f"results/{target}/figures/{kind}_{s}.{ext}" for s in config["sweeps"] for kind in ("speedup", "slowdown")]
 
 
 def family_figures(target, ext):
@@ -170,8 +184,7 @@ def family_figures(target, ext):
     emulated target, whose timings are not performance)."""
     if is_emulated(target):
         return []
-    return [f"results/{target}/figures/family_{s}.{ext}"
-            for s, sw in config["sweeps"].items() if sw.get("family")]
+    return [f"results/{target}/figures/family_{s}.{ext}" for s, sw in config["sweeps"].items() if sw.get("family")]
 
 
 def perfetto_of(p):
@@ -183,8 +196,11 @@ def analysis_outputs():
     out = []
     for t in config["targets"]:
         out += [perfetto_of(p) for p in target_points(t)]
-        out += [f"results/{t}/report/verdicts.html", f"results/{t}/verdicts.csv",
-                f"results/{t}/report/environment.html"]
+        out += [
+            f"results/{t}/report/verdicts.html",
+            f"results/{t}/verdicts.csv",
+            f"results/{t}/report/environment.html",
+        ]
     return out
 
 
@@ -196,8 +212,11 @@ def all_outputs():
         out += [f"results/{t}/summary.csv", f"results/{t}/summary.json", f"results/{t}/trials.csv.gz"]
         for ext in ("pdf", "png"):
             out += [timeline_of(p, ext) for p in pts] + sweep_figures(t, ext) + family_figures(t, ext)
-    out += ["paper/generated/results_table.tex", "paper/generated/evidence_table.tex",
-            "paper/generated/families.tex",
-            "paper/generated/results_macros.tex",
-            "paper/generated/figures.tex"]
+    out += [
+        "paper/generated/results_table.tex",
+        "paper/generated/evidence_table.tex",
+        "paper/generated/families.tex",
+        "paper/generated/results_macros.tex",
+        "paper/generated/figures.tex",
+    ]
     return out

@@ -16,6 +16,7 @@
 # all use the point's seed for the inputs (hxrun's data) and a new seed for
 # the round order.
 
+
 include: "external_inputs.smk"
 
 

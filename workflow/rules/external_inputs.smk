@@ -13,8 +13,7 @@ def external_points():
     """Host points ONNX Runtime can run: those whose every option the harness
     honours or records (fp32, real kernels, no option that changes the tasks'
     work in a way ONNX Runtime cannot express: hxfuse.ort.args_problems)."""
-    return [p for p in POINTS if p.target == "host"
-            and not hxort.args_problems(hxconfig.runner_args(config, p))]
+    return [p for p in POINTS if p.target == "host" and not hxort.args_problems(hxconfig.runner_args(config, p))]
 
 
 def external_default_points():
@@ -42,8 +41,11 @@ def external_timeline_outputs():
 def external_timelines(points):
     """ONNX Runtime's timeline figure (PDF, PNG) and Perfetto trace of each
     point, from its replicate 0 (rules ort_figure_timeline, ort_perfetto)."""
-    return [f"{EXTERNAL_DIR}/{kind}/{p.sweep}/{p.workload}/{p.point}.{ext}" for p in points
-            for kind, ext in (("figures/timeline", "pdf"), ("figures/timeline", "png"), ("timeline", "perfetto.json"))]
+    return [
+        f"{EXTERNAL_DIR}/{kind}/{p.sweep}/{p.workload}/{p.point}.{ext}"
+        for p in points
+        for kind, ext in (("figures/timeline", "pdf"), ("figures/timeline", "png"), ("timeline", "perfetto.json"))
+    ]
 
 
 def external_point(wc):
@@ -51,8 +53,7 @@ def external_point(wc):
 
 
 def ort_raws(wc):
-    return [f"{EXTERNAL_DIR}/raw/{wc.sweep}/{wc.workload}/{wc.point}/ort{r}.jsonl"
-            for r in range(EXTERNAL_REPLICATES)]
+    return [f"{EXTERNAL_DIR}/raw/{wc.sweep}/{wc.workload}/{wc.point}/ort{r}.jsonl" for r in range(EXTERNAL_REPLICATES)]
 
 
 def runner_raws(wc):

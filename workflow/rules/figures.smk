@@ -10,9 +10,12 @@ rule figure_timeline:
         check=f"results/{{target}}/check/{POINT_WC}/rep0.json",
         code=CODE["figure_timeline"],
     output:
-        pdf=report(f"results/{{target}}/figures/timeline/{POINT_WC}.pdf",
-                   caption="../report/timeline.rst", category="Timelines",
-                   subcategory="{target}"),
+        pdf=report(
+            f"results/{{target}}/figures/timeline/{POINT_WC}.pdf",
+            caption="../report/timeline.rst",
+            category="Timelines",
+            subcategory="{target}",
+        ),
         png=f"results/{{target}}/figures/timeline/{POINT_WC}.png",
     log:
         f"logs/{{target}}/figures/timeline/{POINT_WC}.log",
@@ -27,9 +30,12 @@ rule figure_speedup:
         summary="results/{target}/summary.csv",
         code=CODE["figure_speedup"],
     output:
-        pdf=report("results/{target}/figures/speedup_{sweep}.pdf",
-                   caption="../report/speedup.rst", category="Speedup",
-                   subcategory="{target}"),
+        pdf=report(
+            "results/{target}/figures/speedup_{sweep}.pdf",
+            caption="../report/speedup.rst",
+            category="Speedup",
+            subcategory="{target}",
+        ),
         png="results/{target}/figures/speedup_{sweep}.png",
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],
@@ -46,9 +52,12 @@ rule figure_slowdown:
         trials="results/{target}/trials.csv.gz",
         code=CODE["figure_slowdown"],
     output:
-        pdf=report("results/{target}/figures/slowdown_{sweep}.pdf",
-                   caption="../report/slowdown.rst", category="Slowdown",
-                   subcategory="{target}"),
+        pdf=report(
+            "results/{target}/figures/slowdown_{sweep}.pdf",
+            caption="../report/slowdown.rst",
+            category="Slowdown",
+            subcategory="{target}",
+        ),
         png="results/{target}/figures/slowdown_{sweep}.png",
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],
@@ -69,9 +78,12 @@ rule figure_family:
         summary="results/{target}/summary.csv",
         code=CODE["figure_family"],
     output:
-        pdf=report("results/{target}/figures/family_{sweep}.pdf",
-                   caption="../report/family.rst", category="Families",
-                   subcategory="{target}"),
+        pdf=report(
+            "results/{target}/figures/family_{sweep}.pdf",
+            caption="../report/family.rst",
+            category="Families",
+            subcategory="{target}",
+        ),
         png="results/{target}/figures/family_{sweep}.png",
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],

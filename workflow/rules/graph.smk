@@ -48,13 +48,22 @@ rule graph_run:
         provenance="results/{target}/graph/raw/{gpoint}/rep{rep}.provenance.json",
         npy=directory("results/{target}/graph/npy/{gpoint}/rep{rep}"),
     params:
-        args=lambda wc, input: ["--graph", input.graph,
-                                *hxgraphstudy.runner_args(GRAPH_RUN, int(wc.rep), config["run"]["seed"])],
+        args=lambda wc, input: [
+            "--graph",
+            input.graph,
+            *hxgraphstudy.runner_args(GRAPH_RUN, int(wc.rep), config["run"]["seed"]),
+        ],
         prefix=lambda wc: TARGET_PREFIX[wc.target],
         env=lambda wc: hxconfig.run_env(config, wc.target),
         emulated=False,
-        point=lambda wc: {"target": wc.target, "sweep": "graph", "workload": GRAPH_POINTS[wc.gpoint]["model"],
-                          "point": wc.gpoint, "replicate": int(wc.rep), "params": GRAPH_POINTS[wc.gpoint]},
+        point=lambda wc: {
+            "target": wc.target,
+            "sweep": "graph",
+            "workload": GRAPH_POINTS[wc.gpoint]["model"],
+            "point": wc.gpoint,
+            "replicate": int(wc.rep),
+            "params": GRAPH_POINTS[wc.gpoint],
+        },
     resources:
         device=1,
         timeout_s=lambda wc: str(float(GRAPH_RUN["timeout_s"])),

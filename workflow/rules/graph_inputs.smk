@@ -23,8 +23,9 @@ wildcard_constraints:
 
 
 def graph_reps(target, what, ext):
-    return [f"results/{target}/graph/{what}/{g}/rep{r}{ext}" for g in GRAPH_POINTS
-            for r in range(GRAPH_RUN["replicates"])]
+    return [
+        f"results/{target}/graph/{what}/{g}/rep{r}{ext}" for g in GRAPH_POINTS for r in range(GRAPH_RUN["replicates"])
+    ]
 
 
 def graph_kernel_sources(wc):

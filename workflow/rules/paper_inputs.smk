@@ -20,19 +20,25 @@ def paper_workloads():
     out = {}
     if GRAPH_TARGETS and GRAPH_POINTS:
         t = GRAPH_TARGETS[0]
-        out |= {"graph_summary": f"results/{t}/graph/summary.csv",
-                "graph_files": [f"results/{t}/graph/json/{g}.json" for g in GRAPH_POINTS],
-                "graph_profiles": {g: f"results/{t}/graph/figures/profile_{g}.pdf" for g in GRAPH_POINTS},
-                "graph_speedup": f"results/{t}/graph/figures/speedup.pdf",
-                "graph_table": "paper/generated/graph_table.tex"}
+        out |= {
+            "graph_summary": f"results/{t}/graph/summary.csv",
+            "graph_files": [f"results/{t}/graph/json/{g}.json" for g in GRAPH_POINTS],
+            "graph_profiles": {g: f"results/{t}/graph/figures/profile_{g}.pdf" for g in GRAPH_POINTS},
+            "graph_speedup": f"results/{t}/graph/figures/speedup.pdf",
+            "graph_table": "paper/generated/graph_table.tex",
+        }
     if serve_outputs():
-        out |= {"serve_summary": f"{SERVE_DIR}/summary.csv",
-                "serve_figures": {n: f"{SERVE_DIR}/figures/{n}.pdf" for n in ("latency_cdf", "vs_rate", "vs_window")},
-                "serve_table": f"{SERVE_DIR}/serve_table.tex"}
+        out |= {
+            "serve_summary": f"{SERVE_DIR}/summary.csv",
+            "serve_figures": {n: f"{SERVE_DIR}/figures/{n}.pdf" for n in ("latency_cdf", "vs_rate", "vs_window")},
+            "serve_table": f"{SERVE_DIR}/serve_table.tex",
+        }
     if SEARCH_PLANS:
-        out |= {"search_results": [f"results/{t}/search/{n}/result.json" for (t, n) in SEARCH_PLANS],
-                "search_figures": {f"{t}/{n}": f"results/{t}/figures/search_{n}.pdf" for (t, n) in SEARCH_PLANS},
-                "search_table": "paper/generated/search_table.tex"}
+        out |= {
+            "search_results": [f"results/{t}/search/{n}/result.json" for (t, n) in SEARCH_PLANS],
+            "search_figures": {f"{t}/{n}": f"results/{t}/figures/search_{n}.pdf" for (t, n) in SEARCH_PLANS},
+            "search_table": "paper/generated/search_table.tex",
+        }
     return out
 
 

@@ -13,6 +13,7 @@
 #   figure_search, search_table: the figure and the LaTeX table.
 # Not part of `all`: `snakemake --cores 4 searches --config study=search`.
 
+
 include: "search_inputs.smk"
 
 
@@ -81,9 +82,13 @@ rule search_confirm:
         best=search_best,
         prefix=lambda wc: TARGET_PREFIX[wc.target],
         env=lambda wc: hxconfig.run_env(config, wc.target),
-        point=lambda wc: {"target": wc.target, "sweep": hxsearchspace.SWEEP_PREFIX + wc.search,
-                          "workload": search_plan(wc)["workload"],
-                          "fixed_params": search_plan(wc)["fixed"]["params"], "point_hash": None},
+        point=lambda wc: {
+            "target": wc.target,
+            "sweep": hxsearchspace.SWEEP_PREFIX + wc.search,
+            "workload": search_plan(wc)["workload"],
+            "fixed_params": search_plan(wc)["fixed"]["params"],
+            "point_hash": None,
+        },
     resources:
         device=1,
         timeout_s=lambda wc: str(float(hxconfig.run_settings(config, wc.target)["timeout_s"])),
@@ -119,9 +124,12 @@ rule figure_search:
         result=f"{SEARCH_DIR}/result.json",
         code=CODE["figure_search"],
     output:
-        pdf=report("results/{target}/figures/search_{search}.pdf",
-                   caption="../report/search.rst", category="Fixed vs searched",
-                   subcategory="{target}"),
+        pdf=report(
+            "results/{target}/figures/search_{search}.pdf",
+            caption="../report/search.rst",
+            category="Fixed vs searched",
+            subcategory="{target}",
+        ),
         png="results/{target}/figures/search_{search}.png",
     params:
         min_effect=config["analysis"]["min_effect"],

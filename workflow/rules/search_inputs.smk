@@ -6,9 +6,13 @@ import json as _json
 
 import hxfuse.searchspace as hxsearchspace
 
-SEARCH_PLANS = {(t, n): hxsearchspace.plan(config, n, t)
-                for n in hxsearchspace.searches(config) for t in hxsearchspace.search_targets(config)}
+SEARCH_PLANS = {
+    (t, n): hxsearchspace.plan(config, n, t)
+    for n in hxsearchspace.searches(config)
+    for t in hxsearchspace.search_targets(config)
+}
 SEARCH_DIR = "results/{target}/search/{search}"
+
 
 wildcard_constraints:
     search="[A-Za-z][A-Za-z0-9_-]*",
@@ -19,8 +23,10 @@ def search_plan(wc):
     try:
         return SEARCH_PLANS[(wc.target, wc.search)]
     except KeyError:
-        raise ValueError(f"hxfuse: no search {wc.search!r} on target {wc.target} in the config "
-                         f"(searches: {', '.join(sorted(hxsearchspace.searches(config))) or 'none'})")
+        raise ValueError(
+            f"hxfuse: no search {wc.search!r} on target {wc.target} in the config "
+            f"(searches: {', '.join(sorted(hxsearchspace.searches(config))) or 'none'})"
+        )
 
 
 def search_candidate(wc):
@@ -41,9 +47,16 @@ def search_files(wc, kind):
 
 def search_run_info(wc):
     c = search_candidate(wc)
-    return {"target": wc.target, "sweep": hxsearchspace.SWEEP_PREFIX + wc.search,
-            "workload": search_plan(wc)["workload"], "point": c["id"], "replicate": 0,
-            "params": c["params"], "point_hash": c["hash"], "search_values": c["values"]}
+    return {
+        "target": wc.target,
+        "sweep": hxsearchspace.SWEEP_PREFIX + wc.search,
+        "workload": search_plan(wc)["workload"],
+        "point": c["id"],
+        "replicate": 0,
+        "params": c["params"],
+        "point_hash": c["hash"],
+        "search_values": c["values"],
+    }
 
 
 def search_plan_light(wc):
@@ -70,14 +83,13 @@ def search_best(wc):
     if not best:
         return None
     c = {x["id"]: x for x in search_plan(wc)["candidates"]}[best["id"]]
-    return {"id": c["id"], "values": c["values"], "params": c["params"],
-            "confirm_args": c["confirm_args"]}
+    return {"id": c["id"], "values": c["values"], "params": c["params"], "confirm_args": c["confirm_args"]}
 
 
 def search_outputs():
     """Every search's result, figure and the LaTeX table (rule `searches`)."""
     out = []
-    for (t, n) in SEARCH_PLANS:
+    for t, n in SEARCH_PLANS:
         out += [f"results/{t}/search/{n}/result.json"]
         out += [f"results/{t}/figures/search_{n}.{ext}" for ext in ("pdf", "png")]
     if out:

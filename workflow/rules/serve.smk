@@ -6,7 +6,8 @@
 
 rule serve_all:
     input:
-        serve_reps(serve_check_of) + SERVE_FIGURES
+        serve_reps(serve_check_of)
+        + SERVE_FIGURES
         + [f"{SERVE_DIR}/summary.csv", f"{SERVE_DIR}/summary.json", f"{SERVE_DIR}/serve_table.tex"],
 
 
@@ -56,8 +57,9 @@ rule serve_run:
         jsonl=f"{SERVE_DIR}/raw/{SERVE_REP}.jsonl",
         npy=directory(f"{SERVE_DIR}/npy/{SERVE_REP}"),
     params:
-        args=lambda wc: " ".join(shlex.quote(a) for a in
-                                 hxserve_cfg.runner_args(SERVE, SERVE_POINTS[wc.spoint], int(wc.rep))),
+        args=lambda wc: " ".join(
+            shlex.quote(a) for a in hxserve_cfg.runner_args(SERVE, SERVE_POINTS[wc.spoint], int(wc.rep))
+        ),
     resources:
         device=1,
         timeout_s=lambda wc: str(float(SERVE["timeout_s"])),
@@ -70,9 +72,9 @@ rule serve_run:
         "rm -rf {output.npy} && mkdir -p {output.npy} && "
         "timeout -k 5 {resources.timeout_s} {input.runner} --trace {input.trace} --out {output.jsonl}"
         " --npy-dir {output.npy} {params.args} > {log} 2>&1"
-        " || {{ rc=$?; echo \"hxfuse: serve point {wildcards.spoint}/rep{wildcards.rep} FAILED: hxserve"
+        ' || {{ rc=$?; echo "hxfuse: serve point {wildcards.spoint}/rep{wildcards.rep} FAILED: hxserve'
         " exited with status $rc (124: timed out after {resources.timeout_s} s, config serve.timeout_s);"
-        " log {log}\" | tee -a {log} >&2; exit 1; }}"
+        ' log {log}" | tee -a {log} >&2; exit 1; }}'
 
 
 rule serve_check:

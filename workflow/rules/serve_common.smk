@@ -17,6 +17,7 @@ SERVE_DIR = "results/host/serve" + (f"-{Path(_serve_study).stem}" if _serve_stud
 SERVE_LOG = SERVE_DIR.replace("results/", "logs/", 1)
 SERVE_REP = "{spoint}/rep{rep}"
 
+
 wildcard_constraints:
     spoint="|".join(sorted(SERVE_POINTS, key=len, reverse=True)),
 
@@ -25,7 +26,8 @@ def serve_sources(wc):
     """What hxserve is built from: the host target's sources, its own included."""
     kdir = REPO / "kernels"
     return sorted(str(p) for p in (kdir / "src").glob("*") if p.suffix in (".c", ".h")) + [
-        str(kdir / "targets" / "host.mk")]
+        str(kdir / "targets" / "host.mk")
+    ]
 
 
 def serve_reps(path_of):
@@ -40,8 +42,9 @@ def serve_check_of(p, r):
     return f"{SERVE_DIR}/check/{p}/rep{r}.json"
 
 
-SERVE_FIGURES = [f"{SERVE_DIR}/figures/{name}.{ext}"
-                 for name in ("latency_cdf", "vs_rate", "vs_window") for ext in ("pdf", "png")]
+SERVE_FIGURES = [
+    f"{SERVE_DIR}/figures/{name}.{ext}" for name in ("latency_cdf", "vs_rate", "vs_window") for ext in ("pdf", "png")
+]
 
 
 def serve_outputs():
@@ -49,5 +52,8 @@ def serve_outputs():
     configured target (hxserve measures the host; `serve_all` still runs it)."""
     if "host" not in config["targets"]:
         return []
-    return (serve_reps(serve_check_of) + SERVE_FIGURES
-            + [f"{SERVE_DIR}/summary.csv", f"{SERVE_DIR}/summary.json", f"{SERVE_DIR}/serve_table.tex"])
+    return (
+        serve_reps(serve_check_of)
+        + SERVE_FIGURES
+        + [f"{SERVE_DIR}/summary.csv", f"{SERVE_DIR}/summary.json", f"{SERVE_DIR}/serve_table.tex"]
+    )

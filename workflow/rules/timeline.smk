@@ -12,9 +12,12 @@ rule perfetto:
         check=f"results/{{target}}/check/{POINT_WC}/rep0.json",
         code=CODE["perfetto"],
     output:
-        trace=report(f"results/{{target}}/timeline/{POINT_WC}.perfetto.json",
-                     caption="../report/perfetto.rst", category="Perfetto traces",
-                     subcategory="{target}"),
+        trace=report(
+            f"results/{{target}}/timeline/{POINT_WC}.perfetto.json",
+            caption="../report/perfetto.rst",
+            category="Perfetto traces",
+            subcategory="{target}",
+        ),
     log:
         f"logs/{{target}}/timeline/{POINT_WC}.log",
     conda:

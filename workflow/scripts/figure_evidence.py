@@ -1,5 +1,6 @@
 """figure_evidence: early-completion latency, preparation share and scratch
 peak against speedup for one timed target (hxfuse.paper.evidence_figure)."""
+
 import sys
 
 import pandas as pd
@@ -11,6 +12,8 @@ try:
     summary = pd.read_csv(snakemake.input.summary)  # noqa: F821
 except pd.errors.EmptyDataError:  # no point survived: an empty figure says so
     summary = pd.DataFrame()
-paper.evidence_figure(summary,
-                      [snakemake.output.pdf, snakemake.output.png],  # noqa: F821
-                      target=snakemake.wildcards.target)  # noqa: F821
+paper.evidence_figure(
+    summary,
+    [snakemake.output.pdf, snakemake.output.png],  # noqa: F821
+    target=snakemake.wildcards.target,
+)  # noqa: F821

@@ -3,13 +3,15 @@
 #ifndef HX_DECL_HAP_COMPUTE_RES_H
 #define HX_DECL_HAP_COMPUTE_RES_H
 #include "AEEStdErr.h"
-typedef struct { unsigned long long attributes[8]; } compute_res_attr_t;
-int HAP_compute_res_query_VTCM(unsigned int application_id, unsigned int *total_block_size,
-                               void *total_block_layout, unsigned int *avail_block_size, void *avail_block_layout);
+typedef struct {
+    unsigned long long attributes[8];
+} compute_res_attr_t;
+int HAP_compute_res_query_VTCM(unsigned int application_id, unsigned int *total_block_size, void *total_block_layout,
+                               unsigned int *avail_block_size, void *avail_block_layout);
 int HAP_compute_res_attr_init(compute_res_attr_t *attr);
 int HAP_compute_res_attr_set_serialize(compute_res_attr_t *attr, unsigned char b_enable);
-int HAP_compute_res_attr_set_vtcm_param_v2(compute_res_attr_t *attr, unsigned int vtcm_size,
-                                           unsigned int min_page_size, unsigned int min_vtcm_size);
+int HAP_compute_res_attr_set_vtcm_param_v2(compute_res_attr_t *attr, unsigned int vtcm_size, unsigned int min_page_size,
+                                           unsigned int min_vtcm_size);
 int HAP_compute_res_attr_set_hmx_param(compute_res_attr_t *attr, unsigned char b_enable);
 int HAP_compute_res_attr_set_release_callback(compute_res_attr_t *attr,
                                               int (*release_callback)(unsigned int context_id, void *client_context),

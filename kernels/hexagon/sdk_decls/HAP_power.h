@@ -36,8 +36,12 @@ typedef struct {
     unsigned char set_dcvs_v3_params;
     unsigned char set_sleep_disable, sleep_disable;
 } HAP_power_dcvs_v3_payload;
-typedef struct { unsigned char power_up; } HAP_power_hvx_payload;
-typedef struct { unsigned char power_up; } HAP_power_hmx_payload;
+typedef struct {
+    unsigned char power_up;
+} HAP_power_hvx_payload;
+typedef struct {
+    unsigned char power_up;
+} HAP_power_hmx_payload;
 typedef struct {
     HAP_Power_request_type type;
     union {

@@ -5,7 +5,7 @@
 #define HX_DECL_QURT_H
 #include <stddef.h>
 #include <stdint.h>
-#define QURT_EOK 0
+#define QURT_EOK                     0
 #define QURT_THREAD_ATTR_NAME_MAXLEN 16
 typedef unsigned int qurt_thread_t;
 typedef struct {
@@ -36,7 +36,9 @@ int qurt_hvx_get_units(void);
 void qurt_profile_enable(int enable);
 unsigned long long qurt_profile_get_thread_pcycles(void);
 
-typedef struct { unsigned int max_hthreads; } qurt_sysenv_max_hthreads_t;
+typedef struct {
+    unsigned int max_hthreads;
+} qurt_sysenv_max_hthreads_t;
 int qurt_sysenv_get_max_hw_threads(qurt_sysenv_max_hthreads_t *max_hthreads);
 
 typedef unsigned int qurt_addr_t;
