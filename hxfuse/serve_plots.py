@@ -59,6 +59,7 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
     other variable (line style) that has at least two x values (all of them
     when none has: a study of one point); medians with their bootstrap
     intervals as error bars, latencies on a log scale."""
+    import matplotlib.ticker as mticker
     from matplotlib.lines import Line2D
 
     other = "window_us" if x == "rate" else "rate"
@@ -67,7 +68,8 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
         ("short_p99_ms", "bandwidth-request p99 (ms)"),
         ("miss_rate", "deadline miss rate"),
     )
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    # constrained layout: a log axis's tick labels must not run into the next panel's label
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), layout="constrained")
     s = summary[summary["policy"].isin(POLICY_STYLE)]
     counts = s.groupby(other)[x].nunique()
     series = sorted(counts[counts >= 2].index) or sorted(counts.index)
@@ -96,6 +98,10 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
                 )
         if m.endswith("_ms"):
             ax.set_yscale("log")
+            # plain numbers at 1, 2, 5 x 10^k ms, not 2 x 10^0
+            ax.yaxis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(mticker.NullFormatter())
         ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
