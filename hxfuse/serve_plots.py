@@ -27,6 +27,15 @@ def _save(fig, out: Sequence[str | Path]) -> None:
     plt.close(fig)
 
 
+def _plain_log_ticks(axis) -> None:
+    """A log axis labelled 1, 2, 5 x 10^k in plain numbers (2, 5, 10 ms), not 2 x 10^0."""
+    import matplotlib.ticker as mticker
+
+    axis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(mticker.NullFormatter())
+
+
 def latency_cdf(requests: pd.DataFrame, out: Sequence[str | Path]) -> None:
     """One panel per point: the empirical CDF of request latency per policy
     (all replicates and repetitions pooled), log-scaled latency."""
@@ -34,7 +43,8 @@ def latency_cdf(requests: pd.DataFrame, out: Sequence[str | Path]) -> None:
     n = len(pts)
     cols = min(n, 3)
     rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    # constrained layout: titles and tick labels of stacked panels must not collide
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False, layout="constrained")
     for ax, (_, p) in zip(axes.ravel(), pts.iterrows()):
         g = requests[requests["point"] == p["point"]]
         for pol, (color, label) in POLICY_STYLE.items():
@@ -42,6 +52,7 @@ def latency_cdf(requests: pd.DataFrame, out: Sequence[str | Path]) -> None:
             if len(lat):
                 ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", color=color, label=label)
         ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
         ax.set_xlabel("latency (ms)")
         ax.set_ylabel("fraction of requests")
         ax.set_title(f"{p['point']}: {p['rate']:g}/s, w = {p['window_us']} us", fontsize=9)
@@ -59,7 +70,6 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
     other variable (line style) that has at least two x values (all of them
     when none has: a study of one point); medians with their bootstrap
     intervals as error bars, latencies on a log scale."""
-    import matplotlib.ticker as mticker
     from matplotlib.lines import Line2D
 
     other = "window_us" if x == "rate" else "rate"
@@ -98,10 +108,7 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
                 )
         if m.endswith("_ms"):
             ax.set_yscale("log")
-            # plain numbers at 1, 2, 5 x 10^k ms, not 2 x 10^0
-            ax.yaxis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+            _plain_log_ticks(ax.yaxis)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
