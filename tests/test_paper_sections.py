@@ -446,13 +446,22 @@ def _serve():
 def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
     s = _serve()
     assert pw.ratio_reading({"median": 0.8, "lo": 0.7, "hi": 0.9, "n": 4}) == "lower"
-    assert pw.ratio_reading({"median": 1.1, "lo": 0.9, "hi": 1.3, "n": 4}) == "undetermined (its interval spans 1)"
+    assert pw.ratio_reading({"median": 1.1, "lo": 0.9, "hi": 1.3, "n": 4}) == (
+        "undetermined (its interval crosses an edge of 1 ± 0.03)"
+    )
+    # a tight interval that excludes 1 but stays inside the band is no finding
+    assert pw.ratio_reading({"median": 0.999, "lo": 0.998, "hi": 0.9995, "n": 4}) == "no different (within 1 ± 0.03)"
+    assert pw.ratio_reading({"median": 1.05, "lo": 1.02, "hi": 1.08, "n": 4}) == (
+        "undetermined (its interval crosses an edge of 1 ± 0.03)"
+    )
+    assert pw.ratio_reading({"median": 1.05, "lo": 1.02, "hi": 1.08, "n": 4}, min_effect=0.01) == "higher"
     assert pw.ratio_reading({"median": 1.3, "lo": 1.3, "hi": 1.3, "n": 1}) == "undetermined (one replay: no interval)"
     calm = pw.serve_point_sentence(s, "calm")
     assert (
         r"Point \texttt{calm} (400 requests/s, $w$ = 300\,$\mu$s): p99 latency D/A 1.10 [0.90, 1.30], "
-        r"undetermined (its interval spans 1) and D/B 0.80 [0.70, 0.90], lower; the bandwidth requests' p99 "
-        r"D/B 1.50 [1.20, 1.90], higher; throughput D/B 0.95 [0.92, 0.97], lower (medians A 400/s, B 401/s, "
+        r"undetermined (its interval crosses an edge of 1 ± 0.03) and D/B 0.80 [0.70, 0.90], lower; the bandwidth "
+        r"requests' p99 D/B 1.50 [1.20, 1.90], higher; throughput D/B 0.95 [0.92, 0.97], undetermined (its "
+        r"interval crosses an edge of 1 ± 0.03) (medians A 400/s, B 401/s, "
         r"D 380/s); deadline misses A 0.0\%, B 2.0\%, D 10.0\%. D paired 40\% of the requests, with a mean "
         r"pairing wait of 0.250\,ms."
     ) == calm
@@ -465,7 +474,7 @@ def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
     ans = pw.requests_answer(s)
     assert (
         "Over the 2 point(s) off a loaded machine, D's p99 latency against A is undetermined at 2; against B it "
-        "is lower at 1, undetermined at 1; D's throughput against B is lower at 1, undetermined at 1"
+        "is lower at 1, undetermined at 1; D's throughput against B is undetermined at 2"
     ) in ans
     assert r"1 of 3 point(s) ran on a loaded machine (\texttt{busy})" in ans and "(Section~" in ans
     assert "(Section~" not in pw.requests_answer(s, ref=False)

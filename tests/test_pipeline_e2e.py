@@ -324,14 +324,15 @@ RULES_OF_MODULE = {
     "serve_trace": {"serve_trace", "serve_check"},
     "stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
     | COMPARE
-    | SEARCH_ANALYSIS,
+    | SEARCH_ANALYSIS
+    | PAPER,
     "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"}
     | FIG
     | COMPARE
     | PAPER
     | SEARCH_ANALYSIS,
     "timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
-    "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
+    "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS | PAPER,
 }
 
 
