@@ -37,6 +37,10 @@ import pandas as pd
 
 from .model import TASKS, WORKLOAD_TASKS
 
+# the aggregate job imports this module: the escaper comes from hxfuse.tex,
+# not hxfuse.latex, so editing the table code does not rerun aggregation
+from .tex import tex_escape
+
 FAMILIES = ("granularity", "ratio", "share", "bandwidth", "wait")
 X_MEASURED = ("M/V", "M/D", "M/partners", "longest")
 
@@ -301,26 +305,6 @@ FAMILY_CAPTIONS = {
     "block, early completion, window 1 vs all, D double-buffered, V's scratch released at "
     "the entry's end); below, how late the host learns of V's completion.",
 }
-
-
-_TEX = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def tex_escape(text) -> str:
-    """LaTeX-safe text (the aggregate job imports this module, so it does not
-    import hxfuse.latex: editing the table code must not rerun aggregation)."""
-    return "".join(_TEX.get(ch, ch) for ch in str(text))
 
 
 def families_tex(targets: Sequence[str], sweeps: dict, min_effect: float) -> str:

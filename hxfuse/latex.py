@@ -29,6 +29,7 @@ from typing import Sequence
 import pandas as pd
 
 from .targets import emulated_results, is_emulated  # whose timings are not performance
+from .tex import tex_escape  # the one escaper (re-exported: answers, paper, tables import it from here)
 
 SPEEDUPS = [
     ("DA", "D", "speedup_over_A"),
@@ -37,24 +38,6 @@ SPEEDUPS = [
     ("CA", "C", "speedup_over_A"),
     ("BA", "B", "speedup_over_A"),
 ]
-_TEX_SPECIAL = {
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "\\": r"\textbackslash{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-}
-
-
-def tex_escape(s) -> str:
-    return "".join(_TEX_SPECIAL.get(c, c) for c in str(s))
 
 
 def _finite(v) -> bool:

@@ -331,6 +331,10 @@ RULES_OF_MODULE = {
     | COMPARE
     | PAPER
     | SEARCH_ANALYSIS,
+    # the one LaTeX escaper: whatever imports latex or families
+    "tex": {"aggregate", "figure_family", "families_tex", "table", "external_table", "serve_table", "graph_table"}
+    | {"search_table"}
+    | PAPER,
     "timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
     "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS | PAPER,
 }

@@ -96,6 +96,12 @@ def test_latex_table_and_macros(results):
 def test_tex_escape():
     assert latex.tex_escape("a_b&c%") == r"a\_b\&c\%"
     assert latex.verdict_tex("D<C+overlap") == "D$<$C + overlap"
+    # one escaper: the family figures' captions (hxfuse.families, which the
+    # aggregation imports) escape exactly as the tables do, < and > included
+    from hxfuse import families
+
+    assert families.tex_escape is latex.tex_escape
+    assert families.tex_escape("T_M < T_V > 0") == r"T\_M \textless{} T\_V \textgreater{} 0"
 
 
 @pytest.fixture(scope="module")
