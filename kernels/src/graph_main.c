@@ -492,15 +492,7 @@ static int run(FILE *f, const opts *o, char *err, size_t n) {
             trials++;
         }
     }
-    uint64_t digest;
-    int64_t records;
-    hx_json_digest(f, &digest, &records);
-    char dig[32];
-    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
-    hx_json_begin(&j, f);
-    hx_json_str(&j, "record", "end");
-    hx_json_i64(&j, "records", records);
-    hx_json_str(&j, "digest", dig);
+    hx_json_begin_end_record(&j, f);
     hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);

@@ -34,6 +34,18 @@ void hx_json_digest(FILE *f, uint64_t *digest, int64_t *records) {
     *digest = dig_h, *records = dig_records;
 }
 
+void hx_json_begin_end_record(hx_json *j, FILE *f) {
+    uint64_t digest;
+    int64_t records;
+    hx_json_digest(f, &digest, &records); /* before the first byte of this record */
+    char dig[32];
+    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
+    hx_json_begin(j, f);
+    hx_json_str(j, "record", "end");
+    hx_json_i64(j, "records", records);
+    hx_json_str(j, "digest", dig);
+}
+
 static void sep(hx_json *j, const char *key) {
     if (j->need_comma[j->depth]) putch(j->f, ',');
     j->need_comma[j->depth] = 1;

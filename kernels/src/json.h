@@ -26,4 +26,8 @@ void hx_json_hex64(hx_json *j, const char *key, uint64_t v); /* "0123456789abcde
 /* FNV-1a 64 digest of every byte written to f so far and the number of
  * records (lines) written to it: what the end record carries. */
 void hx_json_digest(FILE *f, uint64_t *digest, int64_t *records);
+/* Opens the end record: "record":"end", then "records" and "digest"
+ * ("fnv1a64:<16 hex>") of everything written to f before it.  The caller
+ * adds its own fields and closes it with hx_json_end. */
+void hx_json_begin_end_record(hx_json *j, FILE *f);
 #endif

@@ -583,16 +583,8 @@ static int trial_kinds(const hx_config *c, trial_kind kinds[MAX_KINDS]) {
 static void write_end(hx_exec *x, FILE *out, int trials, int mismatches, int outliers, const int *outliers_by,
                       int handover, uint64_t t0) {
     const hx_config *c = x->cfg;
-    uint64_t digest;
-    int64_t records;
-    hx_json_digest(out, &digest, &records);
-    char dig[32];
-    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
     hx_json j;
-    hx_json_begin(&j, out);
-    hx_json_str(&j, "record", "end");
-    hx_json_i64(&j, "records", records);
-    hx_json_str(&j, "digest", dig);
+    hx_json_begin_end_record(&j, out);
     hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);

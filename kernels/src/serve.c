@@ -317,16 +317,8 @@ static int run(const sv_args *a, sv_run *s, const sv_trace *t, FILE *out, char *
             }
         }
     }
-    uint64_t digest;
-    int64_t records;
-    hx_json_digest(out, &digest, &records);
-    char dig[32];
-    snprintf(dig, sizeof dig, "fnv1a64:%016llx", (unsigned long long)digest);
     hx_json j;
-    hx_json_begin(&j, out);
-    hx_json_str(&j, "record", "end");
-    hx_json_i64(&j, "records", records);
-    hx_json_str(&j, "digest", dig);
+    hx_json_begin_end_record(&j, out);
     hx_json_str(&j, "status", "ok");
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
     hx_json_f64(&j, "load_average_after", hx_load_average_1min());
