@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "config.h"
 #include "platform.h"
 
@@ -42,22 +43,11 @@ static int fail(char *err, size_t n, const char *opt, const char *why, const cha
     return -1;
 }
 
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 0);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* long is 32 bits on Hexagon: keep every bound below 2^31 here. */
 static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 0);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
+    long long v;
+    if (hx_parse_ll(s, 0, lo, hi, &v)) return -1;
+    *out = (long)v;
     return 0;
 }
 
@@ -303,7 +293,7 @@ static int parse_schedule_option(const char *o, const char *v, hx_config *c, cha
         c->d_buffers = (int)L;
     } else if (!strcmp(o, "--scratch-bytes")) {
         long long LL;
-        if (parse_ll(v, 0, (long long)(SIZE_MAX > 0xFFFFFFFFu ? (1LL << 34) : 0x7FFFFFFF), &LL))
+        if (hx_parse_ll(v, 0, 0, (long long)(SIZE_MAX > 0xFFFFFFFFu ? (1LL << 34) : 0x7FFFFFFF), &LL))
             return fail(err, n, o, "expected a byte count", v);
         c->scratch_bytes = (size_t)LL;
     } else if (!strcmp(o, "--antagonist")) {

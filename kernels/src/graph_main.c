@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "cli.h"
 #include "graph.h"
 #include "json.h"
 #include "npy.h"
@@ -47,14 +48,10 @@ static void usage(FILE *f) {
 }
 
 static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out, char *err, size_t n) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) {
+    if (hx_parse_ll(s, 10, lo, hi, out)) {
         snprintf(err, n, "%s: expected an integer in [%lld, %lld] (got '%s')", opt, lo, hi, s);
         return -1;
     }
-    *out = v;
     return 0;
 }
 

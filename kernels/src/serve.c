@@ -5,11 +5,11 @@
  * record per request, verify records naming the dumped .npy sets, and an end
  * record with the record count and digest.  Written to FILE.tmp and renamed
  * when complete. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include "cli.h"
 #include "json.h"
 #include "platform.h"
 #include "rng.h"
@@ -53,14 +53,12 @@ static void usage(FILE *f) {
 }
 
 static int int_arg(const char *opt, const char *s, long lo, long hi, long *v, char *err, size_t errlen) {
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi) {
+    long long x;
+    if (hx_parse_ll(s, 10, lo, hi, &x)) {
         snprintf(err, errlen, "%s: '%s' is not an integer in [%ld, %ld]", opt, s, lo, hi);
         return -1;
     }
-    *v = x;
+    *v = (long)x;
     return 0;
 }
 
