@@ -47,6 +47,70 @@ class RunnerError(RuntimeError):
     pass
 
 
+# The mechanism experiments, each one runner invocation; tests/
+# test_runner_mechanism.py runs the same ones with its own, finer assertions,
+# so the paper's table and the tests describe one experiment each.
+# (a) M and V calibrated to 20 ms and 2 ms, launched from D's fused entry
+ASYNC_LAUNCH_ARGS = (
+    "--workloads",
+    "mv",
+    "--groups",
+    "D",
+    "--calibrate",
+    "M=20000,V=2000",
+    "--warmup",
+    "0",
+    "--rounds",
+    "5",
+)
+# (b) C's barrier against D's independent completion, D short beside a long M
+WAIT_ARGS = (
+    "--workloads",
+    "mvd",
+    "--groups",
+    "C,D",
+    "--calibrate",
+    "M=20000,V=100,D=2000",
+    "--warmup",
+    "0",
+    "--rounds",
+    "5",
+)
+# (c) thousands of small real rounds, each output checksummed on publication
+# (followed by --rounds N)
+PUBLICATION_ARGS = (
+    "--workloads",
+    "mvd",
+    "--groups",
+    "B,D",
+    "--m-shape",
+    "16,16,16",
+    "--v-shape",
+    "8,64",
+    "--d-shape",
+    "16,64",
+    "--check-at-publish",
+    "--warmup",
+    "0",
+    "--rounds",
+)
+# (d) C and D on every workload, real tasks: identical outputs
+C_EQUALS_D_ARGS = (
+    "--workloads",
+    "mv,md,mvd",
+    "--m-shape",
+    "64,64,64",
+    "--v-shape",
+    "64,256",
+    "--d-shape",
+    "64,256",
+    "--warmup",
+    "1",
+    "--rounds",
+    "5",
+)
+
+
 def _run(runner: Path, out: Path, *args: str, timeout: float = 120):
     if not Path(runner).is_file():
         raise RunnerError(f"runner {runner} does not exist (build it: make -C kernels TARGET=host)")
@@ -91,16 +155,7 @@ def check_async_launch(runner: Path, tmp: Path) -> dict:
         *_run(
             runner,
             tmp / "a.jsonl",
-            "--workloads",
-            "mv",
-            "--groups",
-            "D",
-            "--calibrate",
-            "M=20000,V=2000",
-            "--warmup",
-            "0",
-            "--rounds",
-            "5",
+            *ASYNC_LAUNCH_ARGS,
         ),
         "async launch",
     )
@@ -134,16 +189,7 @@ def check_wait_does_not_block(runner: Path, tmp: Path) -> dict:
         *_run(
             runner,
             tmp / "b.jsonl",
-            "--workloads",
-            "mvd",
-            "--groups",
-            "C,D",
-            "--calibrate",
-            "M=20000,V=100,D=2000",
-            "--warmup",
-            "0",
-            "--rounds",
-            "5",
+            *WAIT_ARGS,
         ),
         "wait",
     )
@@ -171,20 +217,7 @@ def check_publication(runner: Path, tmp: Path, rounds: int = 1500) -> dict:
         *_run(
             runner,
             tmp / "c.jsonl",
-            "--workloads",
-            "mvd",
-            "--groups",
-            "B,D",
-            "--m-shape",
-            "16,16,16",
-            "--v-shape",
-            "8,64",
-            "--d-shape",
-            "16,64",
-            "--check-at-publish",
-            "--warmup",
-            "0",
-            "--rounds",
+            *PUBLICATION_ARGS,
             str(rounds),
         ),
         "publication",
@@ -205,18 +238,7 @@ def check_c_equals_d(runner: Path, tmp: Path) -> dict:
         *_run(
             runner,
             tmp / "d.jsonl",
-            "--workloads",
-            "mv,md,mvd",
-            "--m-shape",
-            "64,64,64",
-            "--v-shape",
-            "64,256",
-            "--d-shape",
-            "64,256",
-            "--warmup",
-            "1",
-            "--rounds",
-            "5",
+            *C_EQUALS_D_ARGS,
         ),
         "C = D",
     )

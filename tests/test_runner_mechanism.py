@@ -10,6 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
+from hxfuse.mechanism import ASYNC_LAUNCH_ARGS, C_EQUALS_D_ARGS, PUBLICATION_ARGS, WAIT_ARGS
 from runner_util import build_runner, run_runner, task, trials
 
 
@@ -32,16 +33,7 @@ def test_async_launch_lets_vector_finish_while_matrix_runs(hxrun, tmp_path):
         *run_runner(
             hxrun,
             tmp_path / "a.jsonl",
-            "--workloads",
-            "mv",
-            "--groups",
-            "D",
-            "--calibrate",
-            "M=20000,V=2000",
-            "--warmup",
-            "0",
-            "--rounds",
-            "5",
+            *ASYNC_LAUNCH_ARGS,
         )
     )
     for t in trials(recs, group="D"):
@@ -61,16 +53,7 @@ def test_wait_on_one_event_does_not_block_unrelated_engine(hxrun, tmp_path):
         *run_runner(
             hxrun,
             tmp_path / "b.jsonl",
-            "--workloads",
-            "mvd",
-            "--groups",
-            "C,D",
-            "--calibrate",
-            "M=20000,V=100,D=2000",
-            "--warmup",
-            "0",
-            "--rounds",
-            "5",
+            *WAIT_ARGS,
         )
     )
     for t in trials(recs, group="D"):
@@ -88,20 +71,7 @@ def test_publication_makes_outputs_visible(hxrun, tmp_path):
         *run_runner(
             hxrun,
             tmp_path / "c.jsonl",
-            "--workloads",
-            "mvd",
-            "--groups",
-            "B,D",
-            "--m-shape",
-            "16,16,16",
-            "--v-shape",
-            "8,64",
-            "--d-shape",
-            "16,64",
-            "--check-at-publish",
-            "--warmup",
-            "0",
-            "--rounds",
+            *PUBLICATION_ARGS,
             "1500",
         )
     )
@@ -117,18 +87,7 @@ def test_groups_c_and_d_give_identical_outputs(hxrun, tmp_path):
         *run_runner(
             hxrun,
             tmp_path / "d.jsonl",
-            "--workloads",
-            "mv,md,mvd",
-            "--m-shape",
-            "64,64,64",
-            "--v-shape",
-            "64,256",
-            "--d-shape",
-            "64,256",
-            "--warmup",
-            "1",
-            "--rounds",
-            "5",
+            *C_EQUALS_D_ARGS,
         )
     )
     verified = {}
