@@ -73,18 +73,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
                 _secondary_panel_frame(ax, fam, i, j, min_effect)
             _family_xaxis(ax, pts, log_x, categorical)
         axes[nrows - 1, j].set_xlabel("point" if categorical else x_axis_label(sweep_cfg))
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(
-        handles,
-        labels,
-        loc="upper center",
-        ncol=len(labels),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-        fontsize=8,
-        title="X/Y",
-        title_fontsize=8,
-    )
+    plots.speedup_pair_legend(fig, axes[0, 0])
     note = sweep_cfg.get("note")
     fig.suptitle(sweep_cfg.get("title", sweep), y=1.06, fontsize=10)
     if note:

@@ -340,6 +340,23 @@ def speedup_long(summary: pd.DataFrame, sweep: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def speedup_pair_legend(fig, ax) -> None:
+    """One row of speedup pairs (X/Y) above the panels, from *ax*'s lines:
+    the speedup and the family figures share it."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        ncol=len(labels),
+        frameon=False,
+        bbox_to_anchor=(0.5, 1.0),
+        fontsize=8,
+        title="X/Y",
+        title_fontsize=8,
+    )
+
+
 def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict, out: Sequence[str | Path]) -> pd.DataFrame:
     summary = pd.read_csv(summary_csv)
     _style()
@@ -402,18 +419,7 @@ def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict, out: Se
         ax.set_title(WORKLOAD_TITLES.get(w, w), fontsize=9)
         ax.set_xlabel(sweep_cfg.get("variable", "point"))
     axes[0, 0].set_ylabel("speedup  T_Y / T_X  (median, 95% CI)")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(
-        handles,
-        labels,
-        loc="upper center",
-        ncol=len(labels),
-        frameon=False,
-        bbox_to_anchor=(0.5, 1.0),
-        fontsize=8,
-        title="X/Y",
-        title_fontsize=8,
-    )
+    speedup_pair_legend(fig, axes[0, 0])
     note = ""
     failed = long[~long["point_ok"].astype(bool)].drop_duplicates(["workload", "point"]) if len(long) else long
     if len(failed):
