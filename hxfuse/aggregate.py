@@ -486,10 +486,13 @@ def summarize(
     median_cols = _median_columns(trials)
     rows: list[dict[str, Any]] = []
     for pkey, pdf in _groups(trials, point_cols):
+        rep_envs = replicate_environments(pdf)
         point = _Point(
             values=dict(zip(point_cols, pkey)),
             reason=_point_failed(pdf, check_col),
-            env=_point_environment(pdf),
+            env=_point_environment(rep_envs),
+            replicates=tuple(rep_envs),
+            disturbed={r: d for r, e in rep_envs.items() if (d := disturbance_warnings(e))},
             n_reps=int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1,
             alone=mx.alone_durations(pdf),
             overhead=pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)],
@@ -514,6 +517,8 @@ class _Point:
     values: dict[str, Any]
     reason: str  # why the point is excluded; "" when it passed its checks
     env: dict[str, Any]
+    replicates: tuple[Any, ...]  # replicate labels (None: the table has none)
+    disturbed: dict[Any, list[str]]  # replicate -> what disturbed its machine
     n_reps: int
     alone: Any  # mx.alone_durations of the point
     overhead: pd.DataFrame  # its measured empty trials (control overhead)
@@ -621,47 +626,80 @@ def _group_row(
     return row, pe
 
 
-def _speedup_estimates(
-    speed: pd.DataFrame, speed_reps: np.ndarray | None, groups: Iterable[str], boot: Mapping[str, Any]
-) -> tuple[dict[str, st.Estimate], dict[str, list[float]]]:
-    """Each speedup pair's median with its two-level interval, and the
-    replicates' own medians, for the pairs whose groups ran."""
+@dataclass(frozen=True)
+class RelationEvidence:
+    """What each speedup pair X/Y of one workload rests on (keys "X/Y")."""
+
+    estimates: dict[str, st.Estimate]  # pooled median, two-level bootstrap interval
+    replicate_medians: dict[str, list[float]]
+    replicate_intervals: dict[str, list[st.Estimate]]  # each replicate's own bootstrap
+    t_intervals: dict[str, tuple[float, float]]  # t interval on the replicates' medians
+    bias: dict[str, float]  # worst-case interference shift of the median (fraction)
+    decision: dict[str, st.Estimate]  # what the verdict reads: joined, then widened
+
+
+def relation_evidence(
+    speed: pd.DataFrame,
+    speed_reps: np.ndarray | None,
+    groups: Iterable[str],
+    boot: Mapping[str, Any],
+    min_effect: float,
+) -> RelationEvidence:
+    """Each speedup pair's evidence, for the pairs whose groups ran: the
+    median with its two-level interval, the replicates' own medians and
+    intervals, the t interval on those medians, the interference bound and
+    the decision interval (bootstrap joined with t, widened by the bound;
+    :func:`hxfuse.stats.decision_interval`, :func:`hxfuse.stats.widen`)."""
     present = set(groups)
-    spd: dict[str, st.Estimate] = {}
-    spd_reps: dict[str, list[float]] = {}
+    ev = RelationEvidence({}, {}, {}, {}, {}, {})
+    level = boot.get("level", st.DEFAULT_LEVEL)
     for x, y in mx.SPEEDUP_PAIRS:
-        col = f"speedup_{x}_over_{y}"
-        if x in present and y in present and col in speed and speed[col].notna().any():
-            vals = speed[col].to_numpy(float)
-            spd[f"{x}/{y}"] = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
-            spd_reps[f"{x}/{y}"] = (
-                list(st.cluster_medians(vals, speed_reps)) if speed_reps is not None else [spd[f"{x}/{y}"].value]
-            )
-    return spd, spd_reps
+        col, key = f"speedup_{x}_over_{y}", f"{x}/{y}"
+        if not (x in present and y in present and col in speed and speed[col].notna().any()):
+            continue
+        vals = speed[col].to_numpy(float)
+        est = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
+        ev.estimates[key] = est
+        if speed_reps is None:
+            ev.replicate_medians[key], ev.replicate_intervals[key] = [est.value], [est]
+        else:
+            ev.replicate_medians[key] = list(st.cluster_medians(vals, speed_reps))
+            ev.replicate_intervals[key] = [
+                st.bootstrap_median(vals[speed_reps == r], **boot) for r in dict.fromkeys(speed_reps.tolist())
+            ]
+        ev.t_intervals[key] = st.t_interval(ev.replicate_medians[key], level)
+        ev.bias[key] = st.median_bias_bound(vals, min_effect)
+        joined = st.decision_interval(est, ev.replicate_medians[key], level)
+        ev.decision[key] = st.widen(joined, ev.bias[key])
+    return ev
 
 
 def _comparison_columns(
     row: dict[str, Any],
     group: str,
     ok: bool,
-    spd: Mapping[str, st.Estimate],
-    spd_reps: Mapping[str, list[float]],
+    ev: RelationEvidence,
     bounds: Mapping[str, float],
     t_a: float,
 ) -> None:
-    """Speedups over A, B and C and the overlap efficiencies (NaN for an
-    excluded point)."""
+    """Speedups over A, B and C with what a decision reads of them, and the
+    overlap efficiencies (NaN for an excluded point)."""
     row["t_serial_measured_ns"] = t_a
     for y in ("A", "B", "C"):
-        e = spd.get(f"{group}/{y}") if ok else None
-        e = e or st.NAN_ESTIMATE
-        reps = spd_reps.get(f"{group}/{y}", []) if ok else []
+        key = f"{group}/{y}"
+        e = (ev.estimates.get(key) if ok else None) or st.NAN_ESTIMATE
+        reps = ev.replicate_medians.get(key, []) if ok else []
+        t_lo, t_hi = ev.t_intervals.get(key, (math.nan, math.nan)) if ok else (math.nan, math.nan)
+        dec = (ev.decision.get(key) if ok else None) or st.NAN_ESTIMATE
         row[f"speedup_over_{y}"] = e.value
         row[f"speedup_over_{y}_lo"] = e.lo
         row[f"speedup_over_{y}_hi"] = e.hi
         # the replicates' own medians: how far independent runs agree
         row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
         row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
+        row[f"speedup_over_{y}_t_lo"], row[f"speedup_over_{y}_t_hi"] = t_lo, t_hi
+        row[f"speedup_over_{y}_bias"] = ev.bias.get(key, math.nan) if ok else math.nan
+        row[f"speedup_over_{y}_decision_lo"], row[f"speedup_over_{y}_decision_hi"] = dec.lo, dec.hi
     is_group = group in mx.GROUPS and ok
     # The alone times are task durations (device boundary), so
     # these efficiencies compare them with the device time of the
@@ -679,33 +717,90 @@ def _comparison_columns(
     row["eta_vs_A"] = mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
 
 
-def _verdict_columns(
-    point: _Point,
-    spd: Mapping[str, st.Estimate],
-    spd_reps: Mapping[str, list[float]],
-    parallelism: st.Estimate | None,
-    overlap_max: Any,
-    noise: list[str],
-    overlap_threshold: float,
-    min_effect: float,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Judge:
+    """Everything a verdict of one point x workload is computed from, so that
+    it can be recomputed on a subset of the replicates."""
+
+    speed: pd.DataFrame  # per-round paired speedups
+    speed_reps: np.ndarray | None
+    d_trials: pd.DataFrame  # group D's measured trials (progress and wall overlap)
+    groups: tuple[str, ...]
+    boot: Mapping[str, Any]
+    min_effect: float
+    overlap_threshold: float
+
+    def __call__(self, keep: Sequence[Any] | None = None) -> vd.Verdict:
+        speed, reps, d = self.speed, self.speed_reps, self.d_trials
+        if keep is not None and reps is not None:
+            mask = np.isin(reps, list(keep))
+            speed, reps = speed[mask], reps[mask]
+            d = d[d[mx.REPLICATE].isin(list(keep))]
+        ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect)
+        d_reps = _replicates(d)
+        par = (
+            st.hierarchical_bootstrap_median(d["parallelism"].to_numpy(float), d_reps, **self.boot)
+            if "parallelism" in d and len(d)
+            else None
+        )
+        wall = _median(d["overlap_max"]) if "overlap_max" in d else None
+        return vd.classify(
+            {k: e for k, e in ev.decision.items() if k in vd.RELATIONS},
+            par,
+            wall,
+            min_effect=self.min_effect,
+            overlap_threshold=self.overlap_threshold,
+            replicate_intervals=ev.replicate_intervals,
+        )
+
+
+def _labels(reps: Iterable[Any]) -> str:
+    """'replicate 2' / 'replicates 0, 2' ('the run' for a table without replicates)."""
+    r = [str(x) for x in reps if x is not None]
+    if not r:
+        return "the run"
+    return ("replicate " if len(r) == 1 else "replicates ") + ", ".join(r)
+
+
+def point_verdict(
+    disturbed: Mapping[Any, Sequence[str]], replicates: Sequence[Any], judge: _Judge
+) -> tuple[vd.Verdict, str]:
+    """The verdict of one point x workload and the replicates it leaves out.
+
+    ``disturbed`` maps each replicate whose machine was disturbed (loaded
+    before or after, too few free cores, a device fallback) to its findings.
+    The verdict is computed on every replicate and again without the
+    disturbed ones: it stands (on the clean replicates) when the row is the
+    same, and is withheld when leaving them out changes the row or no clean
+    replicate remains.  Returns the verdict and the text of what was left out."""
+    v_all = judge(None)
+    if not disturbed:
+        return v_all, ""
+    why = [t if r is None else f"{_labels([r])}: {t}" for r, ts in disturbed.items() for t in ts]
+    clean = [r for r in replicates if r not in disturbed]
+    if not clean:
+        return v_all.withheld(why), ""
+    v_clean = judge(clean)
+    left = f"{_labels(disturbed)} left out: " + "; ".join(why)
+    if v_clean.key != v_all.key:
+        reason = (
+            f"leaving out the disturbed {_labels(disturbed)} changes the row "
+            f"({v_all.key} with, {v_clean.key} without); " + "; ".join(why)
+        )
+        return v_clean.withheld([reason]), left
+    return v_clean, left
+
+
+def _verdict_columns(point: _Point, judge: _Judge) -> dict[str, Any]:
     """The D row's verdict and what it rests on."""
     emulated = emulated_flag(point.env.get("emulated"))
+    left = ""
     if not point.ok:
         v = vd.Verdict.of(vd.EXCLUDED)
     elif emulated:
         v = vd.Verdict.of(vd.EMULATED)
     else:
-        v = vd.classify(
-            spd,
-            parallelism,
-            overlap_max,
-            noise=noise,
-            min_effect=min_effect,
-            overlap_threshold=overlap_threshold,
-            replicate_speedups=spd_reps,
-            disturbances=disturbance_warnings(point.env),
-        )
+        v, left = point_verdict(point.disturbed, point.replicates, judge)
     return {
         "verdict": v.result,
         "verdict_key": v.key,
@@ -714,6 +809,8 @@ def _verdict_columns(
         "progress_overlap": v.progress_overlap,
         "wall_overlap": v.wall_overlap,
         "d_equiv_b": v.d_equiv_b if point.ok and not emulated else None,
+        "d_vs_b": v.d_vs_b if point.ok and not emulated else None,
+        "replicates_left_out": left,
         "inconclusive_reason": "; ".join(v.reasons),
         "conclusion": v.conclusion,
         "next_step": v.next_step,
@@ -759,39 +856,46 @@ def _workload_rows(
     # reported: spread and outliers of each group's makespans (they
     # include drift that pairing cancels, so they do not gate)
     makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
-    spd, spd_reps = _speedup_estimates(speed, speed_reps, group_samples, boot)
-    # gating: interference that could bias the relations the verdict reads
-    noise = st.ratio_noise(
-        {k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float) for k in spd if k in vd.RELATIONS}, min_effect
+    ev = relation_evidence(speed, speed_reps, group_samples, boot, min_effect)
+    # reported: relations whose interference bound widened the decision
+    # interval by more than half the minimum effect (no veto: the widened
+    # interval decides)
+    noise = [
+        f"{k}: interference could shift its median by up to {b:.1%}; decided on "
+        f"[{ev.decision[k].lo:.3f}, {ev.decision[k].hi:.3f}]"
+        for k, b in ev.bias.items()
+        if k in vd.RELATIONS and (math.isinf(b) or (math.isfinite(b) and b > min_effect / 2))
+    ]
+    judge = _Judge(
+        speed, speed_reps, meas[meas["group"] == "D"], tuple(group_samples), boot, min_effect, overlap_threshold
     )
     rows = []
     for group, row in group_rows.items():
-        _comparison_columns(row, group, point.ok, spd, spd_reps, bounds, t_a)
+        _comparison_columns(row, group, point.ok, ev, bounds, t_a)
         row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
         row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
         row["point_ok"] = point.ok
         row["excluded_reason"] = point.reason
-        row |= {
-            "verdict": "",
-            "verdict_key": "",
-            "verdict_matches": "",
-            "relations": "",
-            "progress_overlap": None,
-            "wall_overlap": None,
-            "d_equiv_b": None,
-            "inconclusive_reason": "",
-            "conclusion": "",
-            "next_step": "",
-        }
+        row |= {c: "" for c in VERDICT_TEXT_COLUMNS} | {"progress_overlap": None, "wall_overlap": None}
+        row |= {"d_equiv_b": None, "d_vs_b": None}
         if group == "D":
-            row |= _verdict_columns(
-                point, spd, spd_reps, parallelism.get("D"), row.get("overlap_max"), noise, overlap_threshold, min_effect
-            )
+            row |= _verdict_columns(point, judge)
         row |= point.env
         rows.append(row)
     return rows
 
 
+# Text columns of the verdict, empty on the rows other than D.
+VERDICT_TEXT_COLUMNS = (
+    "verdict",
+    "verdict_key",
+    "verdict_matches",
+    "relations",
+    "replicates_left_out",
+    "inconclusive_reason",
+    "conclusion",
+    "next_step",
+)
 VERDICT_COLUMNS = [
     "verdict",
     "verdict_key",
@@ -800,6 +904,8 @@ VERDICT_COLUMNS = [
     "progress_overlap",
     "wall_overlap",
     "d_equiv_b",
+    "d_vs_b",
+    "replicates_left_out",
     "inconclusive_reason",
     "conclusion",
     "next_step",
@@ -810,24 +916,63 @@ VERDICT_COLUMNS = [
 ]
 
 
-def _point_environment(pdf: pd.DataFrame) -> dict[str, Any]:
-    """ENV_SUMMARY_COLUMNS of one point (first trial row; NaN/None where absent)."""
+def _run_environment(pdf: pd.DataFrame) -> dict[str, Any]:
+    """ENV_SUMMARY_COLUMNS of one runner invocation (its first trial row:
+    every row of one invocation carries the same environment)."""
     env: dict[str, Any] = {}
     for c in ENV_SUMMARY_COLUMNS:
         if c == "env_warning":
-            continue
-        if c == "device_serial":
-            # every phone the point's replicates ran on
-            got = sorted({str(x) for x in pdf[c] if isinstance(x, str) and x}) if c in pdf else []
-            env[c] = ", ".join(got) or None
             continue
         v = pdf[c].iloc[0] if c in pdf and len(pdf) else None
         if isinstance(v, (np.generic,)):
             v = v.item()
         if c in ("emulated", "engines_exceed_cores"):
             v = bool(v) if v is not None and not (isinstance(v, float) and math.isnan(v)) else False
+        if c == "device_serial" and not (isinstance(v, str) and v):
+            v = None
         env[c] = v
     env["env_warning"] = "; ".join(environment_warnings(env))
+    return env
+
+
+def replicate_environments(pdf: pd.DataFrame) -> dict[Any, dict[str, Any]]:
+    """Each replicate's environment (:func:`_run_environment`), keyed by its
+    label in order; one entry keyed None when the table has no replicate column."""
+    if mx.REPLICATE not in pdf.columns:
+        return {None: _run_environment(pdf)}
+    return {r: _run_environment(g) for r, g in pdf.groupby(mx.REPLICATE, sort=True)}
+
+
+# Environment columns where the point reports the worst of its replicates.
+_WORST_OF_REPLICATES = (
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "device_fallbacks",
+    "runner_wall_s",
+)
+
+
+def _point_environment(rep_envs: Mapping[Any, Mapping[str, Any]]) -> dict[str, Any]:
+    """ENV_SUMMARY_COLUMNS of one point from its replicates' environments:
+    the first replicate's machine description, the worst (largest) load
+    reading of any replicate, every phone the replicates ran on, and the
+    findings of every replicate, each naming the replicates it holds for
+    when not all of them."""
+    envs = list(rep_envs.values())
+    env = dict(envs[0])
+    for c in _WORST_OF_REPLICATES:
+        vals = [_float(e.get(c)) for e in envs]
+        vals = [v for v in vals if math.isfinite(v)]
+        env[c] = max(vals) if vals else env.get(c)
+    env["device_serial"] = ", ".join(sorted({str(e["device_serial"]) for e in envs if e.get("device_serial")})) or None
+    env["emulated"] = any(bool(e.get("emulated")) for e in envs)
+    seen: dict[str, list[Any]] = {}
+    for r, e in rep_envs.items():
+        for text in environment_warnings(e):
+            seen.setdefault(text, []).append(r)
+    env["env_warning"] = "; ".join(t if len(rs) == len(envs) else f"{t} ({_labels(rs)})" for t, rs in seen.items())
     return env
 
 

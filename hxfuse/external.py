@@ -52,8 +52,11 @@ from .stats import (
     Estimate,
     cluster_medians,
     hierarchical_bootstrap_median,
+    bootstrap_median,
+    decision_interval,
     hierarchical_resample_medians,
-    ratio_noise,
+    median_bias_bound,
+    widen,
 )
 from .verdicts import DEFAULT_MIN_EFFECT, classify, relation
 
@@ -269,8 +272,11 @@ def verdict_vs_b_ort(
 ) -> dict[str, Any]:
     """The reading table with B := B_ort: the runner's own paired D/A, D/C, C/A
     and D's progress and wall overlap, with D/B replaced by the unpaired
-    D/B_ort.  Inconclusive when the machine was loaded on either side, the
-    runner's relations carry verdict noise, or its replicates disagree."""
+    D/B_ort.  The runner's relations are decided on their decision intervals
+    (bootstrap joined with the t interval on the replicates' medians, widened
+    by the interference bound), as in hxfuse.aggregate.  Inconclusive when
+    the machine was loaded on either side or the replicates' own intervals
+    disagree on a relation the row reads."""
     rel: dict[str, Estimate | None] = {
         "D/B": Estimate(
             row["speedup_D_over_B_ort"],
@@ -279,12 +285,14 @@ def verdict_vs_b_ort(
             int(row["rounds_runner"]),
         )
     }
-    ratios, reps = {}, {}
+    rep_ivs: dict[str, list[Estimate]] = {}
     for x, y in (("D", "A"), ("D", "C"), ("C", "A")):
         r, c = _paired(tr, x, y, workload)
         if len(r):
-            rel[f"{x}/{y}"] = hierarchical_bootstrap_median(r, c, **kw)
-            ratios[f"{x}/{y}"], reps[f"{x}/{y}"] = r, list(cluster_medians(r, c))
+            est = hierarchical_bootstrap_median(r, c, **kw)
+            joined = decision_interval(est, cluster_medians(r, c), kw.get("level", DEFAULT_LEVEL))
+            rel[f"{x}/{y}"] = widen(joined, median_bias_bound(r, min_effect))
+            rep_ivs[f"{x}/{y}"] = [bootstrap_median(r[c == lab], **kw) for lab in dict.fromkeys(c.tolist())]
     p, c = _samples(tr, "D", workload, "parallelism")
     par = hierarchical_bootstrap_median(p, c, **kw) if len(p) else None
     d = tr[(tr["group"] == "D") & (tr["workload"] == workload)]
@@ -294,9 +302,8 @@ def verdict_vs_b_ort(
         rel,
         par,
         wall,
-        noise=ratio_noise(ratios, min_effect),
         min_effect=min_effect,
-        replicate_speedups=reps,
+        replicate_intervals=rep_ivs,
         disturbances=disturb,
     )
     return {

@@ -240,30 +240,98 @@ def median_bias_bound(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> 
     return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - c))) / abs(med))
 
 
-def ratio_noise(ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float) -> list[str]:
-    """Noise that withholds a verdict: for each relation (its per-round paired
-    speedups), interference frequent enough that it could have moved the
-    median by more than half the minimum effect (:func:`median_bias_bound`).
+def bias_bounds(ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float) -> dict[str, float]:
+    """Each relation's worst-case interference shift of its median
+    (:func:`median_bias_bound` of its per-round paired speedups, outliers
+    counted beyond the minimum effect), as a fraction of the median; NaN
+    where it cannot be judged (fewer than 3 rounds).
 
-    Spread alone does not count here: the intervals already carry it (an
-    interval too wide for the minimum effect leaves the relation
-    undetermined).  What the intervals cannot show is a bias from rounds that
-    interference hit, which is bounded by their share.
-    """
-    out = []
-    for key in sorted(ratios):
-        a = _clean(ratios[key])
-        b = median_bias_bound(a, min_effect)
-        if math.isfinite(b) and b <= min_effect / 2:
-            continue
-        if not math.isfinite(b) and not math.isinf(b):
-            continue
-        c = contamination(a, min_effect)
-        out.append(
-            f"{c:.0%} of {key}'s rounds hit by interference could move its median by up to "
-            f"{b:.1%} (> half the minimum effect, {min_effect / 2:.1%})"
-        )
-    return out
+    A decision widens the relation's interval by this much on both sides
+    (:func:`widen`) instead of vetoing the point: a relation far from the
+    band stays decided however noisy its rounds, one near an edge becomes
+    undetermined."""
+    return {key: median_bias_bound(_clean(v), min_effect) for key, v in ratios.items()}
+
+
+def widen(est: Estimate, bias: float) -> Estimate:
+    """``est`` with its interval widened by ``bias`` x its value on both sides
+    (lo - b m, hi + b m); a NaN bias leaves it as it is, an infinite one
+    makes the interval unbounded."""
+    if bias is None or not (isinstance(bias, (int, float)) and not math.isnan(bias)) or bias <= 0:
+        return est
+    if math.isinf(bias):
+        return Estimate(est.value, -math.inf, math.inf, est.n)
+    d = bias * abs(est.value)
+    return Estimate(est.value, est.lo - d, est.hi + d, est.n)
+
+
+def _t_abs_cdf(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with integer ``df`` (Abramowitz and Stegun
+    26.7.3-26.7.4: finite sums in cos(theta), theta = atan(t / sqrt(df)))."""
+    th = math.atan(t / math.sqrt(df))
+    c2 = math.cos(th) ** 2
+    if df % 2:  # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + ...))
+        s, term = 0.0, 1.0
+        for k in range(1, (df - 1) // 2 + 1):
+            s += term
+            term *= c2 * (2 * k) / (2 * k + 1)
+        return 2.0 / math.pi * (th + (math.sin(th) * math.cos(th) * s if df > 1 else 0.0))
+    s, term = 0.0, 1.0  # even: sin (1 + 1/2 cos^2 + 1.3/(2.4) cos^4 + ...)
+    for k in range(1, df // 2 + 1):
+        s += term
+        term *= c2 * (2 * k - 1) / (2 * k)
+    return math.sin(th) * s
+
+
+def t_quantile(level: float, df: int) -> float:
+    """Two-sided Student t critical value: q with P(|T| < q) = ``level`` (bisection on the exact CDF)."""
+    if df < 1:
+        raise ValueError(f"t quantile needs df >= 1, got {df}")
+    lo, hi = 0.0, 1.0
+    while _t_abs_cdf(hi, df) < level:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _t_abs_cdf(mid, df) < level else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def t_interval(cluster_values: Sequence[float] | np.ndarray, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
+    """Student t interval for the mean of R cluster (replicate) medians:
+    mean +/- t_{R-1} s / sqrt(R); (NaN, NaN) below 2 finite values.
+
+    With R = 3 independent runner invocations the two-level percentile
+    bootstrap resamples only 3 clusters, and under-covers when the drift
+    between invocations dominates (it behaves like a z interval with a
+    (R - 1) / R variance); the t interval is exact for normal cluster
+    medians and is about twice as wide at R = 3."""
+    a = _clean(cluster_values)
+    r = len(a)
+    if r < 2:
+        return math.nan, math.nan
+    half = t_quantile(level, r - 1) * float(a.std(ddof=1)) / math.sqrt(r)
+    m = float(a.mean())
+    return m - half, m + half
+
+
+def decision_interval(
+    est: Estimate, cluster_values: Sequence[float] | np.ndarray, level: float = DEFAULT_LEVEL
+) -> Estimate:
+    """The interval a decision reads: the bootstrap interval ``est`` joined
+    with the t interval on the replicates' medians (:func:`t_interval`), so
+    it is at least as wide as the wider of the two; ``est`` itself with one
+    replicate.
+
+    Joined at every R >= 2, not only at small R: with drift between
+    invocations as large as the rounds' own spread, the two-level bootstrap
+    alone covered a true ratio in 79-81% of simulated studies at R = 3 and
+    86% at R = 5 (tests/test_analysis_coverage.py); the joined interval
+    covers 94-95% at R = 3 and 92-93% at R = 5."""
+    vals = _clean(cluster_values)
+    if len(vals) < 2 or not math.isfinite(est.lo):
+        return est
+    tlo, thi = t_interval(vals, level)
+    return Estimate(est.value, min(est.lo, tlo), max(est.hi, thi), est.n)
 
 
 def noise_warnings(

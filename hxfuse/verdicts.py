@@ -22,17 +22,26 @@ Overlap, two kinds:
   says the spans overlap (time sharing counts), and is used where the table
   says "engines overlap" in the weak sense of row 5.
 
-A point whose noise or environment warnings fire, or whose replicates
-disagree in direction, is ``inconclusive`` with its reasons and gets no table
-row.  Otherwise every matching row is returned and the most specific one is
-the primary verdict, in the order of ``PRIORITY``; ``D ~ B`` is added to the
-verdict text whenever it holds.
+Noise does not veto a point: each relation is decided on its *decision
+interval*, the bootstrap interval joined with a t interval on the
+replicates' medians and widened by the worst-case shift that interference
+could have caused (:func:`hxfuse.stats.decision_interval`,
+:func:`hxfuse.stats.widen`); a relation whose decision interval crosses an
+edge of the band is ``?``.  Every matching row is returned; the first in the
+order of ``PRIORITY`` is the primary verdict, and only the relations it
+reads (``READS``) can withhold it: replicates whose own intervals lie on
+opposite sides of the band on one of them make the point ``inconclusive``.
+B is in the headline: D ~ B with D < A leads ("existing concurrency already
+covers the main opportunity"), the C -> D result stated beside it; a row
+that does not read D/B says how D stood against B.  Environment
+disturbances are judged per replicate by the caller
+(:mod:`hxfuse.aggregate`), which passes here only what withholds the point.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from .stats import Estimate
@@ -57,19 +66,20 @@ ROWS: dict[str, Row] = {
         Row(
             "D<C+overlap",
             "D < C and the timeline shows overlap",
-            "internal multi-engine orchestration has net benefit",
+            "internal multi-engine orchestration has net benefit over the fused serial entry C",
             "locate work-ratio, bandwidth and buffer limits",
         ),
         Row(
             "D<A,D~B",
             "D < A and D ~ B",
-            "complementarity is real, existing concurrency already captures most of it",
+            "resource complementarity works; existing concurrency already covers the main opportunity",
             "find placement/quota/sync granularity still to improve",
         ),
         Row(
             "D<B,D<C",
             "D < B and D < C",
-            "fused internal scheduling adds control or overhead advantage",
+            "fusion adds something over existing concurrency: "
+            "fused internal scheduling has a control or overhead advantage",
             "ablate quota, sync domain, resource plan",
         ),
         Row(
@@ -125,8 +135,30 @@ EMULATED = Row(
     "run the point on the device (target hexagon) or a cycle-accurate simulator",
 )
 
-# Most specific first: D beating both baselines says more than D beating C.
-PRIORITY = ("D<B,D<C", "D<C+overlap", "overlap,D no faster", "D<A,D~B", "C<A,D~C", "no-difference")
+# Most specific first.  Only D < B earns "fusion adds something over existing
+# concurrency"; when D ~ B and D < A, what existing concurrency already
+# reaches leads, ahead of "D < C with overlap", which then says only what
+# the internal overlap adds over the fused serial entry C (stated beside it).
+PRIORITY = ("D<B,D<C", "D<A,D~B", "D<C+overlap", "overlap,D no faster", "C<A,D~C", "no-difference")
+
+# The relations each row reads: only these can withhold the row (replicates
+# that disagree on a relation the row does not read say nothing against it).
+READS: dict[str, tuple[str, ...]] = {
+    "D<B,D<C": ("D/B", "D/C"),
+    "D<A,D~B": ("D/A", "D/B"),
+    "D<C+overlap": ("D/C",),
+    "overlap,D no faster": ("D/C", "D/A"),
+    "C<A,D~C": ("C/A", "D/C"),
+    "no-difference": RELATIONS,
+}
+
+# How D stood against B, said beside a row that does not read D/B.
+D_VS_B_TEXT = {
+    "<": "D < B",
+    "~": "D ~ B",
+    ">": "D > B (existing concurrency is faster)",
+    "?": "D against B undetermined",
+}
 
 
 @dataclass(frozen=True)
@@ -141,10 +173,25 @@ class Verdict:
     wall_overlap: bool | None = None
     d_equiv_b: bool = False
     reasons: tuple[str, ...] = ()
+    d_vs_b: str | None = None  # the D/B relation: '<', '~', '>', '?' or None (no B)
 
     @classmethod
     def of(cls, row: Row, **kw) -> "Verdict":
         return cls(row.key, row.result, row.conclusion, row.next_step, **kw)
+
+    def withheld(self, reasons: Sequence[str]) -> "Verdict":
+        """This verdict made inconclusive for ``reasons``, keeping the
+        evidence it read (relations, overlap, D against B)."""
+        r = INCONCLUSIVE
+        return replace(
+            self,
+            key=r.key,
+            result=r.result,
+            conclusion=r.conclusion,
+            next_step=r.next_step,
+            matches=(),
+            reasons=tuple(reasons),
+        )
 
 
 Interval = Estimate | tuple[float, float, float] | None
@@ -157,7 +204,9 @@ def _bounds(speedup: Interval) -> tuple[float, float] | None:
         lo, hi = speedup.lo, speedup.hi
     else:
         _, lo, hi = speedup
-    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+    # NaN: not measured; an infinite end (an unbounded interference bound)
+    # is a measured interval that crosses every edge
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
         return None
     return float(lo), float(hi)
 
@@ -167,12 +216,20 @@ def relation(speedup: Interval, min_effect: float = DEFAULT_MIN_EFFECT) -> str |
     (interval inside 1 +/- m: no difference), '?' (undetermined), None (not measured).
 
     ``speedup`` is the speedup of X over Y (T_Y / T_X) as an Estimate or a
-    (value, lo, hi) tuple.
+    (value, lo, hi) tuple: for a decision, its decision interval (already
+    joined with the replicates' t interval and widened by the interference
+    bound, :func:`hxfuse.stats.decision_interval`, :func:`hxfuse.stats.widen`).
     """
     b = _bounds(speedup)
     if b is None:
         return None
-    lo, hi = b
+    return side(b, min_effect)
+
+
+def side(bounds: tuple[float, float], min_effect: float = DEFAULT_MIN_EFFECT) -> str:
+    """Where an interval (lo, hi) lies against the band 1 +/- m: '<' above it,
+    '>' below it, '~' inside it, '?' across an edge."""
+    lo, hi = bounds
     if lo > 1.0 + min_effect:
         return "<"
     if hi < 1.0 - min_effect:
@@ -182,74 +239,58 @@ def relation(speedup: Interval, min_effect: float = DEFAULT_MIN_EFFECT) -> str |
     return "?"
 
 
-def point_relation(value: float, min_effect: float = DEFAULT_MIN_EFFECT) -> str | None:
-    """Direction of one replicate's median speedup: '<', '>' or '~' (within 1 +/- m)."""
-    if value is None or not math.isfinite(value):
-        return None
-    if value > 1.0 + min_effect:
-        return "<"
-    if value < 1.0 - min_effect:
-        return ">"
-    return "~"
-
-
 def replicate_disagreements(
-    replicate_speedups: Mapping[str, Sequence[float]], min_effect: float = DEFAULT_MIN_EFFECT
+    replicate_intervals: Mapping[str, Sequence[Interval]],
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    keys: Sequence[str] = RELATIONS,
 ) -> list[str]:
-    """Relations on which independent runner invocations point in opposite
-    directions (one replicate's median speedup above 1 + m, another's below
-    1 - m), as readable reasons."""
+    """Relations (of ``keys``) on which two independent runner invocations'
+    own intervals lie on opposite sides of the band (one wholly above
+    1 + m, another wholly below 1 - m), as readable reasons.  Medians on
+    opposite sides whose intervals reach into the band are not a
+    disagreement: each replicate alone would leave that relation open."""
     out = []
-    for key in RELATIONS:
-        vals = [v for v in replicate_speedups.get(key, ()) if v is not None and math.isfinite(v)]
-        dirs = {point_relation(v, min_effect) for v in vals}
-        if "<" in dirs and ">" in dirs:
+    for key in keys:
+        ivs = [b for b in (_bounds(i) for i in replicate_intervals.get(key, ())) if b is not None]
+        sides = [side(b, min_effect) for b in ivs]
+        if "<" in sides and ">" in sides:
             x, y = key.split("/")
-            txt = ", ".join(f"{v:.3f}" for v in vals)
-            out.append(f"replicates disagree on {x} vs {y} (median speedups {txt})")
+            txt = ", ".join(f"[{lo:.3f}, {hi:.3f}]" for lo, hi in ivs)
+            out.append(f"replicates disagree on {x} vs {y} (their own intervals {txt} lie on both sides of the band)")
     return out
 
 
-def classify(
-    speedups: Mapping[str, Interval],
-    parallelism: Interval = None,
-    wall_overlap: float | None = None,
-    noise: Sequence[str] = (),
-    min_effect: float = DEFAULT_MIN_EFFECT,
-    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
-    replicate_speedups: Mapping[str, Sequence[float]] | None = None,
-    disturbances: Sequence[str] = (),
-) -> Verdict:
-    """Classify one point x workload.
+def overlap_evidence(
+    parallelism: Interval, concurrent_progress: Interval, min_effect: float, progress_share: float
+) -> bool | None:
+    """Whether the timeline shows overlap in the progress sense: the tasks'
+    checkpoints show >= 2 of them advancing at once (``concurrent_progress``:
+    the interval of D's concurrent-progress share, its lower end above
+    ``progress_share``) and, where the platform counts CPU time, D's
+    parallelism interval lies above 1 + m.  None when neither is measured."""
+    pb, cb = _bounds(parallelism), _bounds(concurrent_progress)
+    votes = []
+    if pb is not None:
+        votes.append(pb[0] > 1.0 + min_effect)
+    if cb is not None:
+        votes.append(cb[0] > progress_share)
+    return all(votes) if votes else None
 
-    ``speedups`` maps "D/A", "D/B", "D/C", "C/A" (X/Y: speedup of X over Y)
-    to intervals; a missing key (e.g. no B path on a backend) makes every row
-    that needs it not applicable.  ``parallelism`` is D's parallelism
-    interval (progress evidence); ``wall_overlap`` D's median largest pairwise
-    wall-span overlap.  ``noise`` (the point's noise warnings),
-    ``disturbances`` (environment warnings that mean other work interfered)
-    and replicates that disagree in direction (``replicate_speedups``: each
-    relation's per-replicate median speedups) make the point inconclusive.
-    """
-    rel = {k: relation(speedups.get(k), min_effect) for k in RELATIONS}
-    pb = _bounds(parallelism)
-    progress = None if pb is None else pb[0] > 1.0 + min_effect
-    wall = None
-    if wall_overlap is not None and math.isfinite(wall_overlap):
-        wall = wall_overlap >= overlap_threshold
-    d_equiv_b = rel["D/B"] == "~"
-    reasons = (*noise, *disturbances, *replicate_disagreements(replicate_speedups or {}, min_effect))
-    common = dict(
-        relations=rel, progress_overlap=progress, wall_overlap=wall, d_equiv_b=d_equiv_b, reasons=tuple(reasons)
-    )
-    if reasons:
-        return Verdict.of(INCONCLUSIVE, **common)
+
+# D's concurrent-progress share (hxfuse.metrics) must exceed this for
+# progress overlap: a tenth of the shorter task's alone time, the same
+# fraction as the wall-overlap threshold.
+DEFAULT_PROGRESS_SHARE = 0.10
+
+
+def _holds(rel: Mapping[str, str | None], progress: bool | None, wall: bool | None) -> dict[str, bool]:
+    """Which rows of the table the relations match."""
 
     def no_faster(r: str | None) -> bool:
         return r in ("~", ">")
 
     measured = [r for r in rel.values() if r is not None]
-    holds = {
+    return {
         "D<C+overlap": rel["D/C"] == "<" and progress is True,
         "D<A,D~B": rel["D/A"] == "<" and rel["D/B"] == "~",
         "D<B,D<C": rel["D/B"] == "<" and rel["D/C"] == "<",
@@ -260,17 +301,78 @@ def classify(
         "overlap,D no faster": wall is True and no_faster(rel["D/C"]) and (rel["D/A"] is None or no_faster(rel["D/A"])),
         "no-difference": bool(measured) and all(r == "~" for r in measured),
     }
+
+
+def _headline(row: Row, matches: Sequence[str], rel: Mapping[str, str | None]) -> tuple[str, str]:
+    """The primary row's result and conclusion with what is stated beside
+    it: the C -> D result under "D < A and D ~ B", and how D stood against B
+    under a row that does not read D/B."""
+    result, conclusion = row.result, row.conclusion
+    if row.key == "D<A,D~B" and "D<C+overlap" in matches:
+        c = ROWS["D<C+overlap"]
+        result += f"; beside it: {c.result}"
+        conclusion += f"; beside it: {c.conclusion}"
+    elif row.key == "D<A,D~B" and rel.get("D/C") is not None:
+        # the C -> D result, whatever it is, beside the headline
+        result += "; C -> D: " + ("D against C undetermined" if rel["D/C"] == "?" else f"D {rel['D/C']} C")
+    if "D/B" not in READS.get(row.key, ()) and rel.get("D/B") is not None:
+        result += f"; {D_VS_B_TEXT[rel['D/B']]}"
+    return result, conclusion
+
+
+def classify(
+    speedups: Mapping[str, Interval],
+    parallelism: Interval = None,
+    wall_overlap: float | None = None,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    overlap_threshold: float = DEFAULT_OVERLAP_THRESHOLD,
+    replicate_intervals: Mapping[str, Sequence[Interval]] | None = None,
+    disturbances: Sequence[str] = (),
+    concurrent_progress: Interval = None,
+    progress_share: float = DEFAULT_PROGRESS_SHARE,
+) -> Verdict:
+    """Classify one point x workload.
+
+    ``speedups`` maps "D/A", "D/B", "D/C", "C/A" (X/Y: speedup of X over Y)
+    to their decision intervals; a missing key (e.g. no B path on a
+    backend) makes every row that needs it not applicable.
+    ``parallelism`` is D's parallelism interval and ``concurrent_progress``
+    D's concurrent-progress share (progress evidence, :func:`overlap_evidence`);
+    ``wall_overlap`` D's median largest pairwise wall-span overlap.
+    ``disturbances`` (what withholds the whole point, e.g. every replicate
+    ran on a loaded machine) make it inconclusive; replicates whose own
+    intervals (``replicate_intervals``: per relation, one interval per
+    replicate) lie on opposite sides of the band on a relation the primary
+    row reads withhold that row.
+    """
+    rel = {k: relation(speedups.get(k), min_effect) for k in RELATIONS}
+    progress = overlap_evidence(parallelism, concurrent_progress, min_effect, progress_share)
+    wall = None
+    if wall_overlap is not None and math.isfinite(wall_overlap):
+        wall = wall_overlap >= overlap_threshold
+    common = dict(
+        relations=rel, progress_overlap=progress, wall_overlap=wall, d_equiv_b=rel["D/B"] == "~", d_vs_b=rel["D/B"]
+    )
+    if disturbances:
+        return Verdict.of(INCONCLUSIVE, reasons=tuple(disturbances), **common)
+    holds = _holds(rel, progress, wall)
     matches = tuple(k for k in PRIORITY if holds[k])
     common["matches"] = matches
     if matches:
-        v = Verdict.of(ROWS[matches[0]], **common)
-        if d_equiv_b and "D~B" not in matches[0] and matches[0] != "no-difference":
-            v = Verdict(v.key, v.result + "; D ~ B", v.conclusion, v.next_step, **common)
-        return v
-    if "?" in measured:
-        undetermined = [k for k, r in rel.items() if r == "?"]
-        common["reasons"] = (f"{', '.join(undetermined)} within noise of the +/-{min_effect:g} band",)
-        return Verdict.of(UNDETERMINED, **common)
+        split = replicate_disagreements(replicate_intervals or {}, min_effect, READS[matches[0]])
+        if split:
+            return Verdict.of(INCONCLUSIVE, reasons=tuple(split), **common)
+        row = ROWS[matches[0]]
+        result, conclusion = _headline(row, matches, rel)
+        return Verdict(row.key, result, conclusion, row.next_step, **common)
+    undetermined = [k for k, r in rel.items() if r == "?"]
+    # an open relation whose replicates point both ways: say that, not "noise"
+    split = replicate_disagreements(replicate_intervals or {}, min_effect, undetermined)
+    if split:
+        return Verdict.of(INCONCLUSIVE, reasons=tuple(split), **common)
+    if undetermined:
+        why = (f"{', '.join(undetermined)} within noise of the +/-{min_effect:g} band",)
+        return Verdict.of(UNDETERMINED, reasons=why, **common)
     return Verdict.of(NO_MATCH, **common)
 
 

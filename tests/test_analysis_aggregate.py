@@ -88,12 +88,14 @@ def test_summarize_known_answers(synth):
     assert d["parallelism"] == pytest.approx(240 / 106)
     assert mvd.loc["A", "parallelism"] == pytest.approx(240 / 249)
     assert d["eta_vs_bound"] == pytest.approx(d["eta_vs_alone"])  # k = 3 engines: bound = max T_i
-    assert d["verdict_key"] == "D<C+overlap"
-    assert d["verdict_matches"] == "D<C+overlap,D<A,D~B"
+    # D ~ B: what existing concurrency reaches leads, D < C beside it
+    assert d["verdict_key"] == "D<A,D~B"
+    assert d["verdict_matches"] == "D<A,D~B,D<C+overlap"
     # D/B = 105/106 and C/A = 249/246: inside the 3% band, no difference.
     assert d["relations"] == "D<A D~B D<C C~A"
-    assert bool(d["d_equiv_b"]) and d["verdict"].endswith("; D ~ B")
-    assert d["next_step"] == "locate work-ratio, bandwidth and buffer limits"
+    assert bool(d["d_equiv_b"]) and d["d_vs_b"] == "~"
+    assert d["verdict"] == "D < A and D ~ B; beside it: D < C and the timeline shows overlap"
+    assert d["next_step"] == "find placement/quota/sync granularity still to improve"
     assert mvd.loc["A", "verdict"] == ""
     assert bool(d["point_ok"]) and d["excluded_reason"] == ""
     assert_documented(s.columns)

@@ -10,6 +10,9 @@ import pytest
 from hxfuse import aggregate as ag
 from hxfuse import verdicts as vd
 from hxfuse.io import parse_records
+import math
+
+from hxfuse import stats as st
 from hxfuse.stats import Estimate
 
 FASTER = Estimate(1.5, 1.3, 1.7, 30)  # X < Y: interval above 1 + m
@@ -37,7 +40,9 @@ def test_relation_needs_the_minimum_effect():
 def test_row_d_faster_than_c_with_progress_overlap():
     v = vd.classify({"D/A": SAME, "D/B": SLOWER, "D/C": FASTER, "C/A": SLOWER}, PAR, wall_overlap=0.8)
     assert v.key == "D<C+overlap" and v.progress_overlap is True
-    assert v.conclusion == "internal multi-engine orchestration has net benefit"
+    assert v.conclusion == "internal multi-engine orchestration has net benefit over the fused serial entry C"
+    # D slower than B is said beside the row, which does not read D/B
+    assert v.result == "D < C and the timeline shows overlap; D > B (existing concurrency is faster)"
     # the same speedups with parallelism ~1: the spans overlap but the engines
     # took turns, so no "timeline shows overlap"
     v2 = vd.classify({"D/A": SAME, "D/B": SLOWER, "D/C": FASTER, "C/A": SLOWER}, SERIAL, wall_overlap=1.0)
@@ -47,13 +52,39 @@ def test_row_d_faster_than_c_with_progress_overlap():
 def test_row_d_faster_than_a_and_like_b():
     v = vd.classify({"D/A": FASTER, "D/B": SAME, "D/C": SAME, "C/A": SAME}, SERIAL, wall_overlap=0.0)
     assert v.key == "D<A,D~B" and v.d_equiv_b
-    assert v.result == "D < A and D ~ B"
+    assert v.result == "D < A and D ~ B; C -> D: D ~ C"
+    assert v.conclusion == "resource complementarity works; existing concurrency already covers the main opportunity"
 
 
-def test_d_like_b_is_said_when_it_holds():
+def test_b_leads_the_headline_when_d_like_b():
+    # D < C with progress overlap, but B reaches the same: the plan's "D
+    # better than A, close to B" leads, the C -> D result beside it
     v = vd.classify({"D/A": FASTER, "D/B": SAME, "D/C": FASTER, "C/A": SAME}, PAR, wall_overlap=0.9)
-    assert v.key == "D<C+overlap" and v.result.endswith("; D ~ B") and v.d_equiv_b
-    assert v.matches == ("D<C+overlap", "D<A,D~B")
+    assert v.key == "D<A,D~B" and v.d_equiv_b and v.d_vs_b == "~"
+    assert v.matches == ("D<A,D~B", "D<C+overlap")
+    assert v.result == "D < A and D ~ B; beside it: D < C and the timeline shows overlap"
+    assert v.conclusion.endswith(
+        "beside it: internal multi-engine orchestration has net benefit over the fused serial entry C"
+    )
+    # the old order (D < C with overlap first) fails this
+    assert vd.PRIORITY.index("D<A,D~B") < vd.PRIORITY.index("D<C+overlap")
+
+
+def test_d_against_b_undetermined_is_said():
+    # D < C with overlap while D/B's interval crosses the band: the verdict
+    # says that D against B is open, and claims nothing over B
+    v = vd.classify({"D/A": WIDE, "D/B": WIDE, "D/C": FASTER, "C/A": SAME}, PAR, wall_overlap=0.9)
+    assert v.key == "D<C+overlap" and v.d_vs_b == "?"
+    assert v.result.endswith("; D against B undetermined")
+    assert "existing concurrency" not in v.conclusion
+
+
+def test_only_d_faster_than_b_earns_fusion_over_existing_concurrency():
+    v = vd.classify({"D/A": FASTER, "D/B": FASTER, "D/C": FASTER, "C/A": FASTER}, PAR, wall_overlap=0.9)
+    assert v.key == "D<B,D<C" and v.conclusion.startswith("fusion adds something over existing concurrency")
+    for r in vd.ROWS.values():
+        if r.key != "D<B,D<C":
+            assert "fusion adds something" not in r.conclusion
 
 
 def test_row_d_faster_than_b_and_c():
@@ -89,26 +120,39 @@ def test_undetermined_when_an_interval_crosses_the_band():
     assert "D/A" in v.reasons[0] and "D/C" in v.reasons[0]
 
 
-def test_noise_and_disturbance_withhold_the_row():
+def test_disturbance_withholds_the_row():
     rows = {"D/A": FASTER, "D/B": FASTER, "D/C": FASTER, "C/A": FASTER}
-    v = vd.classify(rows, PAR, wall_overlap=0.9, noise=["robust CV of group A is 0.30 > 0.10"])
-    assert v.key == "inconclusive" and not v.matches
-    assert v.reasons == ("robust CV of group A is 0.30 > 0.10",)
     v2 = vd.classify(rows, PAR, wall_overlap=0.9, disturbances=["loaded before (...)"])
     assert v2.key == "inconclusive" and v2.reasons == ("loaded before (...)",)
 
 
-def test_replicates_disagreeing_in_direction_are_inconclusive():
+def test_replicates_judged_by_their_intervals():
     rows = {"D/A": FASTER, "D/B": SAME, "D/C": FASTER, "C/A": SAME}
-    agree = {"D/A": [1.4, 1.5, 1.6], "D/C": [1.2, 1.3, 1.25]}
-    assert vd.classify(rows, PAR, 0.9, replicate_speedups=agree).key == "D<C+overlap"
-    split = {"D/A": [1.4, 1.5, 1.6], "D/C": [1.19, 0.95, 1.02]}
-    v = vd.classify(rows, PAR, 0.9, replicate_speedups=split)
+    above, below, inside = (1.2, 1.1, 1.3), (0.9, 0.85, 0.95), (1.0, 0.98, 1.02)
+    agree = {"D/A": [above, above, above], "D/C": [above, above, above]}
+    assert vd.classify(rows, SERIAL, 0.9, replicate_intervals=agree).key == "D<A,D~B"
+    # D/A, which the row reads, split across the band: withheld
+    split = {"D/A": [above, below, above]}
+    v = vd.classify(rows, SERIAL, 0.9, replicate_intervals=split)
     assert v.key == "inconclusive"
-    assert v.reasons == ("replicates disagree on D vs C (median speedups 1.190, 0.950, 1.020)",)
-    # within the band one way and outside the other is not a disagreement in direction
-    mild = {"D/C": [1.19, 1.01, 1.02]}
-    assert vd.classify(rows, PAR, 0.9, replicate_speedups=mild).key == "D<C+overlap"
+    assert v.reasons[0].startswith("replicates disagree on D vs A (their own intervals [1.100, 1.300], [0.850, 0.950]")
+    # medians on both sides but one interval reaching into the band: no disagreement
+    wide_below = (0.95, 0.9, 1.0)
+    assert vd.classify(rows, SERIAL, 0.9, replicate_intervals={"D/A": [above, wide_below]}).key == "D<A,D~B"
+    # a split on C/A, which "D < A and D ~ B" does not read, does not withhold it
+    assert vd.classify(rows, SERIAL, 0.9, replicate_intervals={"C/A": [above, below, inside]}).key == "D<A,D~B"
+
+
+def test_margin_aware_relation_far_from_the_band_stays_decided():
+    # a bias bound of 3% used to veto this point; widened by 3%, an interval
+    # [1.43, 1.60] is still far above 1.03
+    far = st.widen(Estimate(1.527, 1.429, 1.597, 120), 0.03)
+    assert far.lo == pytest.approx(1.429 - 0.03 * 1.527) and far.hi == pytest.approx(1.597 + 0.03 * 1.527)
+    assert vd.relation(far) == "<"
+    # near the edge the same bound makes it undetermined
+    near = st.widen(Estimate(1.06, 1.045, 1.075, 120), 0.03)
+    assert vd.relation(Estimate(1.06, 1.045, 1.075, 120)) == "<" and vd.relation(near) == "?"
+    assert vd.relation(st.widen(Estimate(1.06, 1.045, 1.075, 120), math.inf)) == "?"
 
 
 def test_missing_group_b_makes_its_rows_inapplicable():

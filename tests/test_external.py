@@ -233,7 +233,7 @@ def test_reading_table_against_b_ort():
     # no progress overlap and the row is "D < A and D ~ B", not "D < C with overlap"
     row = ext.compare([_ort(b=10e6)], [_runner(d=10e6)]).iloc[0]
     assert row["verdict_vs_B_ort_key"] == "D<A,D~B"
-    assert row["verdict_vs_B_ort"] == "D < A and D ~ B"
+    assert row["verdict_vs_B_ort"] == "D < A and D ~ B; C -> D: D < C"
     # a loaded machine withholds it, naming why
     ort = _run(
         {"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6}, ALONE, backend="onnxruntime 1.32.0 CPUExecutionProvider"
