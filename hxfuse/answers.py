@@ -6,8 +6,8 @@ and writes, per question, what the data show with intervals and counts.
 Nothing here is stronger than a verdict:
 
 * a *verdict* (a row of the reading table) is claimed only for points that
-  carry one; points that are ``inconclusive`` (noise, interference,
-  replicates disagreeing), undetermined or unmatched are counted apart and
+  carry one; points that are ``inconclusive`` (a loaded replicate that
+  changes the row, replicates disagreeing), undetermined or unmatched are counted apart and
   named with their reason;
 * *interval relations* (X faster / no difference / slower / undetermined,
   each against the minimum effect m) are reported for every point, labelled

@@ -74,6 +74,22 @@ def verdict_tex(key) -> str:
     return s
 
 
+# How D stood against B, beside a row that does not read D/B (the verdict
+# text says the same in words: hxfuse.verdicts.D_VS_B_TEXT).
+_D_VS_B_TEX = {"<": r", D$<$B", "~": r", D$\sim$B", ">": r", D$>$B", "?": r", D vs B open"}
+
+
+def d_vs_b_tex(key, r) -> str:
+    r"""', D$\sim$B' etc. for a row that does not read D/B; '' otherwise
+    (older summaries without ``d_vs_b``: from ``d_equiv_b``)."""
+    if not isinstance(key, str) or key in ("D<A,D~B", "D<B,D<C", "no-difference"):
+        return ""
+    rel = r.get("d_vs_b")
+    if not isinstance(rel, str) or rel not in _D_VS_B_TEX:
+        rel = "~" if _truthy(r.get("d_equiv_b")) else None
+    return _D_VS_B_TEX.get(rel, "")
+
+
 def _truthy(v) -> bool:
     """A boolean read back from CSV ('True', True, 1) or missing (NaN, None)."""
     return str(v).strip().lower() in ("true", "1", "1.0")
@@ -132,8 +148,7 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["par"] = spd_cell(r.get("parallelism"), r.get("parallelism_lo"), r.get("parallelism_hi"))
             key = r.get("verdict_key", "")
             row["verdict"] = verdict_tex(key)
-            if _truthy(r.get("d_equiv_b")) and isinstance(key, str) and "D~B" not in key and key != "no-difference":
-                row["verdict"] += r", D$\sim$B"
+            row["verdict"] += d_vs_b_tex(key, r)
             if _finite(r.get("device_fallbacks")) and float(r["device_fallbacks"]) > 0:
                 # a fallback replaced an engine or memory: said in the table
                 row["verdict"] += rf" ({int(r['device_fallbacks'])} device fallbacks)"

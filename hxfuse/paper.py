@@ -715,17 +715,20 @@ def limitations_tex(tabs: Mapping[str, pd.DataFrame], docs: Mapping[str, dict], 
         )
         verd = doc.get("verdicts") or []
         why = [str(v.get("inconclusive_reason") or "") for v in verd if v.get("verdict_key") == "inconclusive"]
-        noise = sum(("hit by interference" in r or "robust CV" in r or "outliers" in r) for r in why)
         envw = sum(any(k in r for k in ("loaded", "fewer free cores", "fallback")) for r in why)
         rep = sum("replicates disagree" in r for r in why)
+        left = sum(bool(v.get("replicates_left_out")) and v.get("verdict_key") != "inconclusive" for v in verd)
         items.append(
             rf"\item \textbf{{Noise on a shared machine.}} {len(why)} of {len(verd)} points on {tt} are "
-            rf"inconclusive: {noise} for noise (interference in enough of a relation's rounds to move its median by "
-            rf"more than half the minimum effect), {envw} for "
-            rf"other work on the machine, {rep} for replicates that disagree in direction (a point can have "
-            rf"several reasons); they carry no verdict. The machine was shared with other work while measuring "
-            rf"(recorded load and busy cores are in the summary), which the replicates "
-            rf"({tex_escape(p['replicates'])} per point) expose rather than remove."
+            rf"inconclusive: {envw} because the replicates that ran on a loaded machine change the row or "
+            rf"no clean replicate remains, {rep} because two replicates' own intervals lie on opposite sides "
+            rf"of the minimum-effect band (a point can have both reasons); they carry no verdict. "
+            rf"{left} further points carry a verdict computed without a loaded replicate (the same row "
+            rf"with it). Noise never vetoes a point: each relation's interval is joined with a $t$ interval "
+            rf"on the replicates' medians and widened by the largest shift that the rounds hit by "
+            rf"interference could cause, so noisy relations near the band become undetermined. The machine "
+            rf"was shared with other work while measuring (recorded load and busy cores are in the summary), "
+            rf"which the replicates ({tex_escape(p['replicates'])} per point) expose rather than remove."
         )
         b = s[s["group"] == "B"]
 

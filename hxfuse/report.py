@@ -243,8 +243,10 @@ VERDICT_NOTES = (
     "A relation counts only beyond the minimum effect m (analysis.min_effect): X<Y when the "
     "interval lies above 1 + m, X>Y below 1 - m, X~Y inside 1 +/- m, X?Y otherwise. Parallelism = "
     "task CPU time / makespan: the progress evidence of overlap (about 1 when tasks take turns on "
-    "one core). A noisy point, a loaded machine or replicates that disagree make a point "
-    "inconclusive (reason shown). The verdict applies the reading table; 'also holds' lists every "
+    "one core). Relations are decided on the interval joined with a t interval on the replicates' "
+    "medians and widened by the interference bound. A loaded replicate is left out, and the point is "
+    "inconclusive when that changes the row, or when two replicates' own intervals lie on opposite "
+    "sides of the band (reason shown). The verdict applies the reading table; 'also holds' lists every "
     "matching row, most specific first. Definitions: docs/metrics.md and docs/columns.md.",
 )
 
