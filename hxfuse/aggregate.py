@@ -996,6 +996,7 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
         "speedup_over_C",
         "speedup_over_C_lo",
         "speedup_over_C_hi",
+        *(f"speedup_over_{y}_{c}" for y in "ABC" for c in ("t_lo", "t_hi", "bias", "decision_lo", "decision_hi")),
         "parallelism",
         "parallelism_lo",
         "parallelism_hi",

@@ -63,11 +63,15 @@ class Point:
         return out
 
     def interval(self, rel: str) -> str:
+        """'1.20 [1.10, 1.30]': the median with the decision interval that its
+        relation reads (the bootstrap interval where an older summary has none)."""
         col = SPEEDUP_COL.get(rel)
         v = self.rec.get(col) if col else None
         if not _finite(v):
             return "--"
-        lo, hi = self.rec.get(f"{col}_lo"), self.rec.get(f"{col}_hi")
+        lo, hi = self.rec.get(f"{col}_decision_lo"), self.rec.get(f"{col}_decision_hi")
+        if not (_finite(lo) and _finite(hi)):
+            lo, hi = self.rec.get(f"{col}_lo"), self.rec.get(f"{col}_hi")
         if _finite(lo) and _finite(hi):
             return f"{float(v):.2f} [{float(lo):.2f}, {float(hi):.2f}]"
         return f"{float(v):.2f}"
