@@ -148,7 +148,9 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["par"] = spd_cell(r.get("parallelism"), r.get("parallelism_lo"), r.get("parallelism_hi"))
             key = r.get("verdict_key", "")
             row["verdict"] = verdict_tex(key)
-            row["verdict"] += d_vs_b_tex(key, r)
+            # D ~ B leads the cell, as it leads the verdict's text
+            dvb = d_vs_b_tex(key, r)
+            row["verdict"] = (r"D$\sim$B; " + row["verdict"]) if dvb == _D_VS_B_TEX["~"] else row["verdict"] + dvb
             if _finite(r.get("device_fallbacks")) and float(r["device_fallbacks"]) > 0:
                 # a fallback replaced an engine or memory: said in the table
                 row["verdict"] += rf" ({int(r['device_fallbacks'])} device fallbacks)"

@@ -315,7 +315,12 @@ def _headline(row: Row, matches: Sequence[str], rel: Mapping[str, str | None]) -
     elif row.key == "D<A,D~B" and rel.get("D/C") is not None:
         # the C -> D result, whatever it is, beside the headline
         result += "; C -> D: " + ("D against C undetermined" if rel["D/C"] == "?" else f"D {rel['D/C']} C")
-    if "D/B" not in READS.get(row.key, ()) and rel.get("D/B") is not None:
+    if "D/B" not in READS.get(row.key, ()) and rel.get("D/B") == "~":
+        # D ~ B leads even where D against A is open: existing concurrency
+        # reaches what D reaches, whatever D adds over C
+        result = f"D ~ B; {result}"
+        conclusion = f"existing concurrency (B) reaches what D reaches; {conclusion}"
+    elif "D/B" not in READS.get(row.key, ()) and rel.get("D/B") is not None:
         result += f"; {D_VS_B_TEXT[rel['D/B']]}"
     return result, conclusion
 

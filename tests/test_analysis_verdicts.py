@@ -250,3 +250,12 @@ def test_quota_w2_like_point_is_row_5(synth):
     assert abs(d["eta_vs_alone"]) < 0.1
     assert d["progress_overlap"] is False or d["progress_overlap"] == False  # noqa: E712
     assert d["verdict_key"] == "overlap,D no faster"
+
+
+def test_d_like_b_leads_even_when_d_against_a_is_open():
+    # D < C with overlap, D ~ B, D against A undetermined: no "D < A and
+    # D ~ B" row, yet the text must not lead with the C -> D result
+    v = vd.classify({"D/A": WIDE, "D/B": SAME, "D/C": FASTER, "C/A": SAME}, PAR, wall_overlap=0.9)
+    assert v.key == "D<C+overlap"
+    assert v.result == "D ~ B; D < C and the timeline shows overlap"
+    assert v.conclusion.startswith("existing concurrency (B) reaches what D reaches; ")
