@@ -95,6 +95,7 @@ _TASK_SUFFIXES = (
     "queue_ns",
     "run_share",
     "cpu_begin",
+    "involuntary_switches",
 )
 _FIXED = {
     "trial_id",
@@ -132,6 +133,11 @@ _FIXED = {
     "submit_outlier",
     "handover_ns",
     "late_handover",
+    "involuntary_switches",
+    "task_involuntary_switches",
+    "other_cpu_ns",
+    "other_cpu_share",
+    "interfered",
     mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
 
@@ -612,7 +618,9 @@ def _group_row(
         else st.NAN_ESTIMATE
     )
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
-    for flag in ("submit_outlier", "late_handover"):
+    # interfered: the runner's evidence of other work (metrics.py); NaN for
+    # files without it
+    for flag in ("submit_outlier", "late_handover", "interfered"):
         f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
         row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
     emp = point.overhead[(point.overhead["workload"] == workload) & (point.overhead["group"] == group)]

@@ -240,6 +240,75 @@ def median_bias_bound(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> 
     return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - c))) / abs(med))
 
 
+def median_bias_bound_from_share(x: Sequence[float] | np.ndarray, share: float) -> float:
+    """Huber's maximum bias of the median of x when a known share of its
+    samples is contaminated, relative to the median:
+    sigma x Phi^-1(1 / (2 (1 - share))) / |median| with sigma = 1.4826 MAD
+    of x.
+
+    The bound :func:`median_bias_bound` computes with the MAD-outlier share
+    as c; here c is given, e.g. the share of rounds the runner saw
+    interfered (:func:`hxfuse.metrics.interfered_round_shares`).  0 for
+    share 0 (Phi^-1(1/2) = 0: no contamination, no bias), inf for share >=
+    0.5 (the contaminated half can put the median anywhere), NaN below 3
+    samples, for a zero median or for a share that is NaN or outside [0, 1].
+    """
+    a = _clean(x)
+    if len(a) < 3 or share is None or not math.isfinite(share) or not 0.0 <= share <= 1.0:
+        return math.nan
+    med = float(np.median(a))
+    if med == 0:
+        return math.nan
+    if share >= 0.5:
+        return math.inf
+    sigma = MAD_SCALE * float(np.median(np.abs(a - med)))
+    return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - share))) / abs(med))
+
+
+def interference_share(x: Sequence[float] | np.ndarray, share: float | None, min_rel: float = 0.0) -> tuple[float, str]:
+    """The share of x's rounds hit by interference and where it comes from.
+
+    ``share`` is the runner's evidence (the share of paired rounds seen
+    interfered, :func:`hxfuse.metrics.interfered_round_shares`); when it is
+    None or NaN (a raw file without interference evidence: older runs, the
+    ONNX Runtime harness, targets that cannot read other work) the MAD proxy
+    stands in: :func:`contamination` of x, the share of MAD outliers more
+    than ``min_rel`` from the median.  Returns (share, ``"measured"`` or
+    ``"mad"``).
+    """
+    if share is not None and math.isfinite(share):
+        return float(share), "measured"
+    return contamination(x, min_rel), "mad"
+
+
+def ratio_noise_from_shares(
+    ratios: Mapping[str, Sequence[float] | np.ndarray],
+    shares: Mapping[str, float],
+    min_effect: float,
+) -> list[str]:
+    """:func:`ratio_noise` with the measured share of hit rounds per relation
+    (``shares``, keyed like ``ratios``): the relations whose hit rounds
+    could have moved their median by more than half the minimum effect
+    (:func:`median_bias_bound_from_share`).  A relation without a measured
+    share falls back to the MAD proxy (:func:`interference_share`), so a
+    raw file without interference evidence reads as it does with
+    :func:`ratio_noise`.
+    """
+    out = []
+    for key in sorted(ratios):
+        a = _clean(ratios[key])
+        c, source = interference_share(a, shares.get(key), min_effect)
+        b = median_bias_bound_from_share(a, c)
+        if math.isnan(b) or b <= min_effect / 2:
+            continue
+        seen = "seen by the runner" if source == "measured" else "MAD outliers"
+        out.append(
+            f"{c:.0%} of {key}'s rounds hit by interference ({seen}) could move its median by up to "
+            f"{b:.1%} (> half the minimum effect, {min_effect / 2:.1%})"
+        )
+    return out
+
+
 def ratio_noise(ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float) -> list[str]:
     """Noise that withholds a verdict: for each relation (its per-round paired
     speedups), interference frequent enough that it could have moved the
