@@ -95,6 +95,7 @@ _TASK_SUFFIXES = (
     "queue_ns",
     "run_share",
     "cpu_begin",
+    "involuntary_switches",
 )
 _FIXED = {
     "trial_id",
@@ -132,6 +133,11 @@ _FIXED = {
     "submit_outlier",
     "handover_ns",
     "late_handover",
+    "involuntary_switches",
+    "task_involuntary_switches",
+    "other_cpu_ns",
+    "other_cpu_share",
+    "interfered",
     mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
 
@@ -492,7 +498,7 @@ def summarize(
             reason=_point_failed(pdf, check_col),
             env=_point_environment(rep_envs),
             replicates=tuple(rep_envs),
-            disturbed={r: d for r, e in rep_envs.items() if (d := disturbance_warnings(e))},
+            disturbed=disturbed_replicates(pdf, rep_envs),
             n_reps=int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1,
             alone=mx.alone_durations(pdf),
             overhead=pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)],
@@ -617,7 +623,9 @@ def _group_row(
         else st.NAN_ESTIMATE
     )
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
-    for flag in ("submit_outlier", "late_handover"):
+    # interfered: the runner's evidence of other work (metrics.py); NaN for
+    # files without it
+    for flag in ("submit_outlier", "late_handover", "interfered"):
         f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
         row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
     emp = point.overhead[(point.overhead["workload"] == workload) & (point.overhead["group"] == group)]
@@ -635,6 +643,8 @@ class RelationEvidence:
     replicate_intervals: dict[str, list[st.Estimate]]  # each replicate's own bootstrap
     t_intervals: dict[str, tuple[float, float]]  # t interval on the replicates' medians
     bias: dict[str, float]  # worst-case interference shift of the median (fraction)
+    hit_share: dict[str, float]  # share of rounds hit by interference
+    hit_source: dict[str, str]  # "measured" (the runner saw it) or "mad" (the proxy)
     decision: dict[str, st.Estimate]  # what the verdict reads: joined, then widened
 
 
@@ -644,14 +654,19 @@ def relation_evidence(
     groups: Iterable[str],
     boot: Mapping[str, Any],
     min_effect: float,
+    hits: pd.DataFrame | None = None,
 ) -> RelationEvidence:
     """Each speedup pair's evidence, for the pairs whose groups ran: the
     median with its two-level interval, the replicates' own medians and
     intervals, the t interval on those medians, the interference bound and
     the decision interval (bootstrap joined with t, widened by the bound;
-    :func:`hxfuse.stats.decision_interval`, :func:`hxfuse.stats.widen`)."""
+    :func:`hxfuse.stats.decision_interval`, :func:`hxfuse.stats.widen`).
+    ``hits`` (:func:`hxfuse.metrics.interfered_rounds`, aligned with
+    ``speed``) gives the share of hit rounds the bound rests on; without
+    the runner's evidence the MAD proxy stands in
+    (:func:`hxfuse.stats.relation_bias`)."""
     present = set(groups)
-    ev = RelationEvidence({}, {}, {}, {}, {}, {})
+    ev = RelationEvidence({}, {}, {}, {}, {}, {}, {}, {})
     level = boot.get("level", st.DEFAULT_LEVEL)
     for x, y in mx.SPEEDUP_PAIRS:
         col, key = f"speedup_{x}_over_{y}", f"{x}/{y}"
@@ -668,7 +683,9 @@ def relation_evidence(
                 st.bootstrap_median(vals[speed_reps == r], **boot) for r in dict.fromkeys(speed_reps.tolist())
             ]
         ev.t_intervals[key] = st.t_interval(ev.replicate_medians[key], level)
-        ev.bias[key] = st.median_bias_bound(vals, min_effect)
+        hit = hits.get(f"hit_{x}_over_{y}") if hits is not None else None
+        share = mx.hit_share(hit[speed[col].notna()]) if hit is not None else None
+        ev.bias[key], ev.hit_share[key], ev.hit_source[key] = st.relation_bias(vals, share, min_effect)
         joined = st.decision_interval(est, ev.replicate_medians[key], level)
         ev.decision[key] = st.widen(joined, ev.bias[key])
     return ev
@@ -724,6 +741,7 @@ class _Judge:
 
     speed: pd.DataFrame  # per-round paired speedups
     speed_reps: np.ndarray | None
+    hits: pd.DataFrame  # per-round interference flags, aligned with speed
     d_trials: pd.DataFrame  # group D's measured trials (progress and wall overlap)
     groups: tuple[str, ...]
     boot: Mapping[str, Any]
@@ -731,12 +749,12 @@ class _Judge:
     overlap_threshold: float
 
     def __call__(self, keep: Sequence[Any] | None = None) -> vd.Verdict:
-        speed, reps, d = self.speed, self.speed_reps, self.d_trials
+        speed, reps, hits, d = self.speed, self.speed_reps, self.hits, self.d_trials
         if keep is not None and reps is not None:
             mask = np.isin(reps, list(keep))
-            speed, reps = speed[mask], reps[mask]
+            speed, reps, hits = speed[mask], reps[mask], hits[mask]
             d = d[d[mx.REPLICATE].isin(list(keep))]
-        ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect)
+        ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect, hits)
         d_reps = _replicates(d)
         par = (
             st.hierarchical_bootstrap_median(d["parallelism"].to_numpy(float), d_reps, **self.boot)
@@ -856,18 +874,21 @@ def _workload_rows(
     # reported: spread and outliers of each group's makespans (they
     # include drift that pairing cancels, so they do not gate)
     makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
-    ev = relation_evidence(speed, speed_reps, group_samples, boot, min_effect)
+    hits = mx.interfered_rounds(wdf, workload).reindex(speed.index)
+    ev = relation_evidence(speed, speed_reps, group_samples, boot, min_effect, hits)
     # reported: relations whose interference bound widened the decision
     # interval by more than half the minimum effect (no veto: the widened
     # interval decides)
     noise = [
-        f"{k}: interference could shift its median by up to {b:.1%}; decided on "
+        f"{k}: {ev.hit_share[k]:.0%} of its rounds hit by interference "
+        f"({'seen by the runner' if ev.hit_source[k] == 'measured' else 'MAD outliers'}) could shift its "
+        f"median by up to {b:.1%}; decided on "
         f"[{ev.decision[k].lo:.3f}, {ev.decision[k].hi:.3f}]"
         for k, b in ev.bias.items()
         if k in vd.RELATIONS and (math.isinf(b) or (math.isfinite(b) and b > min_effect / 2))
     ]
     judge = _Judge(
-        speed, speed_reps, meas[meas["group"] == "D"], tuple(group_samples), boot, min_effect, overlap_threshold
+        speed, speed_reps, hits, meas[meas["group"] == "D"], tuple(group_samples), boot, min_effect, overlap_threshold
     )
     rows = []
     for group, row in group_rows.items():
@@ -941,6 +962,34 @@ def replicate_environments(pdf: pd.DataFrame) -> dict[Any, dict[str, Any]]:
     if mx.REPLICATE not in pdf.columns:
         return {None: _run_environment(pdf)}
     return {r: _run_environment(g) for r, g in pdf.groupby(mx.REPLICATE, sort=True)}
+
+
+# A replicate with interference seen in at least this share of its measured
+# trials is disturbed: with half the rounds hit the median's shift has no
+# bound (hxfuse.stats.median_bias_bound_from_share).
+INTERFERED_REPLICATE_SHARE = 0.5
+
+
+def disturbed_replicates(pdf: pd.DataFrame, rep_envs: Mapping[Any, Mapping[str, Any]]) -> dict[Any, list[str]]:
+    """Each replicate whose machine was disturbed, with its findings: the
+    environment's disturbances (loaded before or after, fewer free cores
+    than engines, a device fallback) and interference the runner saw in at
+    least ``INTERFERED_REPLICATE_SHARE`` of its measured group trials."""
+    out: dict[Any, list[str]] = {}
+    meas = mx.measured(pdf)
+    meas = meas[meas["group"].isin(mx.GROUPS)]
+    for r, env in rep_envs.items():
+        found = disturbance_warnings(env)
+        rows = meas if r is None else meas[meas[mx.REPLICATE] == r]
+        flags = pd.to_numeric(rows["interfered"], errors="coerce") if "interfered" in rows else pd.Series(dtype=float)
+        share = float(flags.mean()) if len(flags) and flags.notna().all() else math.nan
+        if math.isfinite(share) and share >= INTERFERED_REPLICATE_SHARE:
+            found.append(
+                f"interference seen by the runner in {share:.0%} of its trials (its median shift is unbounded)"
+            )
+        if found:
+            out[r] = found
+    return out
 
 
 # Environment columns where the point reports the worst of its replicates.

@@ -53,6 +53,12 @@ TRIAL_COLUMNS = TRIAL_KEYS + [
     "scratch_peak_bytes",
     "makespan_ns",
     "checksums_ok",
+    # the trial's interference evidence (runner ``interference``), NaN where
+    # the file has none (older runners, the ONNX Runtime harness) or the
+    # platform cannot tell (QuRT writes null)
+    "involuntary_switches",
+    "other_cpu_ns",
+    "interference_span_ns",
 ]
 TASK_COLUMNS = TRIAL_KEYS + [
     "task",
@@ -65,6 +71,7 @@ TASK_COLUMNS = TRIAL_KEYS + [
     "cpu_ns",
     "cpu_begin",
     "cpu_end",
+    "involuntary_switches",
 ]
 WORKER_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "cpu_ns", "cpu_begin", "cpu_end"]
 WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
@@ -155,6 +162,7 @@ def _trial_row(keys: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
     """One row of ``Run.trials``."""
     host = rec["host"]
     device = rec.get("device") or {}
+    interference = rec.get("interference") or {}
     return keys | {
         "host_submit_begin": host["submit_begin"],
         "host_submit_end": host["submit_end"],
@@ -173,6 +181,9 @@ def _trial_row(keys: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),
         "makespan_ns": rec["makespan_ns"],
         "checksums_ok": bool(rec["checksums_ok"]),
+        "involuntary_switches": _num(interference.get("involuntary_switches")),
+        "other_cpu_ns": _num(interference.get("other_cpu_ns")),
+        "interference_span_ns": _num(interference.get("span_ns")),
     }
 
 
@@ -189,6 +200,7 @@ def _task_row(keys: dict[str, Any], t: dict[str, Any]) -> dict[str, Any]:
         "cpu_ns": _num(t.get("cpu_ns")),
         "cpu_begin": _num(t.get("cpu_begin")),
         "cpu_end": _num(t.get("cpu_end")),
+        "involuntary_switches": _num(t.get("involuntary_switches")),
     }
 
 

@@ -112,7 +112,7 @@ def task_metrics(run: Run) -> pd.DataFrame:
 
     Columns: trial keys, task, engines, launch, begin, end, host_seen,
     duration_ns, completion_ns, host_seen_latency_ns, latency_no_early_ns,
-    cpu_ns, queue_ns, run_share, cpu_begin, cpu_end.
+    cpu_ns, queue_ns, run_share, cpu_begin, cpu_end, involuntary_switches.
     """
     t = run.tasks
     if t.empty:
@@ -134,9 +134,10 @@ def task_metrics(run: Run) -> pd.DataFrame:
                 "run_share",
                 "cpu_begin",
                 "cpu_end",
+                "involuntary_switches",
             ]
         )
-    for col in ("launch", "cpu_ns", "cpu_begin", "cpu_end"):
+    for col in ("launch", "cpu_ns", "cpu_begin", "cpu_end", "involuntary_switches"):
         if col not in t:
             t = t.assign(**{col: np.nan})
     agg = (
@@ -151,6 +152,7 @@ def task_metrics(run: Run) -> pd.DataFrame:
             cpu_ns=("cpu_ns", lambda s: s.sum() if s.notna().all() else np.nan),
             cpu_begin=("cpu_begin", "first"),
             cpu_end=("cpu_end", "last"),
+            involuntary_switches=("involuntary_switches", lambda s: s.sum() if s.notna().all() else np.nan),
         )
         .reset_index()
     )
@@ -188,6 +190,7 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     _task_columns(base, run)
     _progress_columns(base)
     _handover_columns(base, run)
+    _interference_columns(base, run)
     _engine_columns(base, run)
     return base
 
@@ -229,6 +232,7 @@ def _task_columns(base: pd.DataFrame, run: Run) -> None:
         "queue_ns",
         "run_share",
         "cpu_begin",
+        "involuntary_switches",
     ]
     nbytes = task_bytes(run.meta)
     prep = task_prep_ns(run.meta)
@@ -283,6 +287,62 @@ def _handover_columns(base: pd.DataFrame, run: Run) -> None:
     is_b = (base["group"] == "B").to_numpy()
     base["handover_ns"] = np.where(is_b, spread, np.nan)
     base["late_handover"] = np.where(is_b & np.isfinite(spread), spread > SUBMIT_OUTLIER_NS, np.nan)
+
+
+# A trial counts as interfered when other processes ran on the runner's cores
+# for more than this share of its makespan: half the default minimum effect
+# (analysis.min_effect, 3%).  Below it, even if every such nanosecond had
+# delayed the trial's critical path, the trial's makespan moved by less than
+# half the smallest difference a verdict reads, so a speedup paired with it
+# moved by less than that too.
+INTERFERENCE_SHARE = 0.015
+# ... and for more than this many ns in absolute terms.  On a quiet 2-core VM
+# the runner sees 0 to about 5 us of other CPU time in 95% of its trials
+# (timer, RCU and kworker housekeeping every trial pays alike); any other
+# process that gets the core (a shell, a compiler) takes tens of
+# microseconds at least.  The floor keeps that housekeeping from flagging
+# the shortest (empty) trials.
+INTERFERENCE_FLOOR_NS = 10_000.0
+
+
+def interference_threshold_ns(makespan_ns: Any, resolution_ns: float = 1.0) -> Any:
+    """Other CPU time above which a trial of this makespan counts as
+    interfered: max(INTERFERENCE_SHARE x makespan, INTERFERENCE_FLOOR_NS,
+    the busy-time reading's resolution).  With /proc/stat as the source
+    (10 ms jiffies) only interference longer than a jiffy can be told apart
+    from the reading's rounding."""
+    res = resolution_ns if resolution_ns is not None and math.isfinite(resolution_ns) else 1.0
+    return np.maximum(np.maximum(INTERFERENCE_SHARE * np.asarray(makespan_ns, dtype=float), INTERFERENCE_FLOOR_NS), res)
+
+
+def _busy_resolution_ns(meta: Mapping[str, Any]) -> float:
+    info = meta.get("interference") or {}
+    res = info.get("busy_resolution_ns") if isinstance(info, Mapping) else None
+    return float(res) if res is not None else math.nan
+
+
+def _interference_columns(base: pd.DataFrame, run: Run) -> None:
+    """What the runner observed of other work during each trial (docs/runner.md,
+    ``interference``) and the rule that calls a trial interfered.
+
+    ``interfered`` rests on ``other_cpu_ns`` alone.  Involuntary switches are
+    reported but not used: where the runner's own threads share cores (the
+    host build on 2 cores runs 3 engines and the host), they preempt one
+    another, and a switch count cannot say who took the core.
+    """
+    tr = run.trials
+    other = tr["other_cpu_ns"].to_numpy(float) if "other_cpu_ns" in tr else np.full(len(base), np.nan)
+    makespan = base["makespan_ns"].to_numpy(float)
+    base["involuntary_switches"] = tr["involuntary_switches"] if "involuntary_switches" in tr else np.nan
+    task_sw = base[[f"{t}_involuntary_switches" for t in TASKS]].to_numpy(float)
+    present = base[[f"{t}_duration_ns" for t in TASKS]].notna().to_numpy()
+    known = np.where(present, np.isfinite(task_sw), True).all(axis=1) & present.any(axis=1)
+    base["task_involuntary_switches"] = np.where(known, np.where(present, task_sw, 0.0).sum(axis=1), np.nan)
+    base["other_cpu_ns"] = other
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base["other_cpu_share"] = np.where(makespan > 0, other / makespan, np.nan)
+    limit = interference_threshold_ns(makespan, _busy_resolution_ns(run.meta))
+    base["interfered"] = np.where(np.isfinite(other), other > limit, np.nan)
 
 
 def _engine_columns(base: pd.DataFrame, run: Run) -> None:
@@ -451,3 +511,54 @@ def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
         else:
             out[f"speedup_{x}_over_{y}"] = np.nan
     return out
+
+
+def interfered_rounds(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+    """Per round (indexed like :func:`paired_speedups`) and relation X/Y of
+    SPEEDUP_PAIRS (columns ``hit_X_over_Y``): 1.0 when either of its two
+    paired trials (same replicate, same round) was ``interfered``, 0.0 when
+    neither, NaN when the round lacks evidence on a side (an older runner,
+    the ONNX Runtime harness, a platform that cannot read other work) or
+    one of the groups did not run in it."""
+    ms = paired_makespans(tm, workload)
+    out = pd.DataFrame(index=ms.index)
+    m = measured(tm)
+    m = m[(m["workload"] == workload) & (m["group"].isin(GROUPS))]
+    have = "interfered" in m.columns and not m.empty
+    if have:
+        flag = m.assign(interfered=pd.to_numeric(m["interfered"], errors="coerce"))
+        # max, not median: a repeated trial of a round that was hit once hits it
+        wide = flag.pivot_table(
+            index=round_keys(flag), columns="group", values="interfered", aggfunc="max", dropna=False
+        ).reindex(ms.index)
+    for x, y in SPEEDUP_PAIRS:
+        col = f"hit_{x}_over_{y}"
+        if not (have and x in ms and y in ms and x in wide and y in wide):
+            out[col] = np.nan
+            continue
+        fx, fy = wide[x], wide[y]
+        hit = ((fx > 0) | (fy > 0)).astype(float)
+        out[col] = hit.where(fx.notna() & fy.notna() & ms[x].notna() & ms[y].notna())
+    return out
+
+
+def interfered_round_shares(tm: pd.DataFrame, workload: str) -> dict[str, float]:
+    """Per relation ``"X/Y"`` of SPEEDUP_PAIRS: the share of its paired rounds
+    that interference hit, from the runner's own evidence
+    (:func:`interfered_rounds`, :func:`hit_share`).  NaN for a relation when
+    any of its rounds lacks the evidence or when no round pairs: the caller
+    then falls back to the MAD proxy (:func:`hxfuse.stats.interference_share`).
+    """
+    hits = interfered_rounds(tm, workload)
+    ms = paired_makespans(tm, workload)
+    out = {}
+    for x, y in SPEEDUP_PAIRS:
+        both = ms[x].notna() & ms[y].notna() if x in ms and y in ms else pd.Series(False, index=ms.index)
+        out[f"{x}/{y}"] = hit_share(hits[f"hit_{x}_over_{y}"][both])
+    return out
+
+
+def hit_share(hits: pd.Series) -> float:
+    """Share of rounds hit; NaN when there is none or any lacks evidence."""
+    h = pd.to_numeric(hits, errors="coerce")
+    return float(h.mean()) if len(h) and h.notna().all() else math.nan

@@ -240,17 +240,66 @@ def median_bias_bound(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> 
     return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - c))) / abs(med))
 
 
-def bias_bounds(ratios: Mapping[str, Sequence[float] | np.ndarray], min_effect: float) -> dict[str, float]:
-    """Each relation's worst-case interference shift of its median
-    (:func:`median_bias_bound` of its per-round paired speedups, outliers
-    counted beyond the minimum effect), as a fraction of the median; NaN
-    where it cannot be judged (fewer than 3 rounds).
+def median_bias_bound_from_share(x: Sequence[float] | np.ndarray, share: float) -> float:
+    """Huber's maximum bias of the median of x when a known share of its
+    samples is contaminated, relative to the median:
+    sigma x Phi^-1(1 / (2 (1 - share))) / |median| with sigma = 1.4826 MAD
+    of x.
 
-    A decision widens the relation's interval by this much on both sides
+    The bound :func:`median_bias_bound` computes with the MAD-outlier share
+    as c; here c is given, e.g. the share of rounds the runner saw
+    interfered (:func:`hxfuse.metrics.interfered_round_shares`).  0 for
+    share 0 (Phi^-1(1/2) = 0: no contamination, no bias), inf for share >=
+    0.5 (the contaminated half can put the median anywhere), NaN below 3
+    samples, for a zero median or for a share that is NaN or outside [0, 1].
+    """
+    a = _clean(x)
+    if len(a) < 3 or share is None or not math.isfinite(share) or not 0.0 <= share <= 1.0:
+        return math.nan
+    med = float(np.median(a))
+    if med == 0:
+        return math.nan
+    if share >= 0.5:
+        return math.inf
+    sigma = MAD_SCALE * float(np.median(np.abs(a - med)))
+    return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - share))) / abs(med))
+
+
+def interference_share(x: Sequence[float] | np.ndarray, share: float | None, min_rel: float = 0.0) -> tuple[float, str]:
+    """The share of x's rounds hit by interference and where it comes from.
+
+    ``share`` is the runner's evidence (the share of paired rounds seen
+    interfered, :func:`hxfuse.metrics.interfered_round_shares`); when it is
+    None or NaN (a raw file without interference evidence: older runs, the
+    ONNX Runtime harness, targets that cannot read other work) the MAD proxy
+    stands in: :func:`contamination` of x, the share of MAD outliers more
+    than ``min_rel`` from the median.  Returns (share, ``"measured"`` or
+    ``"mad"``).
+    """
+    if share is not None and math.isfinite(share):
+        return float(share), "measured"
+    return contamination(x, min_rel), "mad"
+
+
+def relation_bias(x: Sequence[float] | np.ndarray, share: float | None, min_effect: float) -> tuple[float, float, str]:
+    """One relation's worst-case interference shift of its median, as a
+    fraction of the median, with the share of hit rounds it rests on and
+    where that share comes from: (bias, share, ``"measured"`` or ``"mad"``).
+
+    ``x`` are the relation's per-round paired speedups, ``share`` the share
+    of those rounds the runner saw interfered
+    (:func:`hxfuse.metrics.interfered_round_shares`); without it the MAD
+    proxy stands in (:func:`interference_share`, outliers counted beyond the
+    minimum effect).  The bias is :func:`median_bias_bound_from_share`: NaN
+    below 3 rounds, inf when half the rounds or more were hit.
+
+    A decision widens the relation's interval by the bias on both sides
     (:func:`widen`) instead of vetoing the point: a relation far from the
     band stays decided however noisy its rounds, one near an edge becomes
     undetermined."""
-    return {key: median_bias_bound(_clean(v), min_effect) for key, v in ratios.items()}
+    a = _clean(x)
+    c, source = interference_share(a, share, min_effect)
+    return median_bias_bound_from_share(a, c), c, source
 
 
 def widen(est: Estimate, bias: float) -> Estimate:

@@ -241,6 +241,23 @@ double hx_busy_cores(unsigned ms) {
     (void)ms;
     return -1.0;
 }
+/* Interference evidence: QuRT gives a user PD neither other processes' CPU
+ * time nor context-switch counts, so every reader says "unavailable" (the
+ * records write null), never 0. */
+int64_t hx_cores_busy_ns(const int *cores, int ncores) {
+    (void)cores, (void)ncores;
+    return -1;
+}
+const char *hx_cores_busy_source(void) { return "unavailable"; }
+uint64_t hx_cores_busy_resolution_ns(void) { return 0; }
+int64_t hx_process_cpu_ns(void) { return -1; }
+int64_t hx_thread_involuntary_switches(void) { return -1; }
+int64_t hx_process_involuntary_switches(void) { return -1; }
+int hx_allowed_cores(int *cores, int max) {
+    (void)cores, (void)max;
+    return -1;
+}
+
 void hx_cpu_governor(char *buf, size_t len) {
     const char *const *v;
     int n = hx_power_votes(&v);

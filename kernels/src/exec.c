@@ -15,6 +15,9 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
     if (rc != 0) return rc;
 
     x->nvworkers = cfg->v_workers - 1;
+    /* Before the first engine pins itself (and before main pins the host):
+     * the cores a floating thread may use. */
+    x->nallowed = hx_allowed_cores(x->allowed, HX_MAX_CORES);
     if (hx_engine_start(&x->vec, "vec", cfg->affinity[HX_ENG_VEC], &cfg->wait, err, errlen) ||
         hx_engine_start(&x->mx, "mx", cfg->affinity[HX_ENG_MX], &cfg->wait, err, errlen) ||
         hx_engine_start(&x->dma, "dma", cfg->affinity[HX_ENG_DMA], &cfg->wait, err, errlen))

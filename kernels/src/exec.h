@@ -7,6 +7,7 @@
 #include "arena.h"
 #include "config.h"
 #include "engine.h"
+#include "interference.h"
 #include "kernels.h"
 #include "ranges.h"
 
@@ -22,6 +23,7 @@ typedef struct hx_worker_rec {
     const char *engine;
     uint64_t begin, end, cpu_ns;
     int cpu_begin, cpu_end;
+    int64_t switches; /* involuntary context switches over [begin, end]; -1: not measured */
 } hx_worker_rec;
 
 typedef struct hx_task {
@@ -37,7 +39,8 @@ typedef struct hx_task {
      * task's completion has been published (acquire) */
     uint64_t launch; /* handed to its engine: host submit (A, B, alone) or the entry's push (C, D) */
     uint64_t begin, end, host_seen;
-    uint64_t cpu_ns; /* summed over workers */
+    uint64_t cpu_ns;  /* summed over workers */
+    int64_t switches; /* involuntary switches, summed over workers; -1: not measured */
     int cpu_begin, cpu_end;
     int nworkers;
     hx_worker_rec workers[HX_MAX_VWORKERS];
@@ -90,6 +93,9 @@ typedef struct hx_exec {
     hx_task task[HX_NTASKS];
     hx_arena arena;
     hx_antagonists bw;
+    int allowed[HX_MAX_CORES]; /* the process's cores before any pinning */
+    int nallowed;              /* -1: the platform cannot tell */
+    hx_interf interf;
     hx_counter host_channel; /* bumped on every publish: early completion */
     hx_fused_req fused;
     hx_wait_rec waits[HX_MAX_WAITS];

@@ -16,9 +16,13 @@ void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, 
 /* Stamps one thread's part of a task.  The CPU-time reads sit inside
  * [begin, end], so on one thread cpu_ns <= end - begin.  Each read is a
  * system call (about 0.7 us on a VM), so an empty task, whose work is zero,
- * skips them: its trials keep measuring the control path alone. */
+ * skips them: its trials keep measuring the control path alone.  The
+ * involuntary-switch count (another system call) is read outside [begin,
+ * end], so the task's duration does not pay for it; a switch in those few
+ * instructions is counted with the task. */
 static uint64_t rec_open(hx_exec *x, hx_worker_rec *w, const char *engine, int cpu_time) {
     w->engine = engine;
+    w->switches = cpu_time ? hx_thread_involuntary_switches() : -1;
     w->cpu_begin = hx_current_cpu();
     w->begin = hx_exec_now(x);
     return cpu_time ? hx_thread_cpu_ns() : 0;
@@ -28,6 +32,8 @@ static void rec_close(hx_exec *x, hx_worker_rec *w, int cpu_time, uint64_t cpu0)
     w->cpu_ns = cpu_time ? hx_thread_cpu_ns() - cpu0 : 0;
     w->end = hx_exec_now(x);
     w->cpu_end = hx_current_cpu();
+    int64_t s1 = w->switches >= 0 ? hx_thread_involuntary_switches() : -1;
+    w->switches = s1 >= 0 ? s1 - w->switches : -1;
 }
 
 /* Runs a task on engine e.  A task whose work was split over vector workers
@@ -44,7 +50,12 @@ static void run_timed(hx_task *t, hx_engine *e) {
     t->cpu_begin = w.cpu_begin, t->cpu_end = w.cpu_end;
     if (t->nworkers == 0) t->workers[t->nworkers++] = w;
     t->cpu_ns = 0;
-    for (int i = 0; i < t->nworkers; i++) t->cpu_ns += t->workers[i].cpu_ns;
+    t->switches = 0;
+    for (int i = 0; i < t->nworkers; i++) {
+        t->cpu_ns += t->workers[i].cpu_ns;
+        /* one unmeasured worker leaves the task unmeasured, not undercounted */
+        t->switches = t->switches < 0 || t->workers[i].switches < 0 ? -1 : t->switches + t->workers[i].switches;
+    }
 }
 
 /* Publishing: the release store in hx_event_signal orders every output write

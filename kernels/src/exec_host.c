@@ -82,6 +82,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
         t->empty = empty;
         t->launch = t->begin = t->end = t->host_seen = t->checksum_at_publish = t->cpu_ns = 0;
         t->cpu_begin = t->cpu_end = -1;
+        t->switches = -1;
         t->nworkers = 0;
         t->ran_on = NULL;
         hx_event_reset(&t->dev_done);

@@ -49,6 +49,30 @@ double hx_load_average_1min(void);
  * previous sweep point's run. */
 double hx_busy_cores(unsigned ms);
 void hx_cpu_governor(char *buf, size_t len);
+
+/* Interference evidence: what the runner can observe of other work on its
+ * cores (docs/runner.md, `interference`).  Every reader returns -1 where the
+ * platform cannot tell: never a made-up 0, which would read as "no other
+ * work".
+ *
+ * CPU time every thread of every process has run on the listed cores since
+ * an arbitrary origin, ns. */
+int64_t hx_cores_busy_ns(const int *cores, int ncores);
+/* Where hx_cores_busy_ns reads ("unavailable" where it cannot), and the
+ * granularity of its values in ns (0 where unavailable). */
+const char *hx_cores_busy_source(void);
+uint64_t hx_cores_busy_resolution_ns(void);
+/* CPU time of this whole process, all its threads, ns.  Read before
+ * hx_cores_busy_ns so that the calling thread's own running time is
+ * accounted in both (POSIX: the same kernel update charges both). */
+int64_t hx_process_cpu_ns(void);
+/* Involuntary context switches so far: of the calling thread, of the whole
+ * process (the scheduler took the core from a runnable thread). */
+int64_t hx_thread_involuntary_switches(void);
+int64_t hx_process_involuntary_switches(void);
+/* The cores this process may run on (its affinity mask before any pinning):
+ * fills cores[0..n) and returns n, or -1 where the platform cannot tell. */
+int hx_allowed_cores(int *cores, int max);
 /* Name of the target this binary was built for ("host", "hexagon-qemu", ...). */
 const char *hx_platform_name(void);
 

@@ -339,6 +339,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     write_affinity(&j, x);
     hx_json_bool(&j, "engines_exceed_cores", used > cores);
     write_clock(&j);
+    hx_interf_write_meta(&j, &x->interf);
     hx_json_u64(&j, "epoch", x->epoch);
     write_args(&j, c);
     write_workloads(&j, "workloads", c);
@@ -383,9 +384,52 @@ static int handover_outlier(const hx_exec *x, uint32_t mask) {
 
 static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->cfg->calibrate; }
 
+/* One task's record in a trial; returns 0 when its checksum differs from
+ * the verified one. */
+static int write_task(hx_json *j, const hx_exec *x, int i, int empty, const uint64_t *verified) {
+    const hx_task *t = &x->task[i];
+    int ok = 1;
+    hx_json_obj(j, NULL);
+    hx_json_str(j, "task", hx_task_names[i]);
+    hx_json_str(j, "engine", t->ran_on);
+    hx_json_u64(j, "launch", t->launch);
+    hx_json_u64(j, "begin", t->begin), hx_json_u64(j, "end", t->end);
+    hx_json_u64(j, "host_seen", t->host_seen);
+    hx_json_u64(j, "cpu_ns", t->cpu_ns);
+    cpu_id(j, "cpu_begin", t->cpu_begin), cpu_id(j, "cpu_end", t->cpu_end);
+    /* null: not measured (empty task) or the platform cannot count them */
+    if (t->switches < 0) hx_json_null(j, "involuntary_switches");
+    else hx_json_i64(j, "involuntary_switches", t->switches);
+    hx_json_arr(j, "workers");
+    for (int w = 0; w < t->nworkers; w++) {
+        const hx_worker_rec *r = &t->workers[w];
+        hx_json_obj(j, NULL);
+        hx_json_str(j, "engine", r->engine);
+        hx_json_u64(j, "begin", r->begin), hx_json_u64(j, "end", r->end);
+        hx_json_u64(j, "cpu_ns", r->cpu_ns);
+        cpu_id(j, "cpu_begin", r->cpu_begin), cpu_id(j, "cpu_end", r->cpu_end);
+        hx_json_close(j, '}');
+    }
+    hx_json_close(j, ']');
+    if (has_output_check(x, empty)) {
+        uint64_t cs = x->cfg->check_at_publish ? t->checksum_at_publish : hx_task_checksum(t);
+        hx_json_hex64(j, "checksum", cs);
+        if (cs != verified[i]) ok = 0;
+    } else {
+        hx_json_null(j, "checksum");
+    }
+    hx_json_close(j, '}');
+    return ok;
+}
+
+/* The interference samples taken just before and just after the trial's
+ * timed interval (hx_interf_read). */
+typedef struct trial_samples {
+    hx_interf_sample before, after;
+} trial_samples;
+
 static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const trial_kind *k, const hx_host_times *h,
-                        const uint64_t *verified, int *mismatches) {
-    const hx_config *c = x->cfg;
+                        const trial_samples *ts, const uint64_t *verified, int *mismatches) {
     hx_json j;
     int ok = 1;
     hx_json_begin(&j, out);
@@ -415,37 +459,8 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
         hx_json_null(&j, "device");
     }
     hx_json_arr(&j, "tasks");
-    for (int i = 0; i < HX_NTASKS; i++) {
-        if (!(k->mask & HX_BIT(i))) continue;
-        hx_task *t = &x->task[i];
-        hx_json_obj(&j, NULL);
-        hx_json_str(&j, "task", hx_task_names[i]);
-        hx_json_str(&j, "engine", t->ran_on);
-        hx_json_u64(&j, "launch", t->launch);
-        hx_json_u64(&j, "begin", t->begin), hx_json_u64(&j, "end", t->end);
-        hx_json_u64(&j, "host_seen", t->host_seen);
-        hx_json_u64(&j, "cpu_ns", t->cpu_ns);
-        cpu_id(&j, "cpu_begin", t->cpu_begin), cpu_id(&j, "cpu_end", t->cpu_end);
-        hx_json_arr(&j, "workers");
-        for (int w = 0; w < t->nworkers; w++) {
-            const hx_worker_rec *r = &t->workers[w];
-            hx_json_obj(&j, NULL);
-            hx_json_str(&j, "engine", r->engine);
-            hx_json_u64(&j, "begin", r->begin), hx_json_u64(&j, "end", r->end);
-            hx_json_u64(&j, "cpu_ns", r->cpu_ns);
-            cpu_id(&j, "cpu_begin", r->cpu_begin), cpu_id(&j, "cpu_end", r->cpu_end);
-            hx_json_close(&j, '}');
-        }
-        hx_json_close(&j, ']');
-        if (has_output_check(x, k->empty)) {
-            uint64_t cs = c->check_at_publish ? t->checksum_at_publish : hx_task_checksum(t);
-            hx_json_hex64(&j, "checksum", cs);
-            if (cs != verified[i]) ok = 0;
-        } else {
-            hx_json_null(&j, "checksum");
-        }
-        hx_json_close(&j, '}');
-    }
+    for (int i = 0; i < HX_NTASKS; i++)
+        if ((k->mask & HX_BIT(i)) && !write_task(&j, x, i, k->empty, verified)) ok = 0;
     hx_json_close(&j, ']');
     hx_json_arr(&j, "waits");
     uint32_t nw = x->nwaits < HX_MAX_WAITS ? x->nwaits : HX_MAX_WAITS;
@@ -458,6 +473,7 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
     hx_json_close(&j, ']');
     hx_json_u64(&j, "scratch_peak_bytes", hx_arena_peak(&x->arena));
     hx_json_u64(&j, "makespan_ns", h->wait_end - h->submit_begin);
+    hx_interf_write_trial(&j, &ts->before, &ts->after);
     hx_json_bool(&j, "checksums_ok", ok);
     hx_json_end(&j);
     if (!ok) (*mismatches)++;
@@ -619,6 +635,8 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     int mismatches = 0, trials = 0, outliers = 0, handover = 0;
     int outliers_by[HX_NGROUPS + 1] = {0};
     uint64_t t0 = hx_now_ns();
+    /* here, not at set-up: main has pinned the host (or left it floating) by now */
+    hx_interf_init(&x->interf, c, x->nvworkers, x->allowed, x->nallowed);
     hx_write_meta(x, out);
     if (verify(x, out, verified, &mismatches, err, errlen)) return 1;
     /* Antagonists stream through every warm-up and measured round (warm-up
@@ -636,9 +654,13 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
         }
         for (int i = 0; i < nk; i++) {
             hx_host_times h;
+            trial_samples ts;
             if (!order[i].empty && !c->calibrate) poison(x, order[i].mask);
+            /* outside the timed interval: the readings do not enter makespan_ns */
+            hx_interf_read(&x->interf, &ts.before);
             if (hx_run_group(x, order[i].group, order[i].mask, order[i].empty, &h, err, errlen)) return 1;
-            write_trial(x, out, r, i, &order[i], &h, verified, &mismatches);
+            hx_interf_read(&x->interf, &ts.after);
+            write_trial(x, out, r, i, &order[i], &h, &ts, verified, &mismatches);
             trials++;
             if (r >= 0 && submit_outlier(&h)) outliers++, outliers_by[order[i].group]++;
             if (r >= 0 && order[i].group == HX_G_B) handover += handover_outlier(x, order[i].mask);

@@ -1,0 +1,90 @@
+"""The interference evidence in the analysis: the bias bound for a known
+share, the per-trial rule and the per-relation share of hit rounds."""
+
+from __future__ import annotations
+
+import json
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from hxfuse import metrics as mx
+from hxfuse import stats as st
+from hxfuse.io import parse_records
+
+
+def test_bias_bound_from_share_known_answers():
+    x = np.array([0.9, 1.0, 1.0, 1.1, 1.2])  # median 1.0, MAD 0.1
+    assert st.median_bias_bound_from_share(x, 0.0) == 0.0
+    c = 0.2
+    expected = 1.4826 * 0.1 * NormalDist().inv_cdf(1 / (2 * (1 - c))) / 1.0
+    assert st.median_bias_bound_from_share(x, c) == pytest.approx(expected, rel=1e-12)
+    assert st.median_bias_bound_from_share(x, 0.5) == math.inf
+    assert math.isnan(st.median_bias_bound_from_share(x, math.nan))
+    assert math.isnan(st.median_bias_bound_from_share(x[:2], 0.1))
+    # with the MAD share as c it is the old bound
+    c_mad = st.contamination(x, 0.03)
+    assert st.median_bias_bound_from_share(x, c_mad) == pytest.approx(st.median_bias_bound(x, 0.03))
+
+
+def test_share_falls_back_to_the_mad_proxy():
+    x = np.r_[np.ones(19), 5.0] + np.linspace(0, 0.01, 20)
+    assert st.interference_share(x, 0.25) == (0.25, "measured")
+    assert st.interference_share(x, None) == (st.contamination(x), "mad")
+    share, source = st.interference_share(x, math.nan, 0.03)
+    assert source == "mad" and share == pytest.approx(0.05)
+    # the relation's bias rests on the measured share where there is one
+    assert st.relation_bias(x, None, 0.03) == (st.median_bias_bound(x, 0.03), pytest.approx(0.05), "mad")
+    assert st.relation_bias(x, 0.0, 0.03) == (0.0, 0.0, "measured")
+    wide = np.linspace(0.9, 1.1, 21)  # spread enough for 40% hit rounds to matter
+    b, c, source = st.relation_bias(wide, 0.4, 0.03)
+    assert source == "measured" and c == 0.4 and b == pytest.approx(st.median_bias_bound_from_share(wide, 0.4))
+    assert b > 0.015
+
+
+def _with_evidence(records, other_of):
+    """Adds a runner ``interference`` object to every trial: other_of(trial) ns."""
+    out = []
+    for r in records:
+        if r["record"] == "trial":
+            r = r | {"interference": {"involuntary_switches": 3, "other_cpu_ns": other_of(r), "span_ns": 1}}
+            r["tasks"] = [t | {"involuntary_switches": None if r["empty"] else 0} for t in r["tasks"]]
+        out.append(r)
+    return out
+
+
+def _table(records):
+    return mx.trial_metrics(parse_records([json.dumps(r) for r in records]))
+
+
+def test_rule_and_round_shares(synth):
+    recs = synth.synthetic_run(rounds=10, warmup=1)
+    # group B's trials in rounds 0-3 lost 20% of their makespan to other
+    # work; every other trial saw 2 us of housekeeping
+    tm = _table(
+        _with_evidence(recs, lambda r: int(0.2 * r["makespan_ns"]) if r["group"] == "B" and r["round"] < 4 else 2000)
+    )
+    m = mx.measured(tm)
+    hit = (m["group"] == "B") & (m["round"] < 4)
+    assert (m.loc[hit, "interfered"] == 1).all() and (m.loc[~hit, "interfered"] == 0).all()
+    assert m["other_cpu_share"].max() == pytest.approx(0.2, rel=1e-3)
+    assert (m["task_involuntary_switches"] == 0).all() and (m["involuntary_switches"] == 3).all()
+    shares = mx.interfered_round_shares(tm, "mvd")
+    assert shares == {"D/A": 0.0, "D/B": 0.4, "D/C": 0.0, "C/A": 0.0, "B/A": 0.4}
+
+
+def test_threshold_floor_and_resolution():
+    assert mx.interference_threshold_ns(1e9) == pytest.approx(1.5e7)
+    assert mx.interference_threshold_ns(1e5) == mx.INTERFERENCE_FLOOR_NS
+    assert mx.interference_threshold_ns(1e5, 1e7) == 1e7  # /proc/stat's 10 ms
+
+
+def test_no_evidence_means_unknown_not_clean(synth):
+    tm = _table(synth.synthetic_run(rounds=4, warmup=0))
+    assert tm["interfered"].isna().all() and tm["other_cpu_ns"].isna().all()
+    assert all(math.isnan(v) for v in mx.interfered_round_shares(tm, "mvd").values())
+    # a platform that cannot read other work writes null: unknown too
+    tm = _table(_with_evidence(synth.synthetic_run(rounds=4, warmup=0), lambda r: None))
+    assert tm["interfered"].isna().all()

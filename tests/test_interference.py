@@ -1,0 +1,152 @@
+"""Known answer for the runner's interference evidence (docs/runner.md,
+Interference; the ``interfered`` rule in docs/columns.md).
+
+An antagonist, a separate busy-loop process pinned to the core the whole
+runner is pinned to, runs throughout one invocation and not during another;
+at least 90% of the first's rounds must be flagged ``interfered`` (each
+group's trials, and every relation's paired rounds), at most 5% of the
+second's (each group's trials).  Two invocations rather than one with the antagonist switched on and
+off by time, so that which rounds it hit is known by construction.
+
+Why this does not flake on a shared 2-core VM:
+
+- Every runner thread (host and engines) and the antagonist share one core,
+  and the tasks are calibration busy-waits on thread CPU time (``--calibrate``):
+  the work is fixed, so each nanosecond another process holds that core is a
+  nanosecond of makespan.  The antagonist gets the core in every group trial
+  (6 ms of work: longer than the scheduler's turns) and the check is on those.
+- Machine state: the clean half needs a core that other work leaves alone for
+  about a second.  Other engineers' builds and tests are real interference
+  too, and the evidence flags them: so the clean invocation is retried, and if
+  every try was hit the test checks that the flags were real (the flagged
+  trials' makespans grew by the other CPU time measured) and skips, saying the
+  machine was busy.  Only flags that no makespan bears out fail it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hxfuse import io
+from hxfuse import metrics as mx
+
+from runner_util import build_runner, run_runner
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux scheduling and /proc")
+
+CALIB = "M=2000,V=2000,D=2000"
+ROUNDS = 30
+CLEAN_TRIES = 4
+SPINNER = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return build_runner()
+
+
+def _core() -> int:
+    return max(os.sched_getaffinity(0))
+
+
+def _run(runner, out, core):
+    pin = ",".join(f"{e}={core}" for e in ("host", "vec", "mx", "dma"))
+    args = ("--workloads", "mvd", "--calibrate", CALIB, "--affinity", pin, "--rounds", str(ROUNDS), "--warmup", "1")
+    proc, records = run_runner(runner, out, *args)
+    assert proc.returncode == 0, proc.stderr
+    return records, mx.trial_metrics(io.read_run(out))
+
+
+def _groups(tm: pd.DataFrame) -> pd.DataFrame:
+    """The measured, non-empty trials of groups A-D (what speedups pair)."""
+    m = mx.measured(tm)
+    return m[m["group"].isin(mx.GROUPS)]
+
+
+def _with_antagonist(runner, out, core):
+    spin = subprocess.Popen([sys.executable, "-c", SPINNER, str(core)])
+    try:
+        time.sleep(0.3)  # let it start spinning before the first trial
+        return _run(runner, out, core)
+    finally:
+        spin.kill()
+        spin.wait()
+
+
+def _flags_are_real(g: pd.DataFrame) -> float:
+    """Share of the flagged trials that other work really hit: their other
+    CPU time is over the threshold and their wall time beyond their tasks'
+    CPU time is at least half of it (on one pinned core with fixed work, real
+    interference costs wall time one for one)."""
+    hit = g[g["interfered"] == 1]
+    if hit.empty:
+        return 1.0
+    lost = hit["makespan_ns"] - hit["cpu_ns"]
+    other = hit["other_cpu_ns"]
+    over = other > mx.interference_threshold_ns(hit["makespan_ns"].to_numpy(float))
+    return float((over & (lost >= 0.5 * other)).mean())
+
+
+def test_records_carry_the_evidence(runner, tmp_path):
+    core = _core()
+    records, tm = _run(runner, tmp_path / "shape.jsonl", core)
+    info = records[0]["interference"]
+    assert info["cores"] == [core]  # every thread pinned there
+    assert info["busy_source"] in ("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu", "/proc/stat")
+    assert info["busy_resolution_ns"] >= 1 and info["read_cost_ns"] > 0
+    trials = [r for r in records if r["record"] == "trial"]
+    for r in trials:
+        i = r["interference"]
+        assert set(i) == {"involuntary_switches", "cores_busy_ns", "self_cpu_ns", "other_cpu_ns", "span_ns"}
+        assert i["other_cpu_ns"] >= 0 and i["involuntary_switches"] >= 0
+        # the readings lie outside the timed interval
+        assert i["span_ns"] >= r["makespan_ns"]
+        for t in r["tasks"]:
+            assert (t["involuntary_switches"] is None) == r["empty"]
+    assert tm["interfered"].notna().all()
+
+
+def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path):
+    core = _core()
+    _, hit = _with_antagonist(runner, tmp_path / "antagonist.jsonl", core)
+    g = _groups(hit)
+    assert g["interfered"].mean() >= 0.9, g[["group", "makespan_ns", "other_cpu_ns"]].describe()
+    shares = mx.interfered_round_shares(hit, "mvd")
+    assert all(s >= 0.9 for s in shares.values()), shares
+    # the measured other CPU time is what the makespans lost: the wall time
+    # beyond the tasks' own CPU time (fixed work, one core)
+    lost = g["makespan_ns"] - g["cpu_ns"]
+    big = g["other_cpu_ns"] > 1e6
+    ratio = (lost[big] / g.loc[big, "other_cpu_ns"]).median()
+    assert 0.7 < ratio < 1.3, ratio
+
+    tries = []
+    for k in range(CLEAN_TRIES):
+        _, clean = _run(runner, tmp_path / f"clean{k}.jsonl", core)
+        g = _groups(clean)
+        shares = mx.interfered_round_shares(clean, "mvd")
+        tries.append((float(g["interfered"].mean()), max(shares.values()), _flags_are_real(g)))
+        # a group's round is its trial; a relation's round pairs two trials,
+        # so its share of hit rounds is up to twice that and only reported
+        if tries[-1][0] <= 0.05:
+            return
+    # Every try was hit: acceptable only if the flags were real interference.
+    assert all(real >= 0.9 for _, _, real in tries), f"flags without a makespan cost: {tries}"
+    pytest.skip(f"machine busy: every clean try was really interfered (trial share, worst relation, real): {tries}")
+
+
+def test_flags_follow_the_other_cpu_time(runner, tmp_path):
+    """Within one antagonist run the flag tracks the evidence: flagged trials
+    carry more other CPU time than the threshold, unflagged ones less."""
+    core = _core()
+    _, tm = _with_antagonist(runner, tmp_path / "a.jsonl", core)
+    m = mx.measured(tm)
+    limit = mx.interference_threshold_ns(m["makespan_ns"].to_numpy(float))
+    assert np.array_equal(m["interfered"].to_numpy(bool), m["other_cpu_ns"].to_numpy(float) > limit)
