@@ -207,6 +207,7 @@ static void write_args(hx_json *j, const hx_config *c) {
     hx_json_str(j, "precision", precision_name(c));
     hx_json_i64(j, "m", c->m), hx_json_i64(j, "n", c->n), hx_json_i64(j, "k", c->k);
     hx_json_i64(j, "m_tile", c->m_tile);
+    hx_json_i64(j, "checkpoints", c->checkpoints);
     hx_json_str(j, "v_variant", hx_v_variant_names[c->v_variant]);
     hx_json_str(j, "v_release", v_release_name(c));
     write_window(j, c);
@@ -313,6 +314,9 @@ static void write_policy(hx_json *j, const hx_config *c) {
     hx_json_bool(j, "early_completion", c->early_completion);
     hx_json_str(j, "v_release", v_release_name(c));
     write_window(j, c);
+    /* K: progress blocks per task (per V worker), each followed by a
+     * checkpoint; 0: the tasks ran unblocked, with none */
+    hx_json_i64(j, "checkpoints", c->checkpoints);
     if (c->antagonists) {
         hx_json_obj(j, "antagonist");
         hx_json_i64(j, "threads", c->antagonists);
@@ -383,9 +387,61 @@ static int handover_outlier(const hx_exec *x, uint32_t mask) {
 
 static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->cfg->calibrate; }
 
+/* CPU time, or null where the platform's per-thread counters do not advance
+ * (a 0 would read as "no work done"); empty tasks measure nothing: 0. */
+static void cpu_time(hx_json *j, const char *key, uint64_t ns, int empty) {
+    if (!empty && !hx_thread_cpu_available()) hx_json_null(j, key);
+    else hx_json_u64(j, key, ns);
+}
+
+/* A thread's progress checkpoints: the times, and the work done by each as
+ * a fraction of the task's whole work (empty lists: no checkpoints). */
+static void write_checkpoints(hx_json *j, const hx_worker_rec *r) {
+    hx_json_arr(j, "checkpoints");
+    for (int i = 0; i < r->nckpt; i++) hx_json_u64(j, NULL, r->ckpt[i]);
+    hx_json_close(j, ']');
+    hx_json_arr(j, "checkpoint_work");
+    for (int i = 0; i < r->nckpt; i++)
+        hx_json_f64(j, NULL, r->ckpt_total ? (double)r->ckpt_done[i] / (double)r->ckpt_total : 0.0);
+    hx_json_close(j, ']');
+}
+
+/* One element of a trial's `tasks`; returns the checksum it wrote (0 when
+ * the outputs are not checked). */
+static uint64_t write_task(hx_json *j, hx_exec *x, const hx_task *t, int empty) {
+    uint64_t cs = 0;
+    hx_json_obj(j, NULL);
+    hx_json_str(j, "task", hx_task_names[t->id]);
+    hx_json_str(j, "engine", t->ran_on);
+    hx_json_u64(j, "launch", t->launch);
+    hx_json_u64(j, "begin", t->begin), hx_json_u64(j, "end", t->end);
+    hx_json_u64(j, "host_seen", t->host_seen);
+    cpu_time(j, "cpu_ns", t->cpu_ns, empty);
+    cpu_id(j, "cpu_begin", t->cpu_begin), cpu_id(j, "cpu_end", t->cpu_end);
+    hx_json_arr(j, "workers");
+    for (int w = 0; w < t->nworkers; w++) {
+        const hx_worker_rec *r = &t->workers[w];
+        hx_json_obj(j, NULL);
+        hx_json_str(j, "engine", r->engine);
+        hx_json_u64(j, "begin", r->begin), hx_json_u64(j, "end", r->end);
+        cpu_time(j, "cpu_ns", r->cpu_ns, empty);
+        cpu_id(j, "cpu_begin", r->cpu_begin), cpu_id(j, "cpu_end", r->cpu_end);
+        write_checkpoints(j, r);
+        hx_json_close(j, '}');
+    }
+    hx_json_close(j, ']');
+    if (has_output_check(x, empty)) {
+        cs = x->cfg->check_at_publish ? t->checksum_at_publish : hx_task_checksum(t);
+        hx_json_hex64(j, "checksum", cs);
+    } else {
+        hx_json_null(j, "checksum");
+    }
+    hx_json_close(j, '}');
+    return cs;
+}
+
 static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const trial_kind *k, const hx_host_times *h,
                         const uint64_t *verified, int *mismatches) {
-    const hx_config *c = x->cfg;
     hx_json j;
     int ok = 1;
     hx_json_begin(&j, out);
@@ -417,34 +473,8 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
     hx_json_arr(&j, "tasks");
     for (int i = 0; i < HX_NTASKS; i++) {
         if (!(k->mask & HX_BIT(i))) continue;
-        hx_task *t = &x->task[i];
-        hx_json_obj(&j, NULL);
-        hx_json_str(&j, "task", hx_task_names[i]);
-        hx_json_str(&j, "engine", t->ran_on);
-        hx_json_u64(&j, "launch", t->launch);
-        hx_json_u64(&j, "begin", t->begin), hx_json_u64(&j, "end", t->end);
-        hx_json_u64(&j, "host_seen", t->host_seen);
-        hx_json_u64(&j, "cpu_ns", t->cpu_ns);
-        cpu_id(&j, "cpu_begin", t->cpu_begin), cpu_id(&j, "cpu_end", t->cpu_end);
-        hx_json_arr(&j, "workers");
-        for (int w = 0; w < t->nworkers; w++) {
-            const hx_worker_rec *r = &t->workers[w];
-            hx_json_obj(&j, NULL);
-            hx_json_str(&j, "engine", r->engine);
-            hx_json_u64(&j, "begin", r->begin), hx_json_u64(&j, "end", r->end);
-            hx_json_u64(&j, "cpu_ns", r->cpu_ns);
-            cpu_id(&j, "cpu_begin", r->cpu_begin), cpu_id(&j, "cpu_end", r->cpu_end);
-            hx_json_close(&j, '}');
-        }
-        hx_json_close(&j, ']');
-        if (has_output_check(x, k->empty)) {
-            uint64_t cs = c->check_at_publish ? t->checksum_at_publish : hx_task_checksum(t);
-            hx_json_hex64(&j, "checksum", cs);
-            if (cs != verified[i]) ok = 0;
-        } else {
-            hx_json_null(&j, "checksum");
-        }
-        hx_json_close(&j, '}');
+        uint64_t cs = write_task(&j, x, &x->task[i], k->empty);
+        if (has_output_check(x, k->empty) && cs != verified[i]) ok = 0;
     }
     hx_json_close(&j, ']');
     hx_json_arr(&j, "waits");
