@@ -95,6 +95,7 @@ _TASK_SUFFIXES = (
     "queue_ns",
     "run_share",
     "cpu_begin",
+    "advancing_ns",
 )
 _FIXED = {
     "trial_id",
@@ -127,6 +128,8 @@ _FIXED = {
     "env_warning",
     "cpu_ns",
     "parallelism",
+    "concurrent_progress_ns",
+    "concurrent_progress_share",
     "host_submit_max_ns",
     "host_cpu",
     "submit_outlier",
@@ -543,6 +546,7 @@ def _median_columns(trials: pd.DataFrame) -> list[str]:
             "cpu_ns",
             "queue_ns",
             "run_share",
+            "advancing_ns",
         )
     ]
     return [
@@ -558,6 +562,8 @@ def _median_columns(trials: pd.DataFrame) -> list[str]:
         "fairness",
         *engine_cols,
         "concurrent_ns",
+        "concurrent_progress_ns",
+        "concurrent_progress_share",
         "cpu_ns",
         "host_submit_max_ns",
         "handover_ns",
@@ -612,6 +618,13 @@ def _group_row(
         else st.NAN_ESTIMATE
     )
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
+    # progress evidence that needs no CPU counters: the same two-level
+    # interval (the plain median above is its point estimate)
+    if "concurrent_progress_ns" in gdf and gdf["concurrent_progress_ns"].notna().any():
+        ce = st.hierarchical_bootstrap_median(gdf["concurrent_progress_ns"].to_numpy(float), reps, **boot)
+    else:
+        ce = st.NAN_ESTIMATE
+    row |= {"concurrent_progress_ns": ce.value, "concurrent_progress_lo_ns": ce.lo, "concurrent_progress_hi_ns": ce.hi}
     for flag in ("submit_outlier", "late_handover"):
         f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
         row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
