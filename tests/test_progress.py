@@ -140,3 +140,56 @@ def test_trial_columns_and_null_cpu_time(synth):
     assert tm.loc["D", "M_advancing_ns"] == pytest.approx(3 * MS)
     assert math.isnan(tm.loc["alone", "concurrent_progress_ns"].iloc[0])
     assert tm["parallelism"].isna().all() and tm["M_cpu_ns"].isna().all()
+
+
+# ---------------------------------------------------------------- the runner
+
+# M (GEMM) and V (vector) at the study's default sizes: ~8 ms and ~5.5 ms.
+RUNNER_ARGS = ("--workloads", "mv", "--groups", "D", "--m-shape", "640,640,640", "--v-shape", "512,1024")
+RUNNER_ARGS += ("--v-passes", "6", "--rounds", "10", "--warmup", "2")
+
+
+def _d_trials(tmp_path, affinity: str, attempt: int):
+    from runner_util import build_runner, run_runner
+
+    out = tmp_path / f"run_{affinity.replace(',', '_').replace('=', '')}_{attempt}.jsonl"
+    proc, _ = run_runner(build_runner(), out, *RUNNER_ARGS, "--affinity", affinity, "--seed", str(attempt + 1))
+    assert proc.returncode == 0, proc.stderr
+    run = io.read_run(out)
+    tm = mx.measured(mx.trial_metrics(run))
+    return run, tm[tm["group"] == "D"]
+
+
+@pytest.mark.slow
+def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
+    run, d = _d_trials(tmp_path, "mx=0,vec=0", 0)
+    # the spans overlap almost entirely (what wall-clock evidence would call overlap) ...
+    assert d["overlap_mx_vec"].median() > 0.8
+    # ... but the two tasks never advance together: measured ~0.00 in every trial
+    assert d["concurrent_progress_share"].median() <= 0.15
+    # The broken rule (any progress counts, threshold 0) reads the spans'
+    # overlap instead, so the bound above tells the rules apart.
+    curves, alone = mx.task_curves(run), mx.alone_progress_rates(run)
+    shorter = min(1.0 / alone["M"], 1.0 / alone["V"])
+    broken = [
+        pg.concurrent_progress_ns([curves[int(t)]["M"], curves[int(t)]["V"]], [alone["M"], alone["V"]], threshold=0.0)
+        / shorter
+        for t in d["trial_id"]
+    ]
+    assert np.median(broken) > 0.5
+
+
+@pytest.mark.slow
+def test_runner_two_cores_progress_concurrently_for_the_shorter_task(tmp_path):
+    # Median ~0.98 of the shorter task's alone work time on an idle 2-core VM.
+    # Other jobs on a shared machine can take one of the two cores for part
+    # of a run (then a task shares it and runs at about half its alone rate),
+    # so the bound is on the upper quartile of a run's trials, best of four
+    # invocations: >= 0.6.
+    best = 0.0
+    for attempt in range(4):
+        _, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
+        best = max(best, float(d["concurrent_progress_share"].quantile(0.75)))
+        if best >= 0.6:
+            break
+    assert best >= 0.6
