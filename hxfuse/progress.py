@@ -123,11 +123,31 @@ def concurrent_progress_ns(
     """
     if len(tasks) < at_least or not _usable(tasks, alone_rates):
         return math.nan
+    return float(sum(e - b for b, e in concurrent_segments(tasks, alone_rates, threshold, at_least)))
+
+
+def concurrent_segments(
+    tasks: Sequence[Sequence[Curve]],
+    alone_rates: Sequence[float],
+    threshold: float = PROGRESS_THRESHOLD,
+    at_least: int = 2,
+) -> list[tuple[float, float]]:
+    """The intervals :func:`concurrent_progress_ns` adds up (adjacent ones
+    merged); empty where it is NaN or 0."""
+    if len(tasks) < at_least or not _usable(tasks, alone_rates):
+        return []
     edges = _edges(tasks)
     count = np.zeros(len(edges) - 1, dtype=int)
     for task, alone in zip(tasks, alone_rates):
         count += advancing(task, alone, edges, threshold)
-    return float(np.diff(edges)[count >= at_least].sum())
+    out: list[tuple[float, float]] = []
+    for j in np.flatnonzero(count >= at_least):
+        b, e = float(edges[j]), float(edges[j + 1])
+        if out and out[-1][1] == b:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((b, e))
+    return out
 
 
 def work_at(task: Sequence[Curve], times: np.ndarray) -> np.ndarray:

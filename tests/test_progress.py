@@ -182,14 +182,41 @@ def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
 @pytest.mark.slow
 def test_runner_two_cores_progress_concurrently_for_the_shorter_task(tmp_path):
     # Median ~0.98 of the shorter task's alone work time on an idle 2-core VM.
-    # Other jobs on a shared machine can take one of the two cores for part
-    # of a run (then a task shares it and runs at about half its alone rate),
-    # so the bound is on the upper quartile of a run's trials, best of four
-    # invocations: >= 0.6.
-    best = 0.0
+    # On a shared machine other jobs take one of the cores for part of a run;
+    # the premise "two free cores" is then checked per trial from the
+    # runner's own CPU time: trials in which both tasks ran >= 90% of their
+    # spans.  At least 3 such trials over up to 4 invocations, their median
+    # >= 0.6; none at all means the machine never gave the two cores free
+    # (a skip, not a pass).
+    shares: list[float] = []
     for attempt in range(4):
         _, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
-        best = max(best, float(d["concurrent_progress_share"].quantile(0.75)))
-        if best >= 0.6:
+        free = d[(d["M_run_share"] >= 0.9) & (d["V_run_share"] >= 0.9)]
+        shares += list(free["concurrent_progress_share"])
+        if len(shares) >= 5:
             break
-    assert best >= 0.6
+    if len(shares) < 3:
+        pytest.skip(f"the two cores were free for both tasks in only {len(shares)} trials")
+    assert np.median(shares) >= 0.6
+
+
+def test_timeline_progress_curves_and_perfetto_counters(synth):
+    from hxfuse import timeline as tl
+
+    alone = [_trial("alone", t, {t: (0, 3 * MS, 3 * MS)}, seq=i) for i, t in enumerate("MV")]
+    d = _trial("D", "mv", {"M": (0, 3 * MS, 3 * MS), "V": (0, 2 * MS, 2 * MS)}, seq=2)
+    run = _run(synth, [*alone, d])
+    pc = tl.progress_curves(run)
+    m = pc[(pc["group"] == "D") & (pc["task"] == "M")]
+    assert m["work"].iloc[0] == 0.0 and m["work"].iloc[-1] == pytest.approx(1.0)
+    assert m["t_rel_ns"].iloc[-1] == pytest.approx(3 * MS)
+    # V at 1.5x its alone rate for 2 ms, M at its alone rate: 2 ms together
+    tid = int(run.trials.loc[run.trials["group"] == "D", "trial_id"].iloc[0])
+    assert tl.trial_concurrent_progress(run, [tid])[tid] == pytest.approx(2 * MS)
+    trace = tl.perfetto_trace(run)
+    assert tl.trace_problems(trace) == []
+    counters = [e for e in trace["traceEvents"] if e["ph"] == "C"]
+    assert {e["name"] for e in counters} == {"progress M", "progress V"}
+    assert max(e["args"]["work"] for e in counters) == pytest.approx(1.0)
+    bad = {"ph": "C", "pid": 1, "name": "progress M", "ts": -1.0, "args": {"work": "x"}}
+    assert len(tl.trace_problems({"traceEvents": [bad]})) == 2
