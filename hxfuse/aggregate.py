@@ -96,6 +96,7 @@ _TASK_SUFFIXES = (
     "run_share",
     "cpu_begin",
     "involuntary_switches",
+    "advancing_ns",
 )
 _FIXED = {
     "trial_id",
@@ -128,6 +129,8 @@ _FIXED = {
     "env_warning",
     "cpu_ns",
     "parallelism",
+    "concurrent_progress_ns",
+    "concurrent_progress_share",
     "host_submit_max_ns",
     "host_cpu",
     "submit_outlier",
@@ -554,6 +557,7 @@ def _median_columns(trials: pd.DataFrame) -> list[str]:
             "cpu_ns",
             "queue_ns",
             "run_share",
+            "advancing_ns",
         )
     ]
     return [
@@ -569,6 +573,8 @@ def _median_columns(trials: pd.DataFrame) -> list[str]:
         "fairness",
         *engine_cols,
         "concurrent_ns",
+        "concurrent_progress_ns",
+        "concurrent_progress_share",
         "cpu_ns",
         "host_submit_max_ns",
         "handover_ns",
@@ -623,6 +629,13 @@ def _group_row(
         else st.NAN_ESTIMATE
     )
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
+    # progress evidence that needs no CPU counters: the same two-level
+    # interval (the plain median above is its point estimate)
+    if "concurrent_progress_ns" in gdf and gdf["concurrent_progress_ns"].notna().any():
+        ce = st.hierarchical_bootstrap_median(gdf["concurrent_progress_ns"].to_numpy(float), reps, **boot)
+    else:
+        ce = st.NAN_ESTIMATE
+    row |= {"concurrent_progress_ns": ce.value, "concurrent_progress_lo_ns": ce.lo, "concurrent_progress_hi_ns": ce.hi}
     # interfered: the runner's evidence of other work (metrics.py); NaN for
     # files without it
     for flag in ("submit_outlier", "late_handover", "interfered"):

@@ -20,6 +20,10 @@ order starting at 0):
             workers has one row per worker); a task record without a
             ``workers`` list (older runners) gives one row copied from the
             task itself.  Engine busy time and the timelines use this table.
+            ``checkpoints`` and ``checkpoint_work`` are tuples (the thread's
+            progress checkpoints: runner-clock times and the cumulative
+            fraction of the task's work done by each); empty where the runner
+            recorded none (older runners, ``--checkpoints 0``, empty tasks).
 ``waits``   one row per wait record.
 """
 
@@ -73,7 +77,17 @@ TASK_COLUMNS = TRIAL_KEYS + [
     "cpu_end",
     "involuntary_switches",
 ]
-WORKER_COLUMNS = TRIAL_KEYS + ["task", "engine", "begin", "end", "cpu_ns", "cpu_begin", "cpu_end"]
+WORKER_COLUMNS = TRIAL_KEYS + [
+    "task",
+    "engine",
+    "begin",
+    "end",
+    "cpu_ns",
+    "cpu_begin",
+    "cpu_end",
+    "checkpoints",
+    "checkpoint_work",
+]
 WAIT_COLUMNS = TRIAL_KEYS + ["who", "on", "begin", "end"]
 # A task's profiled nodes, where the file has them (the ONNX Runtime harness,
 # docs/ort.md: ``tasks[].nodes`` = [name, lane, begin, end]); ``lane`` is the
@@ -135,9 +149,18 @@ def _worker_rows(keys: dict[str, Any], t: dict[str, Any]) -> list[dict[str, Any]
             "cpu_ns": _num(w.get("cpu_ns")),
             "cpu_begin": _num(w.get("cpu_begin")),
             "cpu_end": _num(w.get("cpu_end")),
+            "checkpoints": _series(w.get("checkpoints")),
+            "checkpoint_work": _series(w.get("checkpoint_work")),
         }
         for w in workers
     ]
+
+
+def _series(value: Any) -> tuple[float, ...]:
+    """A list of numbers as a tuple (hashable, immutable); () when absent."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(float(v) for v in value)
 
 
 def parse_records(lines: Iterable[str], source: str = "<memory>") -> Run:
@@ -279,8 +302,11 @@ def _fix_dtypes(df: pd.DataFrame) -> None:
     ints = {"trial_id", "round", "seq"}
     bools = {"warmup", "empty", "checksums_ok"}
     strs = {"workload", "group", "task", "engine", "who", "on", "checksum", "name", "lane"}
+    seqs = {"checkpoints", "checkpoint_work"}
     for col in df.columns:
-        if col in ints:
+        if col in seqs:
+            df[col] = df[col].astype(object)
+        elif col in ints:
             df[col] = df[col].astype("int64")
         elif col in bools:
             df[col] = df[col].astype(bool)

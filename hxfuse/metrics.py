@@ -24,6 +24,13 @@ Timing definitions (all in ns, from the runner's clock):
   ``{T}_run_share = cpu_ns / duration`` (1: ran the whole span, 0.5: shared
   its core half the time) and ``{T}_queue_ns = begin - launch`` (launched
   but waiting for its engine or a core).
+* concurrent progress  from the tasks' checkpoints (hxfuse.progress): per
+  task a piecewise-constant rate between checkpoints, against its alone rate
+  (the median mean rate of its measured alone runs in the same runner
+  invocation); ``concurrent_progress_ns`` is the time with >= 2 tasks at >=
+  50% of their alone rate, ``concurrent_progress_share`` that over the
+  shortest alone work time among the trial's tasks, ``{T}_advancing_ns`` the
+  time task T alone ran at >= 50% of its alone rate.
 * slowdown         ``SD_i = T_i^X / T_i`` with ``T_i`` the median *duration*
   of task i in its measured alone runs (for an alone run completion equals
   duration, so SD of an alone run is ~1).
@@ -43,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from . import intervals as iv
+from . import progress as pg
 from .io import Run
 
 # the vocabulary (re-exported: the analysis reads them as metrics.TASKS, ...)
@@ -189,6 +197,7 @@ def trial_metrics(run: Run) -> pd.DataFrame:
     base = _time_columns(run)
     _task_columns(base, run)
     _progress_columns(base)
+    _checkpoint_columns(base, run)
     _handover_columns(base, run)
     _interference_columns(base, run)
     _engine_columns(base, run)
@@ -265,6 +274,68 @@ def _progress_columns(base: pd.DataFrame) -> None:
     base["cpu_ns"] = cpu
     with np.errstate(divide="ignore", invalid="ignore"):
         base["parallelism"] = cpu / base["makespan_ns"].to_numpy(float)
+
+
+def task_curves(run: Run) -> dict[int, dict[str, list[pg.Curve]]]:
+    """Progress curves per trial and task: one ``(times, work)`` per thread
+    with at least two checkpoints (docs/runner.md ``workers[].checkpoints``)."""
+    w = run.workers
+    out: dict[int, dict[str, list[pg.Curve]]] = {}
+    if "checkpoints" not in w or not len(w):
+        return out
+    for trial_id, task, times, work in w[["trial_id", "task", "checkpoints", "checkpoint_work"]].itertuples(
+        index=False
+    ):
+        if isinstance(times, tuple) and len(times) >= 2 and len(work) == len(times):
+            out.setdefault(int(trial_id), {}).setdefault(str(task), []).append((times, work))
+    return out
+
+
+def alone_progress_rates(
+    run: Run, curves: Mapping[int, Mapping[str, list[pg.Curve]]] | None = None
+) -> dict[str, float]:
+    """Each task's alone rate: the median over the run's measured, non-empty
+    alone runs of that task of its mean progress rate (work fraction per ns
+    over its checkpointed work).  One run is one runner invocation (one
+    replicate), whose alone runs are interleaved with its groups' trials in
+    the same rounds and so share their machine state."""
+    curves = task_curves(run) if curves is None else curves
+    tr = run.trials
+    alone = tr[(tr["group"] == ALONE) & ~tr["warmup"].astype(bool) & ~tr["empty"].astype(bool)]
+    rates: dict[str, list[float]] = {}
+    for trial_id, workload in alone[["trial_id", "workload"]].itertuples(index=False):
+        task = str(workload).upper()
+        r = pg.mean_rate(curves.get(int(trial_id), {}).get(task, []))
+        if math.isfinite(r):
+            rates.setdefault(task, []).append(r)
+    return {t: float(np.median(v)) for t, v in rates.items()}
+
+
+def _checkpoint_columns(base: pd.DataFrame, run: Run) -> None:
+    """Concurrent progress from the checkpoints (hxfuse.progress); NaN where a
+    task has no checkpoints or no alone rate, and for alone and empty trials."""
+    curves = task_curves(run)
+    alone = alone_progress_rates(run, curves)
+    cp = np.full(len(base), np.nan)
+    share = np.full(len(base), np.nan)
+    adv = {t: np.full(len(base), np.nan) for t in TASKS}
+    for row, (trial_id, workload, group, empty) in enumerate(
+        base[["trial_id", "workload", "group", "empty"]].itertuples(index=False)
+    ):
+        if empty or group == ALONE:
+            continue
+        names = tasks_of(str(workload))
+        got = curves.get(int(trial_id), {})
+        rates = [alone.get(t, math.nan) for t in names]
+        for t, r in zip(names, rates):
+            adv[t][row] = pg.advancing_ns(got.get(t, []), r)
+        cp[row] = pg.concurrent_progress_ns([got.get(t, []) for t in names], rates)
+        shortest = min((1.0 / r for r in rates if math.isfinite(r) and r > 0), default=math.nan)
+        share[row] = cp[row] / shortest
+    base["concurrent_progress_ns"] = cp
+    base["concurrent_progress_share"] = share
+    for t in TASKS:
+        base[f"{t}_advancing_ns"] = adv[t]
 
 
 def _handover_columns(base: pd.DataFrame, run: Run) -> None:

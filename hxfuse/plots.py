@@ -128,7 +128,7 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str, out
     """Gantt chart of the representative round of each group.  Returns the intervals.
     For an emulated run the title and a watermark say EMULATED."""
     from .io import read_run
-    from .timeline import gantt_intervals
+    from .timeline import concurrent_progress_spans, gantt_intervals, progress_curves
 
     run = read_run(jsonl)
     emulated = emulated_flag(run.meta.get("emulated"))
@@ -150,14 +150,21 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str, out
     lanes = lane_order(gi["lane"])
     span = float(gi["end_rel_ns"].max())
     scale, unit = _time_unit(span)
-    h = 0.32 * len(lanes) + 0.55
-    fig, axes = plt.subplots(len(groups), 1, figsize=(7.2, h * len(groups) + 0.6), sharex=True, squeeze=False)
-    for ax, g in zip(axes[:, 0], groups):
-        _timeline_panel(ax, gi[gi["group"] == g], g, lanes, span, scale, unit)
-    axes[-1, 0].set_xlabel(f"time since the host's first submit [{unit}]")
+    pc = progress_curves(run)
+    pc = pc[pc["trial_id"].isin(set(gi["trial_id"]))]
+    axes = _timeline_axes(len(groups), len(lanes), not pc.empty)
+    fig = axes[0][0].figure
+    spans = concurrent_progress_spans(run, sorted(set(pc["trial_id"])))
+    for row, g in zip(axes, groups):
+        _timeline_panel(row[0], gi[gi["group"] == g], g, lanes, span, scale, unit)
+        if len(row) > 1:
+            sub = pc[pc["group"] == g]
+            tid = int(sub["trial_id"].iloc[0]) if len(sub) else -1
+            _progress_panel(row[1], sub, spans.get(tid, (math.nan, [])), scale, unit)
+    axes[-1][-1].set_xlabel(f"time since the host's first submit [{unit}]")
     nodes = (gi["kind"] == "node").any()
     fig.legend(
-        handles=_timeline_handles(gi, nodes),
+        handles=_timeline_handles(gi, nodes, not pc.empty),
         loc="lower center",
         ncol=4,
         fontsize=7.5,
@@ -168,6 +175,37 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str, out
     fig.tight_layout(rect=(0, 0.07 if len(groups) > 2 else 0.14, 1, 1))
     save(fig, out)
     return gi
+
+
+def _timeline_axes(groups: int, lanes: int, progress: bool) -> list[list]:
+    """Per group: its Gantt axes and, where the run has checkpoints, a
+    progress panel under it; every panel shares the time axis."""
+    h = 0.32 * lanes + 0.55
+    per = 2 if progress else 1
+    ratios = [h, 0.95][:per] * groups
+    _, axes = plt.subplots(
+        per * groups, 1, figsize=(7.2, sum(ratios) + 0.6), sharex=True, squeeze=False, height_ratios=ratios
+    )
+    flat = list(axes[:, 0])
+    return [flat[per * i : per * i + per] for i in range(groups)]
+
+
+def _progress_panel(ax, sub: pd.DataFrame, spans: tuple[float, list[tuple[float, float]]], scale: float, unit: str):
+    """Each task's work done against time (checkpoints joined: constant rate
+    between them), the time with >= 2 tasks at >= 50% of their alone rate
+    shaded, and its total."""
+    total, segs = spans
+    for b, e in segs:
+        ax.axvspan(b / scale, e / scale, color="#c9b3e6", alpha=0.55, lw=0, zorder=1)
+    for task, g in sub.groupby("task", sort=False):
+        ax.plot(g["t_rel_ns"] / scale, g["work"], color=TASK_COLORS.get(task, "#999"), lw=1.3, zorder=3, label=task)
+    ax.set_ylim(-0.04, 1.08)
+    ax.set_yticks([0, 0.5, 1])
+    ax.set_yticklabels(["0", "½", "1"], fontsize=7)
+    ax.set_ylabel("work\ndone", fontsize=7, rotation=0, ha="right", va="center")
+    ax.grid(axis="y", lw=0.4, alpha=0.5)
+    txt = "n/a" if not math.isfinite(total) else f"{total / scale:.3g} {unit}"
+    ax.set_title(f"progress; concurrent progress {txt} (shaded)", loc="left", fontsize=7.5, pad=2)
 
 
 def _timeline_groups(meta: dict, gi: pd.DataFrame) -> list[str]:
@@ -252,7 +290,7 @@ def _draw_interval(ax, r, y: int, span: float, scale: float) -> None:
         ax.add_patch(Rectangle((b, y - 0.22), w, 0.44, color="#bbbbbb", lw=0, zorder=2))
 
 
-def _timeline_handles(gi: pd.DataFrame, nodes: bool) -> list[Patch]:
+def _timeline_handles(gi: pd.DataFrame, nodes: bool, progress: bool = False) -> list[Patch]:
     """Legend entries for what the timeline shows."""
     handles = [
         Patch(color=c, label=f"task {t}" + (" (profiled nodes)" if nodes else ""))
@@ -268,6 +306,8 @@ def _timeline_handles(gi: pd.DataFrame, nodes: bool) -> list[Patch]:
         handles.append(Patch(fill=False, ec="#555", hatch="....", label="launched, queued"))
     if gi.loc[gi["kind"] == "task", "run_share"].notna().any():
         handles.append(Patch(color="#777", alpha=0.3, label="task span (solid height: share running, cN: core)"))
+    if progress:
+        handles.append(Patch(color="#c9b3e6", alpha=0.55, label=">= 2 tasks at >= 50% of their alone rate"))
     return handles
 
 

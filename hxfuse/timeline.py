@@ -21,10 +21,12 @@ import numpy as np
 import pandas as pd
 
 from . import intervals as iv
+from . import progress as pg
 from .io import Run, read_run
-from .metrics import ALONE, GROUPS, engine_sort_key
+from .metrics import ALONE, GROUPS, alone_progress_rates, engine_sort_key, task_curves, tasks_of
 
 HOST = "host"
+PROGRESS_COLUMNS = ["trial_id", "round", "workload", "group", "task", "t_rel_ns", "work"]
 GANTT_COLUMNS = [
     "trial_id",
     "round",
@@ -106,6 +108,51 @@ def gantt_intervals(run: Run, round: int | None = None) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=GANTT_COLUMNS)
     for c in ("begin_ns", "end_ns", "start_rel_ns", "end_rel_ns", "makespan_ns", "run_share", "core"):
         out[c] = out[c].astype(float)
+    return out
+
+
+def progress_curves(run: Run, round: int | None = None) -> pd.DataFrame:
+    """Each task's progress in the representative trials: one row per
+    checkpoint time of the task (over its threads), ``work`` = the fraction
+    of the task's work done by then (hxfuse.progress.progress_curve),
+    ``t_rel_ns`` relative to the trial's first submit like the intervals of
+    :func:`gantt_intervals`.  Empty where the runner recorded no checkpoints."""
+    chosen = representative_trials(run, round)
+    curves = task_curves(run)
+    rows: list[dict[str, Any]] = []
+    for tr in chosen.itertuples(index=False):
+        got = curves.get(int(tr.trial_id), {})
+        t0 = float(tr.host_submit_begin)
+        for task in tasks_of(str(tr.workload)):
+            if task not in got:
+                continue
+            times, work = pg.progress_curve(got[task])
+            key = {"trial_id": int(tr.trial_id), "round": int(tr.round), "workload": tr.workload}
+            key |= {"group": tr.group, "task": task}
+            rows.extend(key | {"t_rel_ns": t - t0, "work": w} for t, w in zip(times, work))
+    return pd.DataFrame(rows, columns=PROGRESS_COLUMNS)
+
+
+def trial_concurrent_progress(run: Run, trial_ids) -> dict[int, float]:
+    """``concurrent_progress_ns`` of the given trials (hxfuse.progress; the
+    run's alone rates), for the figures' annotations."""
+    return {tid: v for tid, (v, _) in concurrent_progress_spans(run, trial_ids).items()}
+
+
+def concurrent_progress_spans(run: Run, trial_ids) -> dict[int, tuple[float, list[tuple[float, float]]]]:
+    """Per trial: ``concurrent_progress_ns`` and the intervals it adds up,
+    relative to the trial's first submit (as the timelines draw them)."""
+    curves = task_curves(run)
+    alone = alone_progress_rates(run, curves)
+    tr = run.trials.set_index("trial_id")
+    out = {}
+    for tid in trial_ids:
+        names = tasks_of(str(tr["workload"].get(tid, "")))
+        got = [curves.get(int(tid), {}).get(t, []) for t in names]
+        rates = [alone.get(t, math.nan) for t in names]
+        t0 = float(tr["host_submit_begin"].get(tid, math.nan))
+        segs = [(b - t0, e - t0) for b, e in pg.concurrent_segments(got, rates)]
+        out[int(tid)] = (pg.concurrent_progress_ns(got, rates), segs)
     return out
 
 
@@ -288,6 +335,7 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
                     "args": args,
                 }
             )
+    _progress_counters(events, progress_curves(run, round), procs)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
@@ -297,6 +345,23 @@ def perfetto_trace(run: Run, round: int | None = None) -> dict[str, Any]:
             "round": "median-makespan per group" if round is None else int(round),
         },
     }
+
+
+def _progress_counters(events: list[dict[str, Any]], pc: pd.DataFrame, procs) -> None:
+    """One counter track per task of each process ("progress M", ...): the
+    fraction of the task's work done, at each of its checkpoints."""
+    for pid, proc in enumerate(procs, start=1):
+        sub = pc[(pc["workload"] == proc.workload) & (pc["group"] == proc.group)]
+        for r in sub.itertuples(index=False):
+            events.append(
+                {
+                    "ph": "C",
+                    "pid": pid,
+                    "name": f"progress {r.task}",
+                    "ts": r.t_rel_ns / 1000.0,
+                    "args": {"work": float(f"{r.work:.6f}")},
+                }
+            )
 
 
 def trace_problems(trace: Mapping[str, Any]) -> list[str]:
@@ -315,8 +380,11 @@ def trace_problems(trace: Mapping[str, Any]) -> list[str]:
         return ["no traceEvents list"]
     procs, threads, slices = set(), set(), {}
     for i, e in enumerate(ev):
-        if not isinstance(e, Mapping) or e.get("ph") not in ("M", "X"):
-            bad.append(f"event {i}: not a metadata or complete event: {e!r:.80}")
+        if not isinstance(e, Mapping) or e.get("ph") not in ("M", "X", "C"):
+            bad.append(f"event {i}: not a metadata, complete or counter event: {e!r:.80}")
+            continue
+        if e["ph"] == "C":
+            bad.extend(_counter_problems(i, e))
             continue
         if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
             bad.append(f"event {i}: pid/tid not integers")
@@ -350,6 +418,19 @@ def trace_problems(trace: Mapping[str, Any]) -> list[str]:
         n = int(mask.sum())
         if n:
             bad.append(f"pid {pid} tid {tid}: {n} pair(s) of slices overlap without nesting")
+    return bad
+
+
+def _counter_problems(i: int, e: Mapping[str, Any]) -> list[str]:
+    """A counter event needs an integer pid, a name, a finite ts >= 0 and numeric args."""
+    ts, args = e.get("ts"), e.get("args")
+    bad = []
+    if not isinstance(e.get("pid"), int) or not isinstance(e.get("name"), str) or not e["name"]:
+        bad.append(f"event {i}: counter without an integer pid or a name")
+    if not (isinstance(ts, (int, float)) and math.isfinite(ts) and ts >= 0):
+        bad.append(f"event {i}: counter ts not a finite non-negative number ({ts!r})")
+    if not isinstance(args, Mapping) or not args or not all(isinstance(v, (int, float)) for v in args.values()):
+        bad.append(f"event {i}: counter args not numbers")
     return bad
 
 

@@ -147,7 +147,7 @@ def test_trace_problems_finds_malformed_traces():
         for p in tl.trace_problems(with_event({"ph": "X", "pid": 1, "tid": 1, "name": "c", "ts": -1.0, "dur": 1.0}))
     )
     assert any(
-        "not a metadata or complete" in p
+        "not a metadata, complete or counter" in p
         for p in tl.trace_problems(with_event({"ph": "B", "pid": 1, "tid": 1, "name": "c", "ts": 0.0}))
     )
 

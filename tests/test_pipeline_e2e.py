@@ -298,6 +298,8 @@ RULES_OF_MODULE = {
     "latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "mechanism": PAPER | {"mechanism"},
     "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    # imported by metrics (and timeline)
+    "progress": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the vocabulary (tasks, workloads, groups, pairs, V defaults)
     "model": ANALYSIS
     | COMPARE

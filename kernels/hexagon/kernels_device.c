@@ -85,6 +85,10 @@ const hx_kernels *hx_kernels_fast(void) {
         table.gemm_u8i8_prep_bytes = hx_hmx_u8i8_prep_bytes;
         table.gemm_u8i8_prepare = hx_hmx_u8i8_prepare;
         table.gemm_u8i8_run = hx_hmx_u8i8_run;
+        /* The HMX layout is not HVX's, and one HMX run holds the HMX lock and
+         * stages C: no row-range entry, so M runs as one block (its
+         * checkpoints are only its begin and end). */
+        table.gemm_u8i8_run_rows = NULL;
 #else
         table.name = "hvx-nohmx+udma";
 #endif

@@ -97,13 +97,17 @@ static inline uint32_t a_word(const uint8_t *row, int q) {
     return w;
 }
 
-static void hvx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
+/* Rows [r0, r1) of C (r0 a multiple of 4): the task runs the GEMM block by
+ * block to time-stamp its progress; each row is computed as in a whole run.
+ * No k-blocking, so kc is ignored.  Untested on hardware. */
+static void hvx_u8i8_run_rows(const void *prep, int32_t *C, int m, int n, int k, int kc, int r0, int r1) {
+    (void)m, (void)kc;
     int kp = round_up(k, 4), kq = kp / 4, np = (n + PANEL - 1) / PANEL;
     const uint8_t *pb = align_prep(prep);
     const uint8_t *pa = pb + (size_t)np * kp * PANEL;
     const HVX_Vector zero = Q6_V_vzero();
-    int i = 0;
-    for (; i + 4 <= m; i += 4) {
+    int i = r0;
+    for (; i + 4 <= r1; i += 4) {
         const uint8_t *a0 = pa + (size_t)i * kp, *a1 = a0 + kp, *a2 = a1 + kp, *a3 = a2 + kp;
         int p = 0;
         for (; p + 2 <= np; p += 2) {
@@ -152,7 +156,7 @@ static void hvx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
             store_strip(C, n, i + 3, p * PANEL, c3v);
         }
     }
-    for (; i < m; i++) {
+    for (; i < r1; i++) {
         const uint8_t *a0 = pa + (size_t)i * kp;
         for (int p = 0; p < np; p++) {
             const HVX_Vector *b0 = (const HVX_Vector *)(pb + (size_t)p * kp * PANEL);
@@ -161,6 +165,10 @@ static void hvx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
             store_strip(C, n, i, p * PANEL, acc);
         }
     }
+}
+
+static void hvx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
+    hvx_u8i8_run_rows(prep, C, m, n, k, 0, 0, m);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -271,6 +279,9 @@ static void hvx_f32_prepare(const float *A, const float *B, int m, int n, int k,
 static void hvx_f32_run(const void *prep, float *C, int m, int n, int k) {
     hx_kernels_ref.gemm_f32_run(prep, C, m, n, k);
 }
+static void hvx_f32_run_rows(const void *prep, float *C, int m, int n, int k, int kc, int r0, int r1) {
+    hx_kernels_ref.gemm_f32_run_rows(prep, C, m, n, k, kc, r0, r1);
+}
 static void hvx_vec_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0, int r1) {
     hx_kernels_ref.vec_f32(x, y, rowsum, rowmax, cols, passes, r0, r1);
 }
@@ -285,6 +296,10 @@ const hx_kernels hx_kernels_hvx = {
     .gemm_u8i8_prep_bytes = hvx_u8i8_prep_bytes,
     .gemm_u8i8_prepare = hvx_u8i8_prepare,
     .gemm_u8i8_run = hvx_u8i8_run,
+    .gemm_f32_run_rows = hvx_f32_run_rows,
+    .gemm_u8i8_run_rows = hvx_u8i8_run_rows,
+    /* the u8i8 rows come in strips of 4; the fp32 reference takes any row */
+    .gemm_rows_align = 4,
     .vec_f32 = hvx_vec_f32,
     .vec_i16 = hvx_vec_i16,
     .copy2d = hvx_copy2d,

@@ -78,13 +78,20 @@ const char *hx_platform_name(void) {
  * does not advance (a simulator without its QTimer model) calibration
  * fails with a message instead of spinning for ever. */
 static uint64_t pcycles_per_us;
+/* Whether this thread's pcycles advanced over the calibration loop: in an
+ * unsigned PD they may read 0 throughout, and a 0 must not pass for "no CPU
+ * time" (it would make every task look idle); the trials then write cpu_ns
+ * as null.  Untested on hardware. */
+static int thread_pcycles_advance = 1;
 static int calibrate_pcycles(char *err, size_t errlen) {
     if (pcycles_per_us) return 0;
     qurt_profile_enable(1);
+    uint64_t t0 = qurt_profile_get_thread_pcycles();
     uint64_t q0 = HAP_perf_get_qtimer_count(), p0 = HAP_perf_get_pcycles(), q1, p1;
     do {
         q1 = HAP_perf_get_qtimer_count(), p1 = HAP_perf_get_pcycles();
     } while (q1 - q0 < HX_QTIMER_HZ / 500 && p1 - p0 < 200000000ull); /* 2 ms, or 2e8 cycles */
+    thread_pcycles_advance = qurt_profile_get_thread_pcycles() != t0;
     uint64_t us = HAP_perf_qtimer_count_to_us(q1 - q0);
     if (us < 1000) {
         snprintf(err, errlen,
@@ -109,6 +116,8 @@ uint64_t hx_thread_cpu_ns(void) {
     uint64_t pc = qurt_profile_get_thread_pcycles();
     return pc * 1000ull / pcycles_per_us;
 }
+
+int hx_thread_cpu_available(void) { return thread_pcycles_advance; }
 
 /* HVX contexts: 128-byte units on this cDSP, and the holders so far. */
 static int hvx_units(void) { return (qurt_hvx_get_units() >> 8) & 0xFF; }

@@ -33,7 +33,7 @@ void hx_usage(FILE *f) {
           "  --scratch-bytes N  --warmup W  --rounds N  --seed S  --wait spin|spin-block  --spin-ns N\n"
           "  --antagonist N  --antagonist-bytes B\n"
           "  --affinity spread|none|host=1,vec=1,mx=0,dma=0[,vec1=0..][,bw0=1..]  --calibrate M=100,V=80,D=60\n"
-          "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V\n"
+          "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V  --checkpoints K\n"
           "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch\n",
           f);
 }
@@ -226,6 +226,7 @@ static void set_defaults(hx_config *c) {
     c->affinity_spec = "none";
     c->early_completion = 1;
     c->groups = 0xF;
+    c->checkpoints = HX_CKPT_DEFAULT;
 }
 
 /* The tasks' work: precision, shapes, V's variant and quota, D's pattern. */
@@ -336,6 +337,9 @@ static int parse_run_option(const char *o, const char *v, hx_config *c, char *er
     } else if (!strcmp(o, "--warmup")) {
         if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
         c->warmup = (int)L;
+    } else if (!strcmp(o, "--checkpoints")) {
+        if (parse_long(v, 0, HX_MAX_CKPT, &L)) return fail(err, n, o, "expected an integer in [0, 64]", v);
+        c->checkpoints = (int)L;
     } else if (!strcmp(o, "--rounds")) {
         if (parse_long(v, 1, 10000000, &L)) return fail(err, n, o, "expected an integer >= 1", v);
         c->rounds = (int)L;

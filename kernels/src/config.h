@@ -17,6 +17,9 @@ enum { HX_INJECT_NONE = 0, HX_INJECT_V_OUT_M_OUT, HX_INJECT_D_DST_V_SCRATCH };
 #define HX_MAX_LABELS      16
 #define HX_MAX_VWORKERS    8
 #define HX_MAX_ANTAGONISTS 8
+/* --checkpoints: most progress blocks per task (per V worker) */
+#define HX_MAX_CKPT        64
+#define HX_CKPT_DEFAULT    32
 /* Threads that can be placed: the host, the three engines, the extra vector
  * workers vec1..vec7 (vecN at HX_ENG_VWORKER(N)), then the bandwidth
  * antagonists bw0..bw7 (bwN at HX_ENG_BW(N)). */
@@ -63,6 +66,7 @@ typedef struct hx_config {
     double calib_us[HX_NTASKS];
     int early_completion;
     int check_at_publish;
+    int checkpoints; /* progress blocks per task (per V worker); 0: none, the tasks run unblocked */
     uint32_t groups; /* mask over HX_G_* */
     int inject;
     int nlabels;

@@ -19,11 +19,22 @@ enum { HX_SLOT_D2 = HX_NTASKS, HX_NSLOTS };
 /* One thread's part of a task: the whole task for M and D, one row chunk of
  * V per vector worker.  cpu_ns is that thread's CPU time over [begin, end];
  * cpu_begin/cpu_end the core it ran on then (-1: the platform cannot tell). */
+/* Progress checkpoints: the runner's clock (hx_exec_now) read after each
+ * block of the thread's work, with the work done by then (ckpt_done, in the
+ * task's own units: M rows of C, V rows, D bytes) out of the task's whole
+ * work (ckpt_total).  ckpt[0] is the start of the work (ckpt_done[0] = 0).
+ * A clock is the one progress measure every platform has: per-thread CPU
+ * counters count occupancy (a thread stalled on a DMA counts as busy) or do
+ * not advance at all in some protection domains. */
+#define HX_CKPT_CAP (HX_MAX_CKPT + 1)
 typedef struct hx_worker_rec {
     const char *engine;
     uint64_t begin, end, cpu_ns;
     int cpu_begin, cpu_end;
     int64_t switches; /* involuntary context switches over [begin, end]; -1: not measured */
+    int nckpt;
+    uint64_t ckpt_total;
+    uint64_t ckpt[HX_CKPT_CAP], ckpt_done[HX_CKPT_CAP];
 } hx_worker_rec;
 
 typedef struct hx_task {
@@ -44,6 +55,7 @@ typedef struct hx_task {
     int cpu_begin, cpu_end;
     int nworkers;
     hx_worker_rec workers[HX_MAX_VWORKERS];
+    hx_worker_rec *rec;           /* the running thread's record, where hx_task_work stamps checkpoints */
     uint64_t checksum_at_publish; /* --check-at-publish: read by the host right after the acquire */
     const char *ran_on;
     hx_event dev_done;  /* engine -> fused entry (eM, eD) */
@@ -122,6 +134,7 @@ typedef struct hx_exec {
         uint8_t *out;       /* the buffer that holds the last window */
         size_t src_bytes, dst_bytes;
         int dst_stride, ndesc, per_window;
+        int per_block; /* descriptors per checkpoint block (a chain never crosses one) */
         hx_copy_desc *chain;
     } d;
 } hx_exec;
@@ -145,8 +158,14 @@ size_t hx_elem_bytes_v(const hx_config *cfg);
 uint64_t hx_exec_now(const hx_exec *x); /* ns since the run's epoch */
 void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e);
 void hx_task_init_jobs(hx_task *t);
-/* V's work split over the entry thread and the extra vector workers. */
-void hx_task_work_v_split(hx_exec *x);
+/* V's work split over the entry thread and the extra vector workers; rec is
+ * the entry thread's record (V's own when there is no extra worker). */
+void hx_task_work_v_split(hx_exec *x, hx_worker_rec *rec);
+/* Checkpoints: stamps one (now, done of total); the units per block that
+ * split `units` (in multiples of align) into at most `blocks` blocks
+ * (blocks <= 0: one block). */
+void hx_ckpt(hx_exec *x, hx_worker_rec *w, uint64_t done, uint64_t total);
+int hx_ckpt_block(int units, int align, int blocks);
 void hx_fused_init(hx_fused_req *f, hx_exec *x);
 int hx_plan_check(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 

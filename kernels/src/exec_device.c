@@ -23,6 +23,7 @@ void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, 
 static uint64_t rec_open(hx_exec *x, hx_worker_rec *w, const char *engine, int cpu_time) {
     w->engine = engine;
     w->switches = cpu_time ? hx_thread_involuntary_switches() : -1;
+    w->nckpt = 0, w->ckpt_total = 0;
     w->cpu_begin = hx_current_cpu();
     w->begin = hx_exec_now(x);
     return cpu_time ? hx_thread_cpu_ns() : 0;
@@ -44,6 +45,7 @@ static void run_timed(hx_task *t, hx_engine *e) {
     t->ran_on = e->name;
     t->nworkers = 0;
     uint64_t cpu0 = rec_open(t->x, &w, e->name, !t->empty);
+    t->rec = &w;
     hx_task_work(t);
     rec_close(t->x, &w, !t->empty, cpu0);
     t->begin = w.begin, t->end = w.end;
@@ -87,32 +89,67 @@ void hx_task_init_jobs(hx_task *t) {
     t->launch_job.run = launch_run;
 }
 
-/* V with a vector quota > 1: rows are split across the entry thread and the
- * extra vector workers. */
-static void vchunk_compute(const hx_vchunk *c) {
-    hx_exec *x = c->x;
+void hx_ckpt(hx_exec *x, hx_worker_rec *w, uint64_t done, uint64_t total) {
+    if (w->nckpt >= HX_CKPT_CAP) return; /* unreachable: blocks are bounded by HX_MAX_CKPT */
+    w->ckpt[w->nckpt] = hx_exec_now(x);
+    w->ckpt_done[w->nckpt++] = done;
+    w->ckpt_total = total;
+}
+
+int hx_ckpt_block(int units, int align, int blocks) {
+    if (units <= 0) return 1;
+    if (blocks <= 0) return units;
+    if (align < 1) align = 1;
+    int groups = (units + align - 1) / align;
+    return (groups + blocks - 1) / blocks * align;
+}
+
+/* Rows [r0, r1) of V's array. */
+static void v_rows(hx_exec *x, int r0, int r1) {
     const hx_config *cfg = x->cfg;
     if (cfg->precision == HX_FP32 && cfg->v_variant == HX_V_STREAM)
         x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax, cfg->v_cols,
-                        cfg->v_passes, c->r0, c->r1);
+                        cfg->v_passes, r0, r1);
     else if (cfg->precision == HX_FP32)
         x->kern->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
-                         cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+                         cfg->v_cols, cfg->v_passes, r0, r1);
     else
         x->kern->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum, (int16_t *)x->v.rowmax,
-                         cfg->v_cols, cfg->v_passes, c->r0, c->r1);
+                         cfg->v_cols, cfg->v_passes, r0, r1);
+}
+
+/* V with a vector quota > 1: rows are split across the entry thread and the
+ * extra vector workers.  Each chunk runs in row blocks with a checkpoint
+ * after each (rows are independent, so the blocks change no output); the
+ * work done counts rows of the whole array, so a worker's last checkpoint
+ * is its share of V. */
+static void vchunk_compute(const hx_vchunk *c, hx_worker_rec *rec) {
+    hx_exec *x = c->x;
+    int K = x->cfg->checkpoints;
+    if (!K) {
+        v_rows(x, c->r0, c->r1);
+        return;
+    }
+    uint64_t total = (uint64_t)x->cfg->v_rows;
+    int blk = hx_ckpt_block(c->r1 - c->r0, 1, K);
+    hx_ckpt(x, rec, 0, total);
+    for (int r = c->r0; r < c->r1; r += blk) {
+        int r1 = r + blk < c->r1 ? r + blk : c->r1;
+        v_rows(x, r, r1);
+        hx_ckpt(x, rec, (uint64_t)(r1 - c->r0), total);
+    }
 }
 
 /* One chunk on one thread, recorded as one of V's workers. */
 static void vchunk_run(hx_job *job, hx_engine *e) {
     hx_vchunk *c = (hx_vchunk *)job;
     uint64_t cpu0 = rec_open(c->x, &c->rec, e->name, 1);
-    vchunk_compute(c);
+    vchunk_compute(c, &c->rec);
     rec_close(c->x, &c->rec, 1, cpu0);
     hx_event_signal(&c->done);
 }
 
-void hx_task_work_v_split(hx_exec *x) {
+void hx_task_work_v_split(hx_exec *x, hx_worker_rec *rec) {
     int parts = x->nvworkers + 1, rows = x->cfg->v_rows;
     for (int i = 0; i < parts; i++) {
         hx_vchunk *c = &x->vchunk[i];
@@ -123,7 +160,7 @@ void hx_task_work_v_split(hx_exec *x) {
         hx_event_reset(&c->done);
     }
     if (parts == 1) { /* the entry thread alone: run_timed's record is V's */
-        vchunk_compute(&x->vchunk[0]);
+        vchunk_compute(&x->vchunk[0], rec);
         return;
     }
     for (int i = 1; i < parts; i++) hx_engine_push(&x->vworker[i - 1], &x->vchunk[i].job);

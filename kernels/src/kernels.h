@@ -43,6 +43,16 @@ typedef struct hx_kernels {
      * (kc a multiple of 8).  run() is the kc = HX_M_TILE_DEFAULT case. */
     void (*gemm_f32_run_kc)(const void *prep, float *C, int m, int n, int k, int kc);
     void (*gemm_u8i8_run_kc)(const void *prep, int32_t *C, int m, int n, int k, int kc);
+    /* Optional (NULL: M runs as one block and records no inner checkpoint):
+     * rows [r0, r1) of C only, from the whole problem's prepared layout, with
+     * each element computed exactly as run_kc (or run) computes it, so that
+     * the task can run the GEMM block by block and time-stamp each block
+     * (its progress checkpoints) without knowing the layout.  r0 and r1 are
+     * multiples of gemm_rows_align (r1 may also be m); kc <= 0 is the
+     * backend's default blocking, and a backend without run_kc ignores it. */
+    void (*gemm_f32_run_rows)(const void *prep, float *C, int m, int n, int k, int kc, int r0, int r1);
+    void (*gemm_u8i8_run_rows)(const void *prep, int32_t *C, int m, int n, int k, int kc, int r0, int r1);
+    int gemm_rows_align; /* row granularity of the run_rows entries (its panel height) */
 
     /* V: y = act^passes(x) elementwise, then per-row reduction of y, for rows
      * [r0, r1) of a rows x cols row-major array (workers split rows).

@@ -104,20 +104,28 @@ static void f32_micro(const float *a, const float *b, int kc, float *C, int ldc,
         for (int j = 0; j < cols; j++) C[(size_t)r * ldc + j] = accumulate ? C[(size_t)r * ldc + j] + t[r][j] : t[r][j];
 }
 
-static void f32_run_kc(const void *prep, float *C, int m, int n, int k, int KCB) {
+/* Rows [r0, r1) of C (r0 a multiple of MR): the row panels in that range.
+ * Every element sees the same k-blocks in the same order as a whole-matrix
+ * run, so running C block by block gives bit-identical results. */
+static void f32_run_rows(const void *prep, float *C, int m, int n, int k, int KCB, int r0, int r1) {
     const float *Ap = (const float *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
+    if (KCB <= 0) KCB = KC;
     for (int k0 = 0; k0 < k; k0 += KCB) {
         int kc = k - k0 < KCB ? k - k0 : KCB;
         for (int jp = 0; jp < panels(n, NR); jp++) {
             const float *b = Bp + ((size_t)jp * k + k0) * NR;
             int cols = n - jp * NR < NR ? n - jp * NR : NR;
-            for (int ip = 0; ip < panels(m, MR); ip++) {
+            for (int ip = r0 / MR; ip < panels(r1, MR); ip++) {
                 int rows = m - ip * MR < MR ? m - ip * MR : MR;
                 f32_micro(Ap + ((size_t)ip * k + k0) * MR, b, kc, C + (size_t)ip * MR * n + jp * NR, n, rows, cols,
                           k0 > 0);
             }
         }
     }
+}
+
+static void f32_run_kc(const void *prep, float *C, int m, int n, int k, int KCB) {
+    f32_run_rows(prep, C, m, n, k, KCB, 0, m);
 }
 
 static void f32_run(const void *prep, float *C, int m, int n, int k) { f32_run_kc(prep, C, m, n, k, KC); }
@@ -169,20 +177,26 @@ static void u8i8_micro(const int32_t *a, const int32_t *b, int p0, int p1, int32
     }
 }
 
-/* Integer sums are exact, so the k-blocking changes speed, never results. */
-static void u8i8_run_kc(const void *prep, int32_t *C, int m, int n, int k, int KCB) {
+/* Integer sums are exact, so the k-blocking changes speed, never results.
+ * Rows [r0, r1) of C, r0 a multiple of MR. */
+static void u8i8_run_rows(const void *prep, int32_t *C, int m, int n, int k, int KCB, int r0, int r1) {
     const int32_t *Ap = (const int32_t *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
+    if (KCB <= 0) KCB = KC;
     for (int k0 = 0; k0 < k; k0 += KCB) {
         int k1 = k - k0 < KCB ? k : k0 + KCB;
         for (int jp = 0; jp < panels(n, NR); jp++) {
             int cols = n - jp * NR < NR ? n - jp * NR : NR;
-            for (int ip = 0; ip < panels(m, MR); ip++) {
+            for (int ip = r0 / MR; ip < panels(r1, MR); ip++) {
                 int rows = m - ip * MR < MR ? m - ip * MR : MR;
                 u8i8_micro(Ap + (size_t)ip * k * MR, Bp + (size_t)jp * k * NR, k0, k1,
                            C + (size_t)ip * MR * n + jp * NR, n, rows, cols, k0 > 0);
             }
         }
     }
+}
+
+static void u8i8_run_kc(const void *prep, int32_t *C, int m, int n, int k, int KCB) {
+    u8i8_run_rows(prep, C, m, n, k, KCB, 0, m);
 }
 
 static void u8i8_run(const void *prep, int32_t *C, int m, int n, int k) { u8i8_run_kc(prep, C, m, n, k, KC); }
@@ -342,6 +356,9 @@ static const hx_kernels host_kernels = {
     .gemm_u8i8_run = u8i8_run,
     .gemm_f32_run_kc = f32_run_kc,
     .gemm_u8i8_run_kc = u8i8_run_kc,
+    .gemm_f32_run_rows = f32_run_rows,
+    .gemm_u8i8_run_rows = u8i8_run_rows,
+    .gemm_rows_align = MR,
     .vec_f32 = vec_f32,
     .vec_i16 = vec_i16,
     .vec_stream_f32 = vec_stream_f32,

@@ -11,14 +11,20 @@ static void ref_f32_prepare(const float *A, const float *B, int m, int n, int k,
     memcpy(p, A, (size_t)m * k * sizeof(float));
     memcpy(p + (size_t)m * k, B, (size_t)k * n * sizeof(float));
 }
-static void ref_f32_run(const void *prep, float *C, int m, int n, int k) {
+/* Rows [r0, r1) of C; the reference has no k-blocking, so kc is ignored. */
+static void ref_f32_run_rows(const void *prep, float *C, int m, int n, int k, int kc, int r0, int r1) {
+    (void)kc;
     const float *A = (const float *)prep, *B = A + (size_t)m * k;
-    for (int i = 0; i < m; i++)
+    for (int i = r0; i < r1; i++)
         for (int j = 0; j < n; j++) {
             float acc = 0.0f;
             for (int p = 0; p < k; p++) acc += A[(size_t)i * k + p] * B[(size_t)p * n + j];
             C[(size_t)i * n + j] = acc;
         }
+}
+
+static void ref_f32_run(const void *prep, float *C, int m, int n, int k) {
+    ref_f32_run_rows(prep, C, m, n, k, 0, 0, m);
 }
 
 static size_t ref_u8i8_prep_bytes(int m, int n, int k) { return (size_t)m * k + (size_t)k * n; }
@@ -27,15 +33,20 @@ static void ref_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, in
     memcpy(p, A, (size_t)m * k);
     memcpy(p + (size_t)m * k, B, (size_t)k * n);
 }
-static void ref_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
+static void ref_u8i8_run_rows(const void *prep, int32_t *C, int m, int n, int k, int kc, int r0, int r1) {
+    (void)kc;
     const uint8_t *A = (const uint8_t *)prep;
     const int8_t *B = (const int8_t *)(A + (size_t)m * k);
-    for (int i = 0; i < m; i++)
+    for (int i = r0; i < r1; i++)
         for (int j = 0; j < n; j++) {
             int32_t acc = 0;
             for (int p = 0; p < k; p++) acc += (int32_t)A[(size_t)i * k + p] * (int32_t)B[(size_t)p * n + j];
             C[(size_t)i * n + j] = acc;
         }
+}
+
+static void ref_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
+    ref_u8i8_run_rows(prep, C, m, n, k, 0, 0, m);
 }
 
 static void ref_vec_f32(const float *x, float *y, float *rowsum, float *rowmax, int cols, int passes, int r0, int r1) {
@@ -112,6 +123,9 @@ const hx_kernels hx_kernels_ref = {
     .gemm_u8i8_prep_bytes = ref_u8i8_prep_bytes,
     .gemm_u8i8_prepare = ref_u8i8_prepare,
     .gemm_u8i8_run = ref_u8i8_run,
+    .gemm_f32_run_rows = ref_f32_run_rows,
+    .gemm_u8i8_run_rows = ref_u8i8_run_rows,
+    .gemm_rows_align = 1,
     .vec_f32 = ref_vec_f32,
     .vec_i16 = ref_vec_i16,
     .vec_stream_f32 = ref_vec_stream_f32,

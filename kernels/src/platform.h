@@ -14,6 +14,9 @@ uint64_t hx_now_ns(void);
 /* CPU time consumed by the calling thread, ns (calibration tasks busy-wait on
  * this so that oversubscribed cores serialise them honestly). */
 uint64_t hx_thread_cpu_ns(void);
+/* 0 where per-thread CPU time does not advance on this platform (QuRT: an
+ * unsigned PD may read 0 pcycles): the records then say null, not 0. */
+int hx_thread_cpu_available(void);
 /* Resolution the OS claims for hx_now_ns, ns. */
 uint64_t hx_clock_resolution_ns(void);
 const char *hx_clock_source(void);

@@ -34,6 +34,8 @@ uint64_t hx_thread_cpu_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int hx_thread_cpu_available(void) { return 1; }
+
 uint64_t hx_clock_resolution_ns(void) {
     struct timespec ts;
     if (clock_getres(CLOCK_MONOTONIC, &ts) != 0) return 0;

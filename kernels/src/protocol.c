@@ -207,6 +207,7 @@ static void write_args(hx_json *j, const hx_config *c) {
     hx_json_str(j, "precision", precision_name(c));
     hx_json_i64(j, "m", c->m), hx_json_i64(j, "n", c->n), hx_json_i64(j, "k", c->k);
     hx_json_i64(j, "m_tile", c->m_tile);
+    hx_json_i64(j, "checkpoints", c->checkpoints);
     hx_json_str(j, "v_variant", hx_v_variant_names[c->v_variant]);
     hx_json_str(j, "v_release", v_release_name(c));
     write_window(j, c);
@@ -313,6 +314,9 @@ static void write_policy(hx_json *j, const hx_config *c) {
     hx_json_bool(j, "early_completion", c->early_completion);
     hx_json_str(j, "v_release", v_release_name(c));
     write_window(j, c);
+    /* K: progress blocks per task (per V worker), each followed by a
+     * checkpoint; 0: the tasks ran unblocked, with none */
+    hx_json_i64(j, "checkpoints", c->checkpoints);
     if (c->antagonists) {
         hx_json_obj(j, "antagonist");
         hx_json_i64(j, "threads", c->antagonists);
@@ -384,6 +388,25 @@ static int handover_outlier(const hx_exec *x, uint32_t mask) {
 
 static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->cfg->calibrate; }
 
+/* CPU time, or null where the platform's per-thread counters do not advance
+ * (a 0 would read as "no work done"); empty tasks measure nothing: 0. */
+static void cpu_time(hx_json *j, const char *key, uint64_t ns, int empty) {
+    if (!empty && !hx_thread_cpu_available()) hx_json_null(j, key);
+    else hx_json_u64(j, key, ns);
+}
+
+/* A thread's progress checkpoints: the times, and the work done by each as
+ * a fraction of the task's whole work (empty lists: no checkpoints). */
+static void write_checkpoints(hx_json *j, const hx_worker_rec *r) {
+    hx_json_arr(j, "checkpoints");
+    for (int i = 0; i < r->nckpt; i++) hx_json_u64(j, NULL, r->ckpt[i]);
+    hx_json_close(j, ']');
+    hx_json_arr(j, "checkpoint_work");
+    for (int i = 0; i < r->nckpt; i++)
+        hx_json_f64(j, NULL, r->ckpt_total ? (double)r->ckpt_done[i] / (double)r->ckpt_total : 0.0);
+    hx_json_close(j, ']');
+}
+
 /* One task's record in a trial; returns 0 when its checksum differs from
  * the verified one. */
 static int write_task(hx_json *j, const hx_exec *x, int i, int empty, const uint64_t *verified) {
@@ -395,7 +418,7 @@ static int write_task(hx_json *j, const hx_exec *x, int i, int empty, const uint
     hx_json_u64(j, "launch", t->launch);
     hx_json_u64(j, "begin", t->begin), hx_json_u64(j, "end", t->end);
     hx_json_u64(j, "host_seen", t->host_seen);
-    hx_json_u64(j, "cpu_ns", t->cpu_ns);
+    cpu_time(j, "cpu_ns", t->cpu_ns, empty);
     cpu_id(j, "cpu_begin", t->cpu_begin), cpu_id(j, "cpu_end", t->cpu_end);
     /* null: not measured (empty task) or the platform cannot count them */
     if (t->switches < 0) hx_json_null(j, "involuntary_switches");
@@ -406,8 +429,9 @@ static int write_task(hx_json *j, const hx_exec *x, int i, int empty, const uint
         hx_json_obj(j, NULL);
         hx_json_str(j, "engine", r->engine);
         hx_json_u64(j, "begin", r->begin), hx_json_u64(j, "end", r->end);
-        hx_json_u64(j, "cpu_ns", r->cpu_ns);
+        cpu_time(j, "cpu_ns", r->cpu_ns, empty);
         cpu_id(j, "cpu_begin", r->cpu_begin), cpu_id(j, "cpu_end", r->cpu_end);
+        write_checkpoints(j, r);
         hx_json_close(j, '}');
     }
     hx_json_close(j, ']');

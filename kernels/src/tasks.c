@@ -27,50 +27,98 @@ static void *must_alloc(size_t bytes, const char *what, char *err, size_t errlen
 
 /* Busy-wait for the calibration tasks.  Thread CPU time, not wall time: if
  * the OS serialises two "concurrent" busy-waits on one core, the measurement
- * must show it. */
+ * must show it.  With checkpoints, the wait runs in equal blocks of CPU time
+ * (the work done counts its ns). */
 static void busy_wait(uint64_t ns) {
     uint64_t start = hx_thread_cpu_ns();
     while (hx_thread_cpu_ns() - start < ns) hx_cpu_relax();
 }
 
+static void work_calibrated(hx_exec *x, hx_worker_rec *w, uint64_t ns) {
+    int K = x->cfg->checkpoints;
+    if (!K) {
+        busy_wait(ns);
+        return;
+    }
+    hx_ckpt(x, w, 0, ns);
+    for (int b = 1; b <= K; b++) {
+        uint64_t done = ns * (uint64_t)b / (uint64_t)K;
+        busy_wait(done - ns * (uint64_t)(b - 1) / (uint64_t)K);
+        hx_ckpt(x, w, done, ns);
+    }
+}
+
+/* The GEMM over rows [r0, r1) of C; the whole matrix through the plain
+ * entries (rows 0): --m-tile given selects the backend's tiled entry
+ * (main checked it exists). */
+static void gemm_rows(hx_exec *x, int r0, int r1, int rows) {
+    const hx_config *c = x->cfg;
+    const hx_kernels *k = x->kern;
+    int kc = c->m_tile_set ? c->m_tile : 0;
+    if (c->precision == HX_FP32) {
+        float *C = (float *)x->m.C;
+        if (rows) k->gemm_f32_run_rows(x->m.prep, C, c->m, c->n, c->k, kc, r0, r1);
+        else if (c->m_tile_set) k->gemm_f32_run_kc(x->m.prep, C, c->m, c->n, c->k, c->m_tile);
+        else k->gemm_f32_run(x->m.prep, C, c->m, c->n, c->k);
+    } else {
+        int32_t *C = (int32_t *)x->m.C;
+        if (rows) k->gemm_u8i8_run_rows(x->m.prep, C, c->m, c->n, c->k, kc, r0, r1);
+        else if (c->m_tile_set) k->gemm_u8i8_run_kc(x->m.prep, C, c->m, c->n, c->k, c->m_tile);
+        else k->gemm_u8i8_run(x->m.prep, C, c->m, c->n, c->k);
+    }
+}
+
+/* M in blocks of rows of C, a checkpoint after each.  A backend without a
+ * row-range entry runs the GEMM whole: its checkpoints are begin and end. */
+static void work_m(hx_exec *x, hx_worker_rec *w) {
+    const hx_config *c = x->cfg;
+    const hx_kernels *k = x->kern;
+    int rows = c->precision == HX_FP32 ? k->gemm_f32_run_rows != NULL : k->gemm_u8i8_run_rows != NULL;
+    if (!c->checkpoints) {
+        gemm_rows(x, 0, c->m, 0);
+        return;
+    }
+    hx_ckpt(x, w, 0, (uint64_t)c->m);
+    int blk = rows ? hx_ckpt_block(c->m, k->gemm_rows_align, c->checkpoints) : c->m;
+    for (int r0 = 0; r0 < c->m; r0 += blk) {
+        int r1 = r0 + blk < c->m ? r0 + blk : c->m;
+        gemm_rows(x, r0, r1, rows);
+        hx_ckpt(x, w, (uint64_t)r1, (uint64_t)c->m);
+    }
+}
+
+/* D: one chain per checkpoint block (build_chain ends a chain at every block
+ * and, double-buffered, at every window), a checkpoint after each block.
+ * Double-buffered, window w lands in scratch buffer w % 2; the second buffer
+ * is acquired when the stream first needs it, so a slot another task freed
+ * by then (V's, released at completion) can be counted against it: the
+ * scratch peak shows what early release buys.  Released with D's own slot. */
+static void work_d(hx_exec *x, hx_worker_rec *w) {
+    const hx_config *cfg = x->cfg;
+    uint64_t total = 0, done = 0;
+    for (int i = 0; i < x->d.ndesc; i++) total += (uint64_t)x->d.chain[i].rows * x->d.chain[i].row_bytes;
+    if (cfg->checkpoints) hx_ckpt(x, w, 0, total);
+    for (int i = 0; i < x->d.ndesc;) {
+        if (cfg->d_buffers == 2 && i == x->d.per_window && hx_arena_reserve(&x->arena, HX_BIT(HX_SLOT_D2)) != 0)
+            fprintf(stderr, "hxrun: internal error: D's second scratch window reserved twice\n");
+        const hx_copy_desc *d = &x->d.chain[i];
+        x->kern->copy2d(d);
+        for (; d; d = d->next, i++) done += (uint64_t)d->rows * d->row_bytes;
+        if (cfg->checkpoints && (i % x->d.per_block == 0 || i == x->d.ndesc)) hx_ckpt(x, w, done, total);
+    }
+}
+
 void hx_task_work(hx_task *t) {
     hx_exec *x = t->x;
-    const hx_config *cfg = x->cfg;
     if (t->empty) return;
     if (t->calib_ns) {
-        busy_wait(t->calib_ns);
+        work_calibrated(x, t->rec, t->calib_ns);
         return;
     }
     switch (t->id) {
-    case HX_M:
-        /* --m-tile given: the backend's tiled entry (main checked it exists) */
-        if (cfg->precision == HX_FP32) {
-            if (cfg->m_tile_set)
-                x->kern->gemm_f32_run_kc(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
-            else x->kern->gemm_f32_run(x->m.prep, (float *)x->m.C, cfg->m, cfg->n, cfg->k);
-        } else {
-            if (cfg->m_tile_set)
-                x->kern->gemm_u8i8_run_kc(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k, cfg->m_tile);
-            else x->kern->gemm_u8i8_run(x->m.prep, (int32_t *)x->m.C, cfg->m, cfg->n, cfg->k);
-        }
-        break;
-    case HX_V: hx_task_work_v_split(x); break;
-    case HX_D:
-        if (cfg->d_buffers == 1) {
-            x->kern->copy2d(x->d.chain); /* one chain through the one window */
-            break;
-        }
-        /* Double-buffered: window w lands in scratch buffer w % 2, one chain
-         * per window.  The second buffer is acquired when the stream first
-         * needs it, so a slot another task freed by then (V's, released at
-         * completion) can be counted against it: the scratch peak shows
-         * what early release buys.  Released with D's own slot. */
-        for (int w = 0; w < cfg->d_repeat; w++) {
-            if (w == 1 && hx_arena_reserve(&x->arena, HX_BIT(HX_SLOT_D2)) != 0)
-                fprintf(stderr, "hxrun: internal error: D's second scratch window reserved twice\n");
-            x->kern->copy2d(&x->d.chain[(size_t)w * x->d.per_window]);
-        }
-        break;
+    case HX_M: work_m(x, t->rec); break;
+    case HX_V: hx_task_work_v_split(x, t->rec); break;
+    case HX_D: work_d(x, t->rec); break;
     }
 }
 
@@ -158,7 +206,7 @@ static int setup_d(hx_exec *x, uint64_t *rng, char *err, size_t errlen) {
 }
 
 /* Descriptor chain: one 2-D descriptor per d_desc_rows rows of each window,
- * linked; window w of the source lands on the same scratch rows as window 0,
+ * linked within a checkpoint block; window w of the source lands on the same scratch rows as window 0,
  * so after the chain the scratch holds the last window.  Double-buffered:
  * window w lands in buffer w % 2 and each window is its own chain (the
  * engine acquires the second buffer between windows). */
@@ -168,10 +216,13 @@ static int build_chain(hx_exec *x, char *err, size_t errlen) {
     int n = per * c->d_repeat;
     x->d.chain = must_alloc(sizeof(hx_copy_desc) * (size_t)n, "D descriptors", err, errlen);
     if (!x->d.chain) return -1;
+    /* Checkpoint blocks of descriptors; without checkpoints one block (the
+     * chain is linked through, as before). */
+    x->d.per_block = hx_ckpt_block(n, 1, c->checkpoints);
     for (int i = 0; i < n; i++) {
         int w = i / per, r0 = (i % per) * c->d_desc_rows;
         int rows = c->d_rows - r0 < c->d_desc_rows ? c->d_rows - r0 : c->d_desc_rows;
-        int linked = i + 1 < n && (c->d_buffers == 1 || (i + 1) % per != 0);
+        int linked = i + 1 < n && (i + 1) % x->d.per_block != 0 && (c->d_buffers == 1 || (i + 1) % per != 0);
         x->d.chain[i] = (hx_copy_desc){x->d.src + ((size_t)w * c->d_rows + r0) * c->d_src_stride,
                                        d_buffer(x, c->d_buffers == 2 ? w % 2 : 0) + (size_t)r0 * x->d.dst_stride,
                                        (uint32_t)rows,

@@ -1,0 +1,222 @@
+"""Known answers for the checkpoint progress evidence (hxfuse.progress, docs/metrics.md).
+
+(a) Pure functions on synthetic checkpoint series whose answers are exact.
+(b) The real runner (marked slow): M and V pinned to one core overlap in
+    wall-clock span but never advance together; on two cores they do for
+    about the shorter task's duration.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from hxfuse import io
+from hxfuse import metrics as mx
+from hxfuse import progress as pg
+
+MS = 1_000_000.0
+ENGINE = {"M": "mx", "V": "vec", "D": "dma"}
+
+
+def steady(t0: float, t1: float, blocks: int = 8, w0: float = 0.0, w1: float = 1.0) -> pg.Curve:
+    """A thread doing its work [w0, w1] at a constant rate from t0 to t1."""
+    return (list(np.linspace(t0, t1, blocks + 1)), list(np.linspace(w0, w1, blocks + 1)))
+
+
+ALONE_3MS = 1.0 / (3 * MS)
+
+
+def test_two_tasks_advancing_fully_at_once():
+    tasks = [[steady(0, 3 * MS)], [steady(0, 3 * MS, blocks=5)]]
+    assert pg.concurrent_progress_ns(tasks, [ALONE_3MS, ALONE_3MS]) == pytest.approx(3 * MS)
+
+
+def test_taking_turns_gives_zero():
+    # one core: A runs its 3 ms, then B its 3 ms; their spans do not even need
+    # to be disjoint for this, see the slice-interleaved case below
+    tasks = [[steady(0, 3 * MS)], [steady(3 * MS, 6 * MS)]]
+    assert pg.concurrent_progress_ns(tasks, [ALONE_3MS, ALONE_3MS]) == 0.0
+
+
+def test_time_slices_inside_overlapping_spans_give_zero():
+    # One core alternating in 1 ms slices: A runs [0,1], [2,3], [4,5] and B
+    # [1,2], [3,4], [5,6], a checkpoint after each third of the work.  Each
+    # needs 2.5 ms alone.  An interval that spans a slice lost to the other
+    # task does 1/3 of the work in 2 ms: 42% of the alone rate.
+    a = ([0, 1 * MS, 3 * MS, 5 * MS], [0, 1 / 3, 2 / 3, 1])
+    b = ([1 * MS, 2 * MS, 4 * MS, 6 * MS], [0, 1 / 3, 2 / 3, 1])
+    alone = 1.0 / (2.5 * MS)
+    assert pg.concurrent_progress_ns([[a], [b]], [alone, alone]) == 0.0
+    # the broken rule (any progress counts: threshold 0) reports the spans' overlap
+    assert pg.concurrent_progress_ns([[a], [b]], [alone, alone], threshold=0.0) == pytest.approx(4 * MS)
+
+
+def test_a_task_at_40_percent_of_its_alone_rate_does_not_count():
+    fast = [steady(0, 3 * MS)]
+    slow = [steady(0, 7.5 * MS)]  # the same work at 40% of the alone rate
+    assert pg.concurrent_progress_ns([fast, slow], [ALONE_3MS, ALONE_3MS]) == 0.0
+    assert pg.advancing_ns(slow, ALONE_3MS) == 0.0
+    assert pg.advancing_ns(fast, ALONE_3MS) == pytest.approx(3 * MS)
+    # at 60% it does, for as long as both run
+    slow60 = [steady(0, 5 * MS)]
+    assert pg.concurrent_progress_ns([fast, slow60], [ALONE_3MS, ALONE_3MS]) == pytest.approx(3 * MS)
+
+
+def test_partial_overlap_and_workers_add_up():
+    # V with two workers, each half of the work in 3 ms: the task advances at
+    # its alone rate (1 / 3 ms) while both run; M runs [1 ms, 4 ms].
+    v = [steady(0, 3 * MS, w1=0.5), steady(0, 3 * MS, w1=0.5)]
+    m = [steady(1 * MS, 4 * MS)]
+    assert pg.mean_rate(v) == pytest.approx(ALONE_3MS)
+    assert pg.concurrent_progress_ns([m, v], [ALONE_3MS, ALONE_3MS]) == pytest.approx(2 * MS)
+    # one V worker alone: the task runs at half its alone rate, which counts
+    assert pg.concurrent_progress_ns([m, v[:1]], [ALONE_3MS, ALONE_3MS]) == pytest.approx(2 * MS)
+    t, w = pg.progress_curve(v)
+    assert w[0] == 0.0 and w[-1] == pytest.approx(1.0) and np.all(np.diff(t) > 0)
+
+
+def test_undefined_cases_are_nan():
+    a = [steady(0, 3 * MS)]
+    assert math.isnan(pg.concurrent_progress_ns([a], [ALONE_3MS]))  # one task
+    assert math.isnan(pg.concurrent_progress_ns([a, []], [ALONE_3MS, ALONE_3MS]))  # no checkpoints
+    assert math.isnan(pg.concurrent_progress_ns([a, a], [ALONE_3MS, math.nan]))  # no alone rate
+    assert math.isnan(pg.mean_rate([]))
+
+
+def _trial(group, workload, tasks, trial_round=0, seq=0):
+    """A minimal trial record whose tasks carry checkpoints; tasks = {T: (t0, t1, cpu_ns)}."""
+    recs = []
+    for name, (t0, t1, cpu) in tasks.items():
+        ck, work = steady(t0, t1, blocks=4)
+        worker = {"engine": ENGINE[name], "begin": t0, "end": t1, "cpu_ns": cpu}
+        worker |= {"cpu_begin": 0, "cpu_end": 0, "checkpoints": ck, "checkpoint_work": work}
+        recs.append({"task": name, "engine": worker["engine"], "launch": t0, "begin": t0, "end": t1})
+        recs[-1] |= {"host_seen": t1, "cpu_ns": cpu, "cpu_begin": 0, "cpu_end": 0, "workers": [worker]}
+        recs[-1]["checksum"] = "0" * 16
+    end = max(t1 for _, t1, _ in tasks.values())
+    host = {"submit_begin": 0, "submit_end": 1, "wait_begin": 1, "wait_end": end, "submit_ns": 1, "wait_ns": end - 1}
+    host |= {"requests": 1, "submits": [1], "cpu": 0}
+    return {
+        "record": "trial",
+        "round": trial_round,
+        "seq": seq,
+        "warmup": False,
+        "workload": workload,
+        "group": group,
+        "empty": False,
+        "host": host,
+        "device": {"entry_begin": 0, "entry_end": end} if group in "CD" else None,
+        "tasks": recs,
+        "waits": [],
+        "scratch_peak_bytes": 0,
+        "makespan_ns": end,
+        "checksums_ok": True,
+    }
+
+
+def _run(synth, trials):
+    records = [synth.meta_record(online_cores=2), *trials]
+    lines = [json.dumps(r) for r in records]
+    lines.append(json.dumps({"record": "end", "records": len(lines), "status": "ok"}))
+    return io.parse_records(lines)
+
+
+def test_trial_columns_and_null_cpu_time(synth):
+    # Alone: M and V take 3 ms each.  D trial: both advance at once for
+    # 3 ms; C trial: they take turns.  cpu_ns null (a platform whose thread
+    # counters do not advance): parallelism NaN, never 0.
+    alone = [_trial("alone", t, {t: (0, 3 * MS, None)}, seq=i) for i, t in enumerate("MV")]
+    d = _trial("D", "mv", {"M": (0, 3 * MS, None), "V": (0, 3 * MS, None)}, seq=2)
+    c = _trial("C", "mv", {"M": (0, 3 * MS, None), "V": (3 * MS, 6 * MS, None)}, seq=3)
+    tm = mx.trial_metrics(_run(synth, [*alone, d, c])).set_index("group")
+    assert mx.alone_progress_rates(_run(synth, alone)) == pytest.approx({"M": ALONE_3MS, "V": ALONE_3MS})
+    assert tm.loc["D", "concurrent_progress_ns"] == pytest.approx(3 * MS)
+    assert tm.loc["D", "concurrent_progress_share"] == pytest.approx(1.0)
+    assert tm.loc["C", "concurrent_progress_ns"] == 0.0
+    assert tm.loc["D", "M_advancing_ns"] == pytest.approx(3 * MS)
+    assert math.isnan(tm.loc["alone", "concurrent_progress_ns"].iloc[0])
+    assert tm["parallelism"].isna().all() and tm["M_cpu_ns"].isna().all()
+
+
+# ---------------------------------------------------------------- the runner
+
+# M (GEMM) and V (vector) at the study's default sizes: ~8 ms and ~5.5 ms.
+RUNNER_ARGS = ("--workloads", "mv", "--groups", "D", "--m-shape", "640,640,640", "--v-shape", "512,1024")
+RUNNER_ARGS += ("--v-passes", "6", "--rounds", "10", "--warmup", "2")
+
+
+def _d_trials(tmp_path, affinity: str, attempt: int):
+    from runner_util import build_runner, run_runner
+
+    out = tmp_path / f"run_{affinity.replace(',', '_').replace('=', '')}_{attempt}.jsonl"
+    proc, _ = run_runner(build_runner(), out, *RUNNER_ARGS, "--affinity", affinity, "--seed", str(attempt + 1))
+    assert proc.returncode == 0, proc.stderr
+    run = io.read_run(out)
+    tm = mx.measured(mx.trial_metrics(run))
+    return run, tm[tm["group"] == "D"]
+
+
+@pytest.mark.slow
+def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
+    run, d = _d_trials(tmp_path, "mx=0,vec=0", 0)
+    # the spans overlap almost entirely (what wall-clock evidence would call overlap) ...
+    assert d["overlap_mx_vec"].median() > 0.8
+    # ... but the two tasks never advance together: measured ~0.00 in every trial
+    assert d["concurrent_progress_share"].median() <= 0.15
+    # The broken rule (any progress counts, threshold 0) reads the spans'
+    # overlap instead, so the bound above tells the rules apart.
+    curves, alone = mx.task_curves(run), mx.alone_progress_rates(run)
+    shorter = min(1.0 / alone["M"], 1.0 / alone["V"])
+    broken = [
+        pg.concurrent_progress_ns([curves[int(t)]["M"], curves[int(t)]["V"]], [alone["M"], alone["V"]], threshold=0.0)
+        / shorter
+        for t in d["trial_id"]
+    ]
+    assert np.median(broken) > 0.5
+
+
+@pytest.mark.slow
+def test_runner_two_cores_progress_concurrently_for_the_shorter_task(tmp_path):
+    # Median ~0.98 of the shorter task's alone work time on an idle 2-core VM.
+    # On a shared machine other jobs take one of the cores for part of a run;
+    # the premise "two free cores" is then checked per trial from the
+    # runner's own CPU time: trials in which both tasks ran >= 90% of their
+    # spans.  At least 3 such trials over up to 4 invocations, their median
+    # >= 0.6; none at all means the machine never gave the two cores free
+    # (a skip, not a pass).
+    shares: list[float] = []
+    for attempt in range(4):
+        _, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
+        free = d[(d["M_run_share"] >= 0.9) & (d["V_run_share"] >= 0.9)]
+        shares += list(free["concurrent_progress_share"])
+        if len(shares) >= 5:
+            break
+    if len(shares) < 3:
+        pytest.skip(f"the two cores were free for both tasks in only {len(shares)} trials")
+    assert np.median(shares) >= 0.6
+
+
+def test_timeline_progress_curves_and_perfetto_counters(synth):
+    from hxfuse import timeline as tl
+
+    alone = [_trial("alone", t, {t: (0, 3 * MS, 3 * MS)}, seq=i) for i, t in enumerate("MV")]
+    d = _trial("D", "mv", {"M": (0, 3 * MS, 3 * MS), "V": (0, 2 * MS, 2 * MS)}, seq=2)
+    run = _run(synth, [*alone, d])
+    pc = tl.progress_curves(run)
+    m = pc[(pc["group"] == "D") & (pc["task"] == "M")]
+    assert m["work"].iloc[0] == 0.0 and m["work"].iloc[-1] == pytest.approx(1.0)
+    assert m["t_rel_ns"].iloc[-1] == pytest.approx(3 * MS)
+    # V at 1.5x its alone rate for 2 ms, M at its alone rate: 2 ms together
+    tid = int(run.trials.loc[run.trials["group"] == "D", "trial_id"].iloc[0])
+    assert tl.trial_concurrent_progress(run, [tid])[tid] == pytest.approx(2 * MS)
+    trace = tl.perfetto_trace(run)
+    assert tl.trace_problems(trace) == []
+    counters = [e for e in trace["traceEvents"] if e["ph"] == "C"]
+    assert {e["name"] for e in counters} == {"progress M", "progress V"}
+    assert max(e["args"]["work"] for e in counters) == pytest.approx(1.0)
+    bad = {"ph": "C", "pid": 1, "name": "progress M", "ts": -1.0, "args": {"work": "x"}}
+    assert len(tl.trace_problems({"traceEvents": [bad]})) == 2
