@@ -413,7 +413,9 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     cores = meta.get("online_cores")
     extra["k_engines"] = tm["n_tasks"].map(lambda n: mx.engines_available(int(n), cores))
     params = pd.DataFrame({k: [_scalar(v)] * len(tm) for k, v in point.items()}, index=tm.index)
-    return pd.concat([params, tm, sd, extra], axis=1)
+    # copy(): one block per dtype, so a caller adding a column (the
+    # replicate, the check) does not work on a fragmented frame
+    return pd.concat([params, tm, sd, extra], axis=1).copy()
 
 
 def infer_point_cols(trials: pd.DataFrame, check_col: str = DEFAULT_CHECK_COL) -> list[str]:
@@ -581,6 +583,14 @@ def _median_columns(trials: pd.DataFrame) -> list[str]:
     ]
 
 
+def _estimate(df: pd.DataFrame, col: str, reps: np.ndarray | None, boot: Mapping[str, Any]) -> st.Estimate:
+    """Median of a per-trial column with its two-level interval (NaN when
+    the column is absent or never measured)."""
+    if col not in df or not pd.to_numeric(df[col], errors="coerce").notna().any():
+        return st.NAN_ESTIMATE
+    return st.hierarchical_bootstrap_median(pd.to_numeric(df[col], errors="coerce").to_numpy(float), reps, **boot)
+
+
 def _group_row(
     point: _Point,
     workload: str,
@@ -631,11 +641,12 @@ def _group_row(
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
     # progress evidence that needs no CPU counters: the same two-level
     # interval (the plain median above is its point estimate)
-    if "concurrent_progress_ns" in gdf and gdf["concurrent_progress_ns"].notna().any():
-        ce = st.hierarchical_bootstrap_median(gdf["concurrent_progress_ns"].to_numpy(float), reps, **boot)
-    else:
-        ce = st.NAN_ESTIMATE
-    row |= {"concurrent_progress_ns": ce.value, "concurrent_progress_lo_ns": ce.lo, "concurrent_progress_hi_ns": ce.hi}
+    for col, lo, hi in (
+        ("concurrent_progress_ns", "concurrent_progress_lo_ns", "concurrent_progress_hi_ns"),
+        ("concurrent_progress_share", "concurrent_progress_share_lo", "concurrent_progress_share_hi"),
+    ):
+        ce = _estimate(gdf, col, reps, boot)
+        row |= {col: ce.value, lo: ce.lo, hi: ce.hi}
     # interfered: the runner's evidence of other work (metrics.py); NaN for
     # files without it
     for flag in ("submit_outlier", "late_handover", "interfered"):
@@ -769,11 +780,11 @@ class _Judge:
             d = d[d[mx.REPLICATE].isin(list(keep))]
         ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect, hits)
         d_reps = _replicates(d)
-        par = (
-            st.hierarchical_bootstrap_median(d["parallelism"].to_numpy(float), d_reps, **self.boot)
-            if "parallelism" in d and len(d)
-            else None
-        )
+        # progress evidence: CPU-time parallelism where the platform counts
+        # it, concurrent progress from the checkpoints where the runner
+        # records them (NaN estimates count as not measured)
+        par = _estimate(d, "parallelism", d_reps, self.boot)
+        conc = _estimate(d, "concurrent_progress_share", d_reps, self.boot)
         wall = _median(d["overlap_max"]) if "overlap_max" in d else None
         return vd.classify(
             {k: e for k, e in ev.decision.items() if k in vd.RELATIONS},
@@ -782,6 +793,7 @@ class _Judge:
             min_effect=self.min_effect,
             overlap_threshold=self.overlap_threshold,
             replicate_intervals=ev.replicate_intervals,
+            concurrent_progress=conc,
         )
 
 
@@ -1062,6 +1074,9 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
         "parallelism",
         "parallelism_lo",
         "parallelism_hi",
+        "concurrent_progress_share",
+        "concurrent_progress_share_lo",
+        "concurrent_progress_share_hi",
         "n_replicates",
         "overlap_max",
         "eta_vs_alone",

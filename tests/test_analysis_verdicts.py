@@ -259,3 +259,17 @@ def test_d_like_b_leads_even_when_d_against_a_is_open():
     assert v.key == "D<C+overlap"
     assert v.result == "D ~ B; D < C and the timeline shows overlap"
     assert v.conclusion.startswith("existing concurrency (B) reaches what D reaches; ")
+
+
+def test_overlap_needs_concurrent_progress_where_checkpoints_exist():
+    rows = {"D/A": SAME, "D/B": SLOWER, "D/C": FASTER, "C/A": SLOWER}
+    both = Estimate(0.8, 0.7, 0.9, 30)
+    none = Estimate(0.02, 0.0, 0.05, 30)
+    assert vd.classify(rows, PAR, 0.9, concurrent_progress=both).key == "D<C+overlap"
+    # CPU time says parallel, the checkpoints say the tasks never advanced together
+    v = vd.classify(rows, PAR, 0.9, concurrent_progress=none)
+    assert v.progress_overlap is False and "D<C+overlap" not in v.matches
+    # no CPU counters (QuRT: cpu_ns null, parallelism NaN): the checkpoints decide alone
+    assert vd.overlap_evidence(None, both, 0.03, 0.10) is True
+    assert vd.overlap_evidence(st.NAN_ESTIMATE, none, 0.03, 0.10) is False
+    assert vd.overlap_evidence(None, None, 0.03, 0.10) is None
