@@ -640,6 +640,19 @@ def _speedup_estimates(
     return spd, spd_reps
 
 
+def _end_to_end_speedups(
+    wdf: pd.DataFrame, workload: str, groups: Iterable[str], boot: Mapping[str, Any]
+) -> dict[str, st.Estimate]:
+    """The paired speedups of ``end_to_end_ns`` (preparation + makespan)
+    with the same two-level interval as the makespan ones.  Reported beside
+    them, never read by a verdict: preparation is done before timing and is
+    the same for every group of a replicate, so it only dilutes the ratio."""
+    speed = mx.paired_speedups(wdf, workload, value="end_to_end_ns")
+    names = speed.index.names or []
+    reps = speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in names else None
+    return _speedup_estimates(speed, reps, groups, boot)[0]
+
+
 def _comparison_columns(
     row: dict[str, Any],
     group: str,
@@ -648,9 +661,10 @@ def _comparison_columns(
     spd_reps: Mapping[str, list[float]],
     bounds: Mapping[str, float],
     t_a: float,
+    e2e: Mapping[str, st.Estimate],
 ) -> None:
-    """Speedups over A, B and C and the overlap efficiencies (NaN for an
-    excluded point)."""
+    """Speedups over A, B and C (makespan and end to end) and the overlap
+    efficiencies (NaN for an excluded point)."""
     row["t_serial_measured_ns"] = t_a
     for y in ("A", "B", "C"):
         e = spd.get(f"{group}/{y}") if ok else None
@@ -662,6 +676,10 @@ def _comparison_columns(
         # the replicates' own medians: how far independent runs agree
         row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
         row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
+        ee = (e2e.get(f"{group}/{y}") if ok else None) or st.NAN_ESTIMATE
+        row[f"speedup_e2e_over_{y}"] = ee.value
+        row[f"speedup_e2e_over_{y}_lo"] = ee.lo
+        row[f"speedup_e2e_over_{y}_hi"] = ee.hi
     is_group = group in mx.GROUPS and ok
     # The alone times are task durations (device boundary), so
     # these efficiencies compare them with the device time of the
@@ -760,13 +778,14 @@ def _workload_rows(
     # include drift that pairing cancels, so they do not gate)
     makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
     spd, spd_reps = _speedup_estimates(speed, speed_reps, group_samples, boot)
+    e2e = _end_to_end_speedups(wdf, workload, group_samples, boot)
     # gating: interference that could bias the relations the verdict reads
     noise = st.ratio_noise(
         {k: speed[f"speedup_{k.replace('/', '_over_')}"].to_numpy(float) for k in spd if k in vd.RELATIONS}, min_effect
     )
     rows = []
     for group, row in group_rows.items():
-        _comparison_columns(row, group, point.ok, spd, spd_reps, bounds, t_a)
+        _comparison_columns(row, group, point.ok, spd, spd_reps, bounds, t_a, e2e)
         row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
         row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
         row["point_ok"] = point.ok
@@ -851,6 +870,15 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
         "speedup_over_C",
         "speedup_over_C_lo",
         "speedup_over_C_hi",
+        "speedup_e2e_over_A",
+        "speedup_e2e_over_A_lo",
+        "speedup_e2e_over_A_hi",
+        "speedup_e2e_over_B",
+        "speedup_e2e_over_B_lo",
+        "speedup_e2e_over_B_hi",
+        "speedup_e2e_over_C",
+        "speedup_e2e_over_C_lo",
+        "speedup_e2e_over_C_hi",
         "parallelism",
         "parallelism_lo",
         "parallelism_hi",

@@ -427,23 +427,29 @@ def round_keys(tm: pd.DataFrame) -> list[str]:
     return [REPLICATE, "round"] if REPLICATE in tm.columns else ["round"]
 
 
-def paired_makespans(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+def paired_makespans(tm: pd.DataFrame, workload: str, value: str = "makespan_ns") -> pd.DataFrame:
     """Measured non-empty makespans of one workload, one row per round, one column per group
-    (indexed by (replicate, round) when the table has a ``replicate`` column)."""
+    (indexed by (replicate, round) when the table has a ``replicate`` column).
+
+    ``value`` picks another per-trial time paired the same way, e.g.
+    ``end_to_end_ns`` (preparation + makespan)."""
     m = measured(tm)
     m = m[(m["workload"] == workload) & (m["group"].isin(GROUPS))]
     # A round has one trial per group; if a runner ever repeats one, the
     # median keeps the pairing defined instead of failing.
-    return m.pivot_table(index=round_keys(m), columns="group", values="makespan_ns", aggfunc="median")
+    return m.pivot_table(index=round_keys(m), columns="group", values=value, aggfunc="median")
 
 
-def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+def paired_speedups(tm: pd.DataFrame, workload: str, value: str = "makespan_ns") -> pd.DataFrame:
     """Per-round speedups T_Y / T_X for SPEEDUP_PAIRS (columns ``speedup_X_over_Y``).
 
     Rounds where either group is missing are NaN for that pair, never paired
     across rounds: rounds interleave the groups so that slow drifts cancel.
+    ``value="end_to_end_ns"`` gives the end-to-end speedups: each side is its
+    own trial's preparation plus makespan (docs/metrics.md, "end-to-end
+    speedup").
     """
-    wide = paired_makespans(tm, workload)
+    wide = paired_makespans(tm, workload, value)
     out = pd.DataFrame(index=wide.index)
     for x, y in SPEEDUP_PAIRS:
         if x in wide and y in wide:
