@@ -394,6 +394,9 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     ]
     if clash:
         raise ValueError(f"point parameter names clash with metric columns: {clash}")
+    # Slowdowns against this runner output's own alone runs: a replicate's
+    # frequency and machine state would otherwise count as contention
+    # (docs/metrics.md, "Which alone time").
     alone = mx.alone_durations(tm)
     sd = mx.slowdowns(tm, alone)
     meta = run.meta

@@ -25,8 +25,10 @@ Timing definitions (all in ns, from the runner's clock):
   its core half the time) and ``{T}_queue_ns = begin - launch`` (launched
   but waiting for its engine or a core).
 * slowdown         ``SD_i = T_i^X / T_i`` with ``T_i`` the median *duration*
-  of task i in its measured alone runs (for an alone run completion equals
-  duration, so SD of an alone run is ~1).
+  of task i in the measured alone runs of the same runner invocation (the
+  trial's replicate: same machine state and frequency; docs/metrics.md,
+  "Which alone time").  For an alone run completion equals duration, so SD
+  of an alone run is ~1.
 
 Warm-up trials never enter a statistic; empty-variant trials only enter the
 control-overhead figures.
@@ -331,7 +333,11 @@ def measured(tm: pd.DataFrame, empty: bool = False) -> pd.DataFrame:
 
 
 def alone_durations(tm: pd.DataFrame) -> dict[str, float]:
-    """T_i: median duration of task i over its measured, non-empty alone runs."""
+    """T_i: median duration of task i over its measured, non-empty alone runs.
+
+    Of whatever table it is given: one runner output for the slowdowns
+    (``trial_table``), a point's replicates pooled for T_serial and T_ideal
+    (``summarize``)."""
     m = measured(tm)
     m = m[m["group"] == ALONE]
     out = {}
