@@ -54,4 +54,5 @@ rule all:
         graph_outputs(),
         external_timeline_outputs(),
         serve_outputs(),
+        paper_section_outputs(),
     default_target: True

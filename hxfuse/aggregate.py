@@ -403,6 +403,9 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     ]
     if clash:
         raise ValueError(f"point parameter names clash with metric columns: {clash}")
+    # Slowdowns against this runner output's own alone runs: a replicate's
+    # frequency and machine state would otherwise count as contention
+    # (docs/metrics.md, "Which alone time").
     alone = mx.alone_durations(tm)
     sd = mx.slowdowns(tm, alone)
     meta = run.meta
@@ -715,6 +718,24 @@ def relation_evidence(
     return ev
 
 
+def _end_to_end_speedups(
+    wdf: pd.DataFrame, workload: str, groups: Iterable[str], boot: Mapping[str, Any]
+) -> dict[str, st.Estimate]:
+    """The paired speedups of ``end_to_end_ns`` (preparation + makespan)
+    with the same two-level interval as the makespan ones.  Reported beside
+    them, never read by a verdict: preparation is done before timing and is
+    the same for every group of a replicate, so it only dilutes the ratio."""
+    speed = mx.paired_speedups(wdf, workload, value="end_to_end_ns")
+    names = speed.index.names or []
+    reps = speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in names else None
+    groups = set(groups)
+    return {
+        f"{x}/{y}": st.hierarchical_bootstrap_median(speed[col].to_numpy(float), reps, **boot)
+        for x, y in mx.SPEEDUP_PAIRS
+        if x in groups and y in groups and (col := f"speedup_{x}_over_{y}") in speed and speed[col].notna().any()
+    }
+
+
 def _comparison_columns(
     row: dict[str, Any],
     group: str,
@@ -722,9 +743,11 @@ def _comparison_columns(
     ev: RelationEvidence,
     bounds: Mapping[str, float],
     t_a: float,
+    e2e: Mapping[str, st.Estimate],
 ) -> None:
-    """Speedups over A, B and C with what a decision reads of them, and the
-    overlap efficiencies (NaN for an excluded point)."""
+    """Speedups over A, B and C (makespan, with what a decision reads of
+    them, and end to end) and the overlap efficiencies (NaN for an excluded
+    point)."""
     row["t_serial_measured_ns"] = t_a
     for y in ("A", "B", "C"):
         key = f"{group}/{y}"
@@ -741,6 +764,10 @@ def _comparison_columns(
         row[f"speedup_over_{y}_t_lo"], row[f"speedup_over_{y}_t_hi"] = t_lo, t_hi
         row[f"speedup_over_{y}_bias"] = ev.bias.get(key, math.nan) if ok else math.nan
         row[f"speedup_over_{y}_decision_lo"], row[f"speedup_over_{y}_decision_hi"] = dec.lo, dec.hi
+        ee = (e2e.get(f"{group}/{y}") if ok else None) or st.NAN_ESTIMATE
+        row[f"speedup_e2e_over_{y}"] = ee.value
+        row[f"speedup_e2e_over_{y}_lo"] = ee.lo
+        row[f"speedup_e2e_over_{y}_hi"] = ee.hi
     is_group = group in mx.GROUPS and ok
     # The alone times are task durations (device boundary), so
     # these efficiencies compare them with the device time of the
@@ -915,9 +942,10 @@ def _workload_rows(
     judge = _Judge(
         speed, speed_reps, hits, meas[meas["group"] == "D"], tuple(group_samples), boot, min_effect, overlap_threshold
     )
+    e2e = _end_to_end_speedups(wdf, workload, group_samples, boot)
     rows = []
     for group, row in group_rows.items():
-        _comparison_columns(row, group, point.ok, ev, bounds, t_a)
+        _comparison_columns(row, group, point.ok, ev, bounds, t_a, e2e)
         row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
         row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
         row["point_ok"] = point.ok
@@ -1071,6 +1099,15 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
         "speedup_over_C_lo",
         "speedup_over_C_hi",
         *(f"speedup_over_{y}_{c}" for y in "ABC" for c in ("t_lo", "t_hi", "bias", "decision_lo", "decision_hi")),
+        "speedup_e2e_over_A",
+        "speedup_e2e_over_A_lo",
+        "speedup_e2e_over_A_hi",
+        "speedup_e2e_over_B",
+        "speedup_e2e_over_B_lo",
+        "speedup_e2e_over_B_hi",
+        "speedup_e2e_over_C",
+        "speedup_e2e_over_C_lo",
+        "speedup_e2e_over_C_hi",
         "parallelism",
         "parallelism_lo",
         "parallelism_hi",

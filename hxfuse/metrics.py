@@ -32,8 +32,10 @@ Timing definitions (all in ns, from the runner's clock):
   shortest alone work time among the trial's tasks, ``{T}_advancing_ns`` the
   time task T alone ran at >= 50% of its alone rate.
 * slowdown         ``SD_i = T_i^X / T_i`` with ``T_i`` the median *duration*
-  of task i in its measured alone runs (for an alone run completion equals
-  duration, so SD of an alone run is ~1).
+  of task i in the measured alone runs of the same runner invocation (the
+  trial's replicate: same machine state and frequency; docs/metrics.md,
+  "Which alone time").  For an alone run completion equals duration, so SD
+  of an alone run is ~1.
 
 Warm-up trials never enter a statistic; empty-variant trials only enter the
 control-overhead figures.
@@ -462,7 +464,11 @@ def measured(tm: pd.DataFrame, empty: bool = False) -> pd.DataFrame:
 
 
 def alone_durations(tm: pd.DataFrame) -> dict[str, float]:
-    """T_i: median duration of task i over its measured, non-empty alone runs."""
+    """T_i: median duration of task i over its measured, non-empty alone runs.
+
+    Of whatever table it is given: one runner output for the slowdowns
+    (``trial_table``), a point's replicates pooled for T_serial and T_ideal
+    (``summarize``)."""
     m = measured(tm)
     m = m[m["group"] == ALONE]
     out = {}
@@ -558,23 +564,29 @@ def round_keys(tm: pd.DataFrame) -> list[str]:
     return [REPLICATE, "round"] if REPLICATE in tm.columns else ["round"]
 
 
-def paired_makespans(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+def paired_makespans(tm: pd.DataFrame, workload: str, value: str = "makespan_ns") -> pd.DataFrame:
     """Measured non-empty makespans of one workload, one row per round, one column per group
-    (indexed by (replicate, round) when the table has a ``replicate`` column)."""
+    (indexed by (replicate, round) when the table has a ``replicate`` column).
+
+    ``value`` picks another per-trial time paired the same way, e.g.
+    ``end_to_end_ns`` (preparation + makespan)."""
     m = measured(tm)
     m = m[(m["workload"] == workload) & (m["group"].isin(GROUPS))]
     # A round has one trial per group; if a runner ever repeats one, the
     # median keeps the pairing defined instead of failing.
-    return m.pivot_table(index=round_keys(m), columns="group", values="makespan_ns", aggfunc="median")
+    return m.pivot_table(index=round_keys(m), columns="group", values=value, aggfunc="median")
 
 
-def paired_speedups(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+def paired_speedups(tm: pd.DataFrame, workload: str, value: str = "makespan_ns") -> pd.DataFrame:
     """Per-round speedups T_Y / T_X for SPEEDUP_PAIRS (columns ``speedup_X_over_Y``).
 
     Rounds where either group is missing are NaN for that pair, never paired
     across rounds: rounds interleave the groups so that slow drifts cancel.
+    ``value="end_to_end_ns"`` gives the end-to-end speedups: each side is its
+    own trial's preparation plus makespan (docs/metrics.md, "end-to-end
+    speedup").
     """
-    wide = paired_makespans(tm, workload)
+    wide = paired_makespans(tm, workload, value)
     out = pd.DataFrame(index=wide.index)
     for x, y in SPEEDUP_PAIRS:
         if x in wide and y in wide:

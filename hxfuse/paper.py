@@ -536,7 +536,9 @@ def evidence_text(s: pd.DataFrame) -> str:
         if len(d):
             parts.append(
                 f"Preparation done before timing (M's packing) is {100 * d.min():.0f}--{100 * d.max():.0f}\\% "
-                f"of D's end-to-end time (median {100 * d.median():.0f}\\%); no speedup in this paper includes it."
+                f"of D's end-to-end time (median {100 * d.median():.0f}\\%); only the end-to-end speedups "
+                r"(D/A\textsubscript{e2e} in Table~\ref{tab:results} and in the answers) include it, "
+                "counted once per trial on both sides of each ratio."
             )
     if len(ev) and ev["scratch_mib"].notna().any():
         pk = ev.pivot_table(index="point_id", columns="group", values="scratch_mib", aggfunc="first")

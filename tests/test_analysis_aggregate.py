@@ -23,7 +23,7 @@ def generic_name(col):
     col = re.sub(r"^util_\w+$", "util_{e}", col)
     if col != "overlap_max":
         col = re.sub(r"^overlap_\w+$", "overlap_{a}_{b}", col)
-    col = re.sub(r"^speedup_over_[ABC]", "speedup_over_{Y}", col)
+    col = re.sub(r"^speedup_(e2e_)?over_[ABC]", r"speedup_\1over_{Y}", col)
     return col
 
 
@@ -128,7 +128,7 @@ def test_failed_points_never_enter_a_speedup(synth):
     for p in ("bad", "mism"):
         rows = s[s["point"] == p]
         assert not rows["point_ok"].any()
-        cols = ["speedup_over_A", "speedup_over_B", "speedup_over_C", "eta_vs_A", "eta_vs_alone"]
+        cols = ["speedup_over_A", "speedup_over_B", "speedup_over_C", "speedup_e2e_over_A", "eta_vs_A", "eta_vs_alone"]
         assert rows[cols].isna().all().all()
         assert set(rows.loc[rows["group"] == "D", "verdict_key"]) == {"excluded"}
     assert s[s["point"] == "good"]["speedup_over_A"].notna().any()
@@ -145,3 +145,82 @@ def test_missing_group_b(synth):
     assert math.isnan(d["speedup_over_B"])
     assert "B" not in d["relations"]
     assert d["verdict_key"] == "D<C+overlap"
+
+
+def _meta_with_prep(synth, prep_ns):
+    tasks = synth.meta_record()["tasks"]
+    tasks["M"] = tasks["M"] | {"prep_ns": prep_ns}
+    return {"tasks": tasks}
+
+
+def _replicate(synth, rep, prep_ns, **kw):
+    run = run_of(synth.synthetic_run(PLAN, meta=_meta_with_prep(synth, prep_ns), seed=1 + rep, **kw))
+    return ag.trial_table(run, {"point": "p", "replicate": rep})
+
+
+def test_end_to_end_speedups_count_preparation_once_per_trial(synth):
+    """Known answer: M's packing (prep) is done once before timing and is the
+    same for every group of a replicate; the end-to-end ratio adds it to both
+    sides of each round's ratio.  Makespans (conftest's schedule): A 249 us,
+    B 105, C 246, D 106; prep 100 us."""
+    t = _replicate(synth, 0, 100 * US, rounds=6, warmup=1)
+    assert set(t.loc[t["workload"] == "mvd", "prep_ns"]) == {100 * US}
+    s = ag.summarize(t, n_resamples=200)
+    mvd = s[s["workload"] == "mvd"].set_index("group")
+    d = mvd.loc["D"]
+    assert d["speedup_over_A"] == pytest.approx(249 / 106)  # makespan: prep not counted
+    assert d["speedup_e2e_over_A"] == pytest.approx((249 + 100) / (106 + 100))
+    assert (d["speedup_e2e_over_A_lo"], d["speedup_e2e_over_A_hi"]) == pytest.approx(((349 / 206),) * 2)
+    assert d["speedup_e2e_over_B"] == pytest.approx((105 + 100) / (106 + 100))
+    assert d["speedup_e2e_over_C"] == pytest.approx((246 + 100) / (106 + 100))
+    assert mvd.loc["C", "speedup_e2e_over_A"] == pytest.approx((249 + 100) / (246 + 100))
+    assert mvd.loc["B", "speedup_e2e_over_A"] == pytest.approx((249 + 100) / (105 + 100))
+    assert math.isnan(mvd.loc["A", "speedup_e2e_over_A"])
+    v = ag.verdict_table(s)
+    assert v.loc[0, "speedup_e2e_over_A"] == pytest.approx(349 / 206)
+    assert_documented(s.columns)
+
+
+def test_end_to_end_speedups_pair_within_a_replicate(synth):
+    """Two replicates with different preparation (100 us and 20 us): each
+    round's ratio uses its own replicate's prep, and the median pools the
+    rounds (6 each: the two middle values are one of each)."""
+    t = pd.concat(
+        [_replicate(synth, 0, 100 * US, rounds=6, warmup=0), _replicate(synth, 1, 20 * US, rounds=6, warmup=0)],
+        ignore_index=True,
+    )
+    s = ag.summarize(t, n_resamples=200)
+    d = s[(s["workload"] == "mvd") & (s["group"] == "D")].iloc[0]
+    r0, r1 = 349 / 206, 269 / 126
+    assert d["speedup_e2e_over_A"] == pytest.approx((r0 + r1) / 2)
+    assert d["speedup_e2e_over_A_lo"] == pytest.approx(r0) and d["speedup_e2e_over_A_hi"] == pytest.approx(r1)
+    assert d["speedup_over_A"] == pytest.approx(249 / 106)
+
+
+def test_slowdowns_use_each_replicates_own_alone_times(synth):
+    """SD_i = T_i^X / T_i with T_i the median alone duration of the trial's
+    own replicate (docs/metrics.md, "Which alone time").  Replicate 1 runs
+    everything, the alone runs included, 1.2x slower (another frequency):
+    D's M completes 500 ns (the entry) after its span, so its slowdown is
+    100.5/100 in replicate 0 and 120.5/120 in replicate 1.  Against the
+    point's pooled alone median (110 us) they would be 0.914 and 1.095."""
+    slow = {g: 1.2 for g in ("A", "B", "C", "D", "alone")}
+    t = pd.concat(
+        [
+            ag.trial_table(run_of(synth.synthetic_run(PLAN, rounds=6, warmup=0)), {"point": "p", "replicate": 0}),
+            ag.trial_table(
+                run_of(synth.synthetic_run(PLAN, rounds=6, warmup=0, group_scale=slow)), {"point": "p", "replicate": 1}
+            ),
+        ],
+        ignore_index=True,
+    )
+    d = t[(t["workload"] == "mvd") & (t["group"] == "D") & ~t["empty"]]
+    assert d.loc[d["replicate"] == 0, "M_slowdown"].to_numpy() == pytest.approx([100.5 / 100] * 6)
+    assert d.loc[d["replicate"] == 1, "M_slowdown"].to_numpy() == pytest.approx([120.5 / 120] * 6)
+    s = ag.summarize(t, n_resamples=100)
+    sd = s[(s["workload"] == "mvd") & (s["group"] == "D")].iloc[0]
+    assert sd["M_slowdown"] == pytest.approx((100.5 / 100 + 120.5 / 120) / 2, abs=1e-9)
+    # the point-level references stay pooled over the replicates (both sides
+    # of eta are medians of the point): alone M median 110 us
+    m_alone = s[(s["workload"] == "M") & (s["group"] == "alone")].iloc[0]
+    assert m_alone["M_duration_ns"] == pytest.approx(110 * US)

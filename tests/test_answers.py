@@ -151,3 +151,24 @@ def test_external_comparison_is_reported_not_judged():
     assert "undetermined on 1" in text and "loaded during 1 of these 2" in text
     assert "the ratio alone is not read as a verdict" in text and "kernel ratios beside it" in text
     assert "measured no point" in answers.external_sentence([])
+
+
+def test_end_to_end_speedup_is_said_beside_the_makespan_one():
+    e2e = {
+        "speedup_e2e_over_A": 1.40,
+        "speedup_e2e_over_A_lo": 1.37,
+        "speedup_e2e_over_A_hi": 1.43,
+        "speedup_e2e_over_C": 1.10,
+        "speedup_e2e_over_C_lo": 1.08,
+        "speedup_e2e_over_C_hi": 1.12,
+    }
+    pts = [dict(VERDICTS[0], **e2e, speedup_over_A=1.51, speedup_over_A_lo=1.48, speedup_over_A_hi=1.54), VERDICTS[1]]
+    pts[1] = dict(pts[1], speedup_e2e_over_A=1.18, speedup_e2e_over_A_lo=1.14, speedup_e2e_over_A_hi=1.22)
+    a = answers.answers(pts, 0.03)
+    assert (
+        "D over A has a median of 1.29 over the 2 points, against 1.35 on the makespan alone "
+        "(largest change: \\texttt{ratio/mv/p1}, 1.40 [1.37, 1.43] end to end against 1.51 [1.48, 1.54])"
+    ) in a["A"]
+    assert "D over C has a median of 1.10 over the one point" in a["C"]
+    # a summary without the end-to-end columns: nothing said, nothing invented
+    assert "End to end" not in answers.answers(VERDICTS, 0.03)["A"]

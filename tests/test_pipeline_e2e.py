@@ -97,10 +97,15 @@ def test_summary_table_and_figures(work):
     assert (abs(share - abcd["control_overhead_ns"] / abcd["makespan_ns"]) < 1e-12).all()
     table = (work / "paper/generated/results_table.tex").read_text()
     assert (
-        r"\toprule" in table and r"\bottomrule" in table and table.count(r"\hxspd{") == 6 * 5
-    )  # 6 points x D/A, D/B, D/C, C/A and parallelism
+        r"\toprule" in table and r"\bottomrule" in table and table.count(r"\hxspd{") == 6 * 6
+    )  # 6 points x D/A, D/B, D/C, C/A, D/A end to end and parallelism
     macros = (work / "paper/generated/results_macros.tex").read_text()
     assert r"\newcommand{\hxNpoints}{6}" in macros and r"\hxMedianDAmvd" in macros
+    # `all` writes the paper's generated sections too (not the PDF: rule `paper`)
+    answers = (work / "paper/generated/answers.tex").read_text()
+    assert r"\newcommand{\hxAnswerA}" in answers and "End to end" in answers
+    assert (work / "results/host/mechanism.json").is_file() and (work / "paper/generated/mechanism.tex").is_file()
+    assert not (work / "paper/main.pdf").exists()
 
 
 def test_second_run_has_nothing_to_do(work):
@@ -227,7 +232,8 @@ ANALYSIS = {"aggregate", "perfetto", "ort_perfetto", "report_tables"} | FIG
 # the ONNX Runtime comparison (workflow/rules/external.smk): the harness, the
 # per-point comparison and its concatenation, the LaTeX table
 COMPARE = {"external_point", "external"}
-# the paper's rules (not part of `all`)
+# the paper's generated sections (part of `all` where the host runs; the
+# PDF, rule `paper`, is not)
 PAPER = {"paper_sections", "figure_evidence"}
 # workload 4, the task graphs (workflow/rules/graph.smk)
 GRAPH = {
@@ -247,11 +253,13 @@ SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_
 # rules check, choose, compute regret, draw and tabulate
 SEARCH_RUN = {"search_run", "search_confirm"}
 SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_table"}
-NOT_IN_ALL = PAPER | {"mechanism"} | SEARCH_RUN | SEARCH_ANALYSIS
+NOT_IN_ALL = SEARCH_RUN | SEARCH_ANALYSIS
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
     | ANALYSIS
     | COMPARE
+    | PAPER
+    | {"mechanism"}
     | NOT_IN_ALL
     | SERVE
     | GRAPH,
@@ -347,23 +355,39 @@ CONSUMERS = {
     "deploy": {"run"},
     "run": {"check", "aggregate", "figure_timeline", "perfetto", "external_point"},
     "check": {"aggregate", "figure_timeline", "perfetto"},
-    "aggregate": {"figure_speedup", "figure_slowdown", "figure_family", "report_tables", "table"},
-    "figure_timeline": {"table"},
-    "figure_speedup": {"table"},
-    "figure_slowdown": {"table"},
+    "aggregate": {
+        "figure_speedup",
+        "figure_slowdown",
+        "figure_family",
+        "report_tables",
+        "table",
+        "figure_evidence",
+        "paper_sections",
+    },
+    "figure_timeline": {"table", "paper_sections"},
+    "figure_speedup": {"table", "paper_sections"},
+    "figure_slowdown": {"table", "paper_sections"},
     "figure_family": {"families_tex"},
+    "figure_evidence": {"paper_sections"},
+    "mechanism": {"paper_sections"},
     "ort_run": {"external_point", "ort_figure_timeline", "ort_perfetto"},
     "external_point": {"external"},
-    "external": {"external_table"},
+    "external": {"external_table", "paper_sections"},
+    "external_table": {"paper_sections"},
     "serve_build": {"serve_run"},
     "serve_trace": {"serve_run", "serve_check"},
     "serve_run": {"serve_check", "serve_summary"},
     "serve_check": {"serve_summary"},
-    "serve_summary": {"serve_figures", "serve_table"},
+    "serve_summary": {"serve_figures", "serve_table", "paper_sections"},
+    "serve_figures": {"paper_sections"},
+    "serve_table": {"paper_sections"},
     "graph_build": {"graph_run", "graph_check", "graph_summary", "graph_figure_profile"},
     "graph_run": {"graph_check", "graph_summary", "graph_figure_timeline"},
     "graph_check": {"graph_summary", "graph_figure_timeline"},
-    "graph_summary": {"graph_figure_speedup", "graph_table"},
+    "graph_summary": {"graph_figure_speedup", "graph_table", "paper_sections"},
+    "graph_figure_profile": {"paper_sections"},
+    "graph_figure_speedup": {"paper_sections"},
+    "graph_table": {"paper_sections"},
 }
 
 

@@ -85,11 +85,13 @@ def test_latex_table_and_macros(results):
     assert len(rows) == 6 and sum(r"M\," in l for l in rows) == 5
     assert sum(r"\emph{failed correctness check" in l for l in rows) == 1
     assert r"\emph{failed correctness check" in table and "host/tiny/md/big" in table
-    assert table.count(r"\hxspd{") == 5 * 5  # 5 good points x D/A, D/B, D/C, C/A and parallelism P
+    # 5 good points x D/A, D/B, D/C, C/A, D/A end to end and parallelism P
+    assert table.count(r"\hxspd{") == 5 * 6 and r"D/A\textsubscript{e2e}" in table
     assert "<<" not in table and "<%" not in table
     macros = (gen / "m.tex").read_text()
     assert r"\newcommand{\hxNfailed}{1}" in macros and r"\newcommand{\hxNpoints}{6}" in macros
     assert r"\csname hx@v@host/tiny/mv/small/DA\endcsname" in macros
+    assert r"\csname hx@v@host/tiny/mv/small/DAe2e\endcsname" in macros
     assert "../results/host/figures/speedup_tiny.pdf" in (gen / "f.tex").read_text()
 
 
@@ -176,7 +178,7 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
     evidence = (gen / "e.tex").read_text()
     assert evidence.count("correct (emulated, timings not performance)") == 6
     assert not any(l.startswith("hexagon-qemu &") and r"M\," in l for l in evidence.splitlines())
-    assert table.count(r"\hxspd{") == 5 * 5  # the host's good points only
+    assert table.count(r"\hxspd{") == 5 * 6  # the host's good points only
     assert r"\textbf{EMULATED}" in table
     for line in table.splitlines():
         if line.startswith("hexagon-qemu &"):

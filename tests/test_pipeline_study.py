@@ -66,6 +66,16 @@ def test_default_study_plans_its_21_points(checkout):
     assert job_counts(r.stdout + r.stderr)["run"] == 21 * 3  # 3 replicates each
 
 
+def test_all_writes_the_papers_sections_but_not_the_pdf(checkout):
+    """`all` plans the generated sections (and the mechanism checks and the
+    evidence figure they read), never the PDF, which needs LaTeX."""
+    r = sm(checkout, "-n", "all")
+    assert r.returncode == 0, r.stderr[-3000:]
+    counts = job_counts(r.stdout + r.stderr)
+    assert {"paper_sections", "mechanism", "figure_evidence"} <= set(counts), counts
+    assert "paper" not in counts, counts
+
+
 def test_configfile_sweeps_replace_the_study(checkout):
     f = write(checkout, "my.yaml", ONE_POINT)
     r = sm(checkout, "-n", "all", "--configfile", f)

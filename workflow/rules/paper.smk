@@ -1,5 +1,6 @@
 # paper: build paper/main.pdf with latexmk where LaTeX is installed; where it
-# is not, fail at once saying how to install it.  Not part of `all`.
+# is not, fail at once saying how to install it.  Not part of `all` (its
+# inputs, the generated sections and tables, are).
 rule paper:
     input:
         main=str(REPO / "paper" / "main.tex"),

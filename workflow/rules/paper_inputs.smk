@@ -50,3 +50,14 @@ def _paths(v):
 
 
 PAPER_WORKLOAD_FILES = [f for v in PAPER_WORKLOADS.values() for f in _paths(v)]
+
+
+def paper_section_outputs():
+    """What `all` makes of the paper: its generated sections, every number of
+    the text (not the PDF: LaTeX may be missing, rule `paper` builds it).
+    Only where the host target runs, like the other host-side outputs of
+    `all`: the mechanism section needs the host runner's checks."""
+    if "host" not in config["targets"]:
+        return []
+    # called by `all` in the Snakefile, once rule paper_sections is defined
+    return list(rules.paper_sections.output)
