@@ -203,7 +203,9 @@ def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host"
         [
             _verdict_points_sentence(pts, "D/C"),
             (
-                f"Progress overlap (D's parallelism interval above 1 + {m:g}) holds on {len(prog)} of those "
+                f"Progress overlap (D's parallelism interval above 1 + {m:g} and, from the tasks' checkpoints, "
+                f"at least two tasks advancing together for over a tenth of the shortest one's alone time) "
+                f"holds on {len(prog)} of those "
                 f"{len(rows)} points"
                 + (
                     " (parallelism "

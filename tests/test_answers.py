@@ -76,7 +76,8 @@ def test_answers_count_verdicts_and_intervals_apart():
     assert "1.37 [1.31, 1.43]" in a["C"]
     # the inconclusive point is counted among interval relations only, labelled
     assert "D faster than C (interval above 1 + 0.03) on 3 of 4 points (2 of them carry a verdict)" in a["C"]
-    assert "Progress overlap (D's parallelism interval above 1 + 0.03) holds on 2 of those 3 points" in a["C"]
+    assert "Progress overlap (D's parallelism interval above 1 + 0.03 and, from the tasks' checkpoints" in a["C"]
+    assert "holds on 2 of those 3 points" in a["C"]
     assert "D $\\sim$ B (interval inside 1 $\\pm$ 0.03) on 3 of 4 points, 3 of them with a verdict" in a["B"]
     assert "undetermined on 1" in a["B"]
     assert "3 of 4 points carry a verdict" in a["summary"] and "1 are without one" in a["summary"]
