@@ -35,6 +35,7 @@ SLOW_MODULES = frozenset(
         "test_paper_pdf.py",
         "test_device_farm.py",
         "test_search_pipeline.py",
+        "test_workflow_citizen.py",
     }
 )
 

@@ -2,8 +2,8 @@
 # is not, fail at once saying how to install it.  Not part of `all`.
 rule paper:
     input:
-        main=str(REPO / "paper" / "main.tex"),
-        related=str(REPO / "paper" / "related.tex"),
+        main=repo_path("paper", "main.tex"),
+        related=repo_path("paper", "related.tex"),
         generated=rules.table.output,
         sections=rules.paper_sections.output,
     output:
