@@ -2,7 +2,12 @@
 # measured in groups A-D.  See README.md.  Entry point: `snakemake --cores 4 all`.
 from snakemake.utils import min_version
 
-min_version("8.0")
+# The oldest Snakemake this workflow is run and tested with: 9.19.0 is the
+# first that reads the workflow profile's profile.yaml (9.18.2 stops with
+# "profile given but no config.yaml found"), and common.smk's
+# global_resources.get("device").value needs 9.16.3.  pyproject.toml and the
+# README say the same.
+min_version("9.19.0")
 
 
 # A YAML error in config.yaml is reported with file and line (Snakemake's
@@ -12,10 +17,14 @@ min_version("8.0")
 import os as _os
 import sys as _sys
 
-_sys.path.insert(0, workflow.basedir)
+# this checkout's package (current_basedir: also when another workflow
+# imports this one as a module, where workflow.basedir is the importer's)
+_sys.path.insert(0, str(workflow.current_basedir))
 from hxfuse.config import ConfigError as _ConfigError, load_yaml as _load_yaml
 
-if _os.path.isfile("config.yaml"):
+# config.yaml of the working directory, the file `configfile:` reads (as in
+# Snakemake's workflow template); a module given `config:` reads none.
+if _os.path.isfile("config.yaml") and not workflow.modifier.skip_configfile:
     try:
         _load_yaml("config.yaml")
     except _ConfigError as _err:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Write constraints.txt: the exact installed version of every Python package
-that pyproject.toml's dependencies (and the tools CI runs) pull in.
+that pyproject.toml's dependencies, its `test` extra and the tools CI runs
+pull in.
 
 Run it in an environment where `pip install -e .` has succeeded and the tests
 pass; it walks the dependency closure through the installed distributions'
@@ -8,7 +9,8 @@ metadata (markers evaluated for this interpreter), so the file lists what was
 really tested, not what a resolver might pick tomorrow.  The hxfuse package
 itself is left out (it is installed editable from the checkout).
 
-    python3 .ci/constraints.py            # rewrite constraints.txt
+    python3 .ci/constraints.py            # rewrite constraints.txt (and the
+                                          # hash in envs/*.yaml that use it)
     python3 .ci/constraints.py --check    # exit 1 when the file differs
 
 The `--check` form is what CI runs after installing: it fails when the
@@ -18,6 +20,7 @@ environment drifted from the pins (e.g. a constraint was edited by hand).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sys
 import tomllib
@@ -45,7 +48,9 @@ HEADER = (
 
 def roots() -> list[Requirement]:
     proj = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [Requirement(r) for r in [*proj["dependencies"], *TOOLS]]
+    # the test extra too: CI installs it, so its closure is pinned as well
+    test = proj.get("optional-dependencies", {}).get("test", [])
+    return [Requirement(r) for r in [*proj["dependencies"], *test, *TOOLS]]
 
 
 def closure(reqs: list[Requirement]) -> dict[str, str]:
@@ -79,6 +84,28 @@ def render(pins: dict[str, str]) -> str:
     return HEADER + "\n".join(lines) + "\n"
 
 
+ENVS = ROOT / "envs"
+# The line an environment file that installs under constraints.txt carries:
+# Snakemake's conda environment hash covers the environment file only, so the
+# file must change when a pin does, or `--sdm conda` keeps an environment
+# built with the old pins.
+STAMP = "# constraints.txt sha256: "
+
+
+def stamped_envs(constraints: str) -> dict[Path, str]:
+    """{environment file: its text with the current stamp} for every file
+    under envs/ that installs with ../constraints.txt."""
+    digest = hashlib.sha256(constraints.encode()).hexdigest()
+    out = {}
+    for env in sorted(ENVS.glob("*.yaml")):
+        text = env.read_text()
+        if "../constraints.txt" not in text:
+            continue
+        kept = [line for line in text.splitlines() if not line.startswith(STAMP)]
+        out[env] = STAMP + digest + "\n" + "\n".join(kept) + "\n"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -97,8 +124,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"installed {l} is not pinned in constraints.txt", file=sys.stderr)
             print("regenerate with: python3 .ci/constraints.py", file=sys.stderr)
             return 1
+        stale = [env for env, want in stamped_envs(old).items() if env.read_text() != want]
+        for env in stale:
+            print(f"{env.relative_to(ROOT)}: its constraints.txt hash is not the file's", file=sys.stderr)
+        if stale:
+            print("regenerate with: python3 .ci/constraints.py", file=sys.stderr)
+            return 1
         return 0
     OUT.write_text(text)
+    for env, want in stamped_envs(text).items():
+        env.write_text(want)
     print(f"wrote {OUT.relative_to(ROOT)} ({text.count(chr(10)) - HEADER.count(chr(10))} packages)")
     return 0
 

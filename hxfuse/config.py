@@ -846,7 +846,7 @@ def point_table(config: dict):
 def aggregate_points(config: dict, target: str) -> list[dict]:
     """The aggregate job's view of a target's points (its params: a changed x,
     label or parameter reruns the summary): id, sweep, point, x, label,
-    params and the number of replicates."""
+    params, the number of replicates and each replicate's point_hash."""
     return [
         {
             "id": p.id,
@@ -856,6 +856,8 @@ def aggregate_points(config: dict, target: str) -> list[dict]:
             "label": p.label,
             "params": p.params,
             "replicates": replicates(config, target),
+            # what each replicate's sidecar must say it measured (pipeline: stale replicates are refused)
+            "point_hashes": [point_hash(config, p, r) for r in range(replicates(config, target))],
         }
         for p in points(config)
         if p.target == target
@@ -988,6 +990,17 @@ def _zig_available(environ: dict) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return r.returncode == 0 and bool(r.stdout.strip())
+
+
+def preflight_ready(config: dict, error: str = "") -> bool:
+    """Whether the target preflight (target_problems) can run on *config*:
+    every target is a known name and *error*, the validation's message, names
+    neither `targets` nor `target_settings` (the preflight reads both; a value
+    the validation refused is reported by that message, not by a traceback)."""
+    targets = config.get("targets")
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t in _targets.NAMES for t in targets):
+        return False
+    return not re.search(r"config\.target(s|_settings)\b", error)
 
 
 def target_problems(config: dict, environ: dict | None = None, which=shutil.which, zig_ok=None) -> list[str]:

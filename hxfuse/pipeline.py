@@ -174,6 +174,44 @@ def aggregate_target(
     return doc
 
 
+def rerun_command(path: str) -> str:
+    """The command that redoes *path* and everything downstream of it."""
+    return f"snakemake --cores 4 -f {path} all"
+
+
+def _load_json(path: str, redo: str) -> dict:
+    """A JSON object from an intermediate file, or IntegrityError naming the
+    file and the command that redoes it (*redo*: the output whose job writes
+    it).  A file cut short or overwritten is a damaged result, not a bug."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else f"not valid JSON: {exc}"
+        raise integrity.IntegrityError(
+            f"hxfuse: {path}: damaged ({why}); redo it with: {rerun_command(redo)}"
+        ) from None
+    if not isinstance(doc, dict):
+        raise integrity.IntegrityError(
+            f"hxfuse: {path}: damaged (not a JSON object); redo it with: {rerun_command(redo)}"
+        )
+    return doc
+
+
+def _stale_problems(p: dict, rep: int, side: dict, raw: str) -> list[str]:
+    """The replicate when its sidecar's point_hash is not the current point's:
+    measured with other parameters (metadata lost, --touch, mtime-only rerun
+    triggers), it must not be aggregated as this point.  *p* carries the
+    current hashes (``point_hashes``, one per replicate) when the workflow
+    passes them."""
+    want = (p.get("point_hashes") or [None] * (rep + 1))[rep]
+    if want is None or side.get("point_hash") == want:
+        return []
+    return [
+        f"{raw}: measured for point_hash {side.get('point_hash')}, the point is now {want} "
+        f"(its parameters changed since; rerun it with: {rerun_command(raw)})"
+    ]
+
+
 def _read_replicates(
     target: str,
     layout: Sequence[tuple[dict, int]],
@@ -191,9 +229,11 @@ def _read_replicates(
         pid = p["id"]
         sweep, workload, name = pid.split("/")
         rid = f"{pid}/rep{rep}"
-        check = json.loads(Path(chk).read_text())
-        prov[rid] = json.loads(Path(side).read_text())
+        check = _load_json(chk, chk)
+        # a damaged sidecar is redone by rerunning its replicate (the run job writes it)
+        prov[rid] = _load_json(side, raw)
         bad += integrity.sha256_problems(prov[rid].get("raw_sha256"), raw, npy)
+        bad += _stale_problems(p, rep, prov[rid], raw)
         ok = check.get("status") == "ok"
         if not ok:
             why = "; ".join(check.get("reasons", [])) or "check failed"
@@ -210,7 +250,8 @@ def _read_replicates(
     if bad:
         raise integrity.IntegrityError(
             f"hxfuse: aggregation of {target} refused: raw files differ from their provenance "
-            "sidecars (changed after the run; rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad)
+            "sidecars (changed after the run, or measured with other parameters; rerun those "
+            "replicates with snakemake -f):\n  " + "\n  ".join(bad)
         )
     return tables, prov, reasons
 

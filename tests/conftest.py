@@ -36,6 +36,7 @@ SLOW_MODULES = frozenset(
         "test_device_farm.py",
         "test_search_pipeline.py",
         "test_interference.py",
+        "test_workflow_citizen.py",
     }
 )
 

@@ -152,13 +152,14 @@ def zig_and_qemu() -> tuple[bool, str]:
 
 
 def aggregate_synthetic(
-    out: Path, cfg: dict, target: str, records_of, check_of=None, prov_extra: dict | None = None
+    out: Path, cfg: dict, target: str, records_of, check_of=None, prov_extra: dict | None = None, damage=None
 ) -> dict:
     """Write synthetic raw files for every replicate of every point of *target*
     in the pipeline's layout under *out* (raw/<id>/rep<r>.jsonl, sidecars with
     raw_sha256, check json) and aggregate them as the aggregate job does.
     *records_of(point, replicate, index)* returns a run's records;
-    *check_of(point, replicate)* the check dict (default: ok)."""
+    *check_of(point, replicate)* the check dict (default: ok); *damage(out)*
+    runs after the files are written, before they are aggregated."""
     import json
 
     from hxfuse import config as hc
@@ -185,6 +186,7 @@ def aggregate_synthetic(
                         "compiler": "cc 1",
                         "runner_sha256": "0",
                         "replicate": r,
+                        "point_hash": p["point_hashes"][r],
                         "raw_sha256": integrity.raw_hashes(raw, None),
                         **(prov_extra or {}),
                     }
@@ -192,6 +194,8 @@ def aggregate_synthetic(
             )
             raws.append(str(raw)), checks.append(str(chk)), provs.append(str(prov))
             i += 1
+    if damage is not None:
+        damage(out)
     return aggregate_target(
         target,
         pts,

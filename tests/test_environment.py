@@ -35,7 +35,7 @@ def pins() -> dict[str, str]:
 
 def test_constraints_pin_every_dependency_at_pyprojects_version():
     got = pins()
-    for spec in PROJECT["dependencies"]:
+    for spec in [*PROJECT["dependencies"], *PROJECT["optional-dependencies"]["test"]]:
         req = Requirement(spec)
         name = canonicalize_name(req.name)
         assert name in got, f"{req.name} (pyproject.toml) is not pinned in constraints.txt"
@@ -60,8 +60,10 @@ def test_constraints_generator_agrees_with_the_file():
 def test_every_install_path_uses_the_constraints():
     readme = (REPO / "README.md").read_text()
     assert "pip install -c constraints.txt -e . && snakemake" in readme
-    assert "pip install -c constraints.txt -e . && python3 -m pytest" in readme
-    assert re.search(r"pip install -c constraints\.txt -e \.", (REPO / ".ci/run").read_text())
+    # the tests need the test extra (pytest, hypothesis are not runtime dependencies)
+    assert "pip install -c constraints.txt -e '.[test]' && python3 -m pytest" in readme
+    assert re.search(r"pip install -c constraints\.txt -e \"\.\[test\]\"", (REPO / ".ci/run").read_text())
+    assert not {"pytest", "hypothesis"} & {canonicalize_name(Requirement(d).name) for d in PROJECT["dependencies"]}
     env = yaml.safe_load((REPO / "envs/analysis.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-c ../constraints.txt" in pip and "-e ../" in pip
@@ -123,3 +125,22 @@ def test_slow_modules_exist_and_the_marker_is_registered():
     assert not missing, f"tests/conftest.py marks missing modules slow: {missing}"
     markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
     assert any(m.startswith("slow:") for m in markers)
+
+
+def test_conda_environment_carries_the_constraints_hash():
+    """Snakemake hashes the environment file only: the analysis environment
+    names constraints.txt's SHA-256, so a changed pin rebuilds it."""
+    import hashlib
+    import importlib.util
+
+    digest = hashlib.sha256((REPO / "constraints.txt").read_bytes()).hexdigest()
+    assert (REPO / "envs/analysis.yaml").read_text().startswith(f"# constraints.txt sha256: {digest}\n")
+    spec = importlib.util.spec_from_file_location("ci_constraints", REPO / ".ci/constraints.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = (REPO / "constraints.txt").read_text()
+    now = mod.stamped_envs(text)
+    changed = mod.stamped_envs(text.replace("numpy==", "numpy==0", 1))
+    assert set(now) == {REPO / "envs/analysis.yaml"}
+    assert now[REPO / "envs/analysis.yaml"] == (REPO / "envs/analysis.yaml").read_text()
+    assert changed[REPO / "envs/analysis.yaml"] != now[REPO / "envs/analysis.yaml"]

@@ -5,8 +5,13 @@ CC_NAME := $(shell cc --version | head -n1)
 else
 CC_NAME := $(shell $(CC) --version | head -n1)
 endif
-CFLAGS ?= -O3 -march=native -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread
-LDFLAGS ?= -pthread -lm
+# The flags are this file's, never the environment's: a conda compiler
+# activation exports CFLAGS and LDFLAGS (-march=nocona -O2, no -lm), which a
+# `?=` would silently take instead, building another binary (or failing to
+# link).  A CFLAGS=... on make's command line (config build.cflags) still
+# wins, and every run records the flags it was built with (meta cflags).
+CFLAGS := -O3 -march=native -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread
+LDFLAGS := -pthread -lm
 FAST_SRC := src/kernels_host.c
 PLATFORM_SRC := src/platform_posix.c
 RUN_PREFIX :=

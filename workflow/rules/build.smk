@@ -6,7 +6,7 @@
 # missing never gets here: the Snakefile's preflight stops first.
 rule build:
     input:
-        makefile=str(REPO / "kernels" / "Makefile"),
+        makefile=repo_path("kernels", "Makefile"),
         sources=kernel_sources,
     output:
         "results/{target}/build/hxrun",

@@ -6,10 +6,23 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-REPO = Path(workflow.basedir)
+# This checkout: the directory above workflow/rules, wherever the working
+# directory is and whichever workflow includes this one as a module
+# (workflow.basedir is the outermost workflow's).
+REPO = Path(workflow.current_basedir).resolve().parent.parent
 # The Snakefile imports the package from this checkout; job scripts import the
 # installed package (`pip install -e .`, see README).
 sys.path.insert(0, str(REPO))
+
+
+def repo_path(*parts):
+    """A file of this checkout as an input path: relative to the working
+    directory, so that a checkout copied elsewhere with its results and
+    .snakemake/ has the same inputs (absolute paths would all change and
+    rerun every job), and a workflow importing this one as a module still
+    finds the files here."""
+    return os.path.relpath(REPO.joinpath(*parts))
+
 
 import hxfuse.config as hxconfig
 import hxfuse.deps as hxdeps
@@ -28,7 +41,11 @@ try:
     _config_error = ""
 except hxconfig.ConfigError as err:
     _config_error = f"hxfuse: {err}"
-_missing = hxconfig.target_problems(config) if isinstance(config.get("targets"), list) else []
+# The preflight asks only about targets the validation accepted: a refused
+# target list (an unknown name, a non-string) or refused target settings are
+# already named by the message above, and looking them up here would only
+# replace that message by a traceback.
+_missing = hxconfig.target_problems(config) if hxconfig.preflight_ready(config, _config_error) else []
 if _missing:
     _config_error += ("\n" if _config_error else "") + (
         "hxfuse: cannot build or run the configured targets on this machine:\n  "
@@ -48,7 +65,10 @@ REP_WC = "{sweep}/{workload}/{point}/rep{rep}"
 # Code dependencies, derived once from the imports: each rule's `code` input
 # is exactly the hxfuse modules its script imports, transitively
 # (hxfuse/deps.py), so editing a module reruns exactly the jobs that run it.
-CODE = {s.stem: hxdeps.script_modules(s) for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))}
+CODE = {
+    s.stem: [os.path.relpath(m) for m in hxdeps.script_modules(s)]
+    for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))
+}
 
 # Runner command prefix per target: RUN_PREFIX of kernels/targets/<target>.mk
 # (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
@@ -103,12 +123,12 @@ def kernel_sources(wc):
     # (graph_kernel_sources): editing them must not rebuild hxrun and so
     # rerun every measurement
     srcs = sorted(
-        str(p)
+        os.path.relpath(p)
         for d in dirs
         for p in (kdir / d).rglob("*")
         if p.suffix in (".c", ".h") and not p.name.startswith(("serve", "graph"))
     )
-    return srcs + [str(kdir / "targets" / f"{wc.target}.mk")]
+    return srcs + [repo_path("kernels", "targets", f"{wc.target}.mk")]
 
 
 def all_cores(wc):

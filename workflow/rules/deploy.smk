@@ -13,7 +13,7 @@ rule deploy:
         manifest="results/{target}/stage/deploy.json",
     params:
         prefix=lambda wc: TARGET_PREFIX[wc.target],
-        device_sh=str(REPO / "kernels" / "hexagon" / "device.sh"),
+        device_sh=repo_path("kernels", "hexagon", "device.sh"),
         env=lambda wc: hxconfig.run_env(config, wc.target),
         target_info=lambda wc: hxconfig.target_info(wc.target),
         farm_spans_hosts=lambda wc: bool(hxconfig.target_settings(config, wc.target).get("farm_spans_hosts")),

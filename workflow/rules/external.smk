@@ -139,7 +139,7 @@ rule external_full:
 rule external_table:
     input:
         csv="results/host/external.csv",
-        template=str(REPO / "workflow" / "templates" / "external_table.tex.j2"),
+        template=repo_path("workflow", "templates", "external_table.tex.j2"),
         code=CODE["external_table"],
     output:
         "paper/generated/external_table.tex",

@@ -6,7 +6,7 @@
 # run make at the same time, and two makes must not write the same objects
 rule graph_runner:
     input:
-        makefile=str(REPO / "kernels" / "Makefile"),
+        makefile=repo_path("kernels", "Makefile"),
         sources=graph_kernel_sources,
     output:
         "results/{target}/build/hxgraph",
@@ -177,7 +177,7 @@ rule graph_figure_speedup:
 rule graph_table:
     input:
         summaries=expand("results/{target}/graph/summary.csv", target=GRAPH_TARGETS),
-        template=str(REPO / "workflow" / "templates" / "graph_table.tex.j2"),
+        template=repo_path("workflow", "templates", "graph_table.tex.j2"),
         code=CODE["graph_table"],
     output:
         "paper/generated/graph_table.tex",

@@ -30,14 +30,16 @@ def graph_reps(target, what, ext):
 
 def graph_kernel_sources(wc):
     """What hxgraph is built from: hxrun's sources and the graph runner's own."""
-    own = sorted(str(p) for p in (REPO / "kernels" / "src").glob("graph*") if p.suffix in (".c", ".h"))
+    own = sorted(os.path.relpath(p) for p in (REPO / "kernels" / "src").glob("graph*") if p.suffix in (".c", ".h"))
     return kernel_sources(wc) + own
 
 
 def graph_outputs():
-    """What `all` asks of the graph study: checks, summary, figures, table."""
+    """What `all` asks of the graph study: checks, summary, figures, table.
+    Nothing when the study has no points (graph_study: null): a summary of no
+    runs is not a result, and graph_summary cannot concatenate nothing."""
     out = []
-    for t in GRAPH_TARGETS:
+    for t in GRAPH_TARGETS if GRAPH_POINTS else []:
         out += graph_reps(t, "check", ".json")
         out += [f"results/{t}/graph/summary.csv", f"results/{t}/graph/trials.csv.gz"]
         for ext in ("pdf", "png"):

@@ -3,8 +3,8 @@
 # inputs, the generated sections and tables, are).
 rule paper:
     input:
-        main=str(REPO / "paper" / "main.tex"),
-        related=str(REPO / "paper" / "related.tex"),
+        main=repo_path("paper", "main.tex"),
+        related=repo_path("paper", "related.tex"),
         generated=rules.table.output,
         sections=rules.paper_sections.output,
     output:

@@ -144,7 +144,7 @@ rule figure_search:
 rule search_table:
     input:
         results=lambda wc: [f"results/{t}/search/{n}/result.json" for (t, n) in SEARCH_PLANS],
-        template=str(REPO / "workflow" / "templates" / "search_table.tex.j2"),
+        template=repo_path("workflow", "templates", "search_table.tex.j2"),
         code=CODE["search_table"],
     output:
         "paper/generated/search_table.tex",

@@ -15,7 +15,7 @@ rule serve_all:
 # and two makes must not write the same object files.
 rule serve_build:
     input:
-        makefile=str(REPO / "kernels" / "Makefile"),
+        makefile=repo_path("kernels", "Makefile"),
         sources=serve_sources,
     output:
         "results/host/build/hxserve",
@@ -137,7 +137,7 @@ rule serve_figures:
 rule serve_table:
     input:
         summary=f"{SERVE_DIR}/summary.csv",
-        template=str(REPO / "workflow" / "templates" / "serve_table.tex.j2"),
+        template=repo_path("workflow", "templates", "serve_table.tex.j2"),
         code=CODE["serve_table"],
     output:
         f"{SERVE_DIR}/serve_table.tex",

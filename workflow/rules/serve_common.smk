@@ -25,8 +25,8 @@ wildcard_constraints:
 def serve_sources(wc):
     """What hxserve is built from: the host target's sources, its own included."""
     kdir = REPO / "kernels"
-    return sorted(str(p) for p in (kdir / "src").glob("*") if p.suffix in (".c", ".h")) + [
-        str(kdir / "targets" / "host.mk")
+    return sorted(os.path.relpath(p) for p in (kdir / "src").glob("*") if p.suffix in (".c", ".h")) + [
+        repo_path("kernels", "targets", "host.mk")
     ]
 
 
@@ -49,8 +49,10 @@ SERVE_FIGURES = [
 
 def serve_outputs():
     """What `all` makes of the service mode: nothing when the host is not a
-    configured target (hxserve measures the host; `serve_all` still runs it)."""
-    if "host" not in config["targets"]:
+    configured target (hxserve measures the host; `serve_all` still runs it)
+    or when `serve: null` turns it off, as `graph_study: null` does the graph
+    study (`serve_all` then runs the defaults)."""
+    if "host" not in config["targets"] or ("serve" in config and config["serve"] is None):
         return []
     return (
         serve_reps(serve_check_of)

@@ -6,8 +6,8 @@ rule table:
         summaries_json=expand("results/{target}/summary.json", target=config["targets"]),
         figures=[f for t in config["targets"] for f in sweep_figures(t, "pdf")],
         timelines=[timeline_of(p, "pdf") for p in POINTS],
-        template=str(REPO / "workflow" / "templates" / "results_table.tex.j2"),
-        evidence_template=str(REPO / "workflow" / "templates" / "evidence_table.tex.j2"),
+        template=repo_path("workflow", "templates", "results_table.tex.j2"),
+        evidence_template=repo_path("workflow", "templates", "evidence_table.tex.j2"),
         code=CODE["table"],
     output:
         table="paper/generated/results_table.tex",
