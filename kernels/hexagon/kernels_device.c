@@ -89,6 +89,7 @@ const hx_kernels *hx_kernels_fast(void) {
         table.name = "hvx-nohmx+udma";
 #endif
         table.copy2d = dev_copy2d;
+        table.copy2d_prepare = hx_dma_prepare_sources;
         ready = 1;
     }
     return &table;

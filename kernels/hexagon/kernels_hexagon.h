@@ -18,6 +18,8 @@ extern const hx_kernels hx_kernels_hvx;
  * fit the descriptor fields (row bytes or strides >= 65536), before anything
  * moved; -2 if the engine reported an error (it is reset). */
 int hx_dma_copy2d(const hx_copy_desc *chain);
+/* Cleans D's DDR sources (links[0..n), every window) once, at set-up. */
+void hx_dma_prepare_sources(const hx_copy_desc *links, size_t n);
 const struct hx_dma_stats *hx_dma_stats_get(void);
 
 /* HMX GEMM through HexKL (kernels_hmx.c). */
