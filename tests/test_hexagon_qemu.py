@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -336,3 +337,36 @@ def test_v73_when_the_emulator_has_it_else_v67_and_v73_on_demand_fails_clearly(t
     assert r.returncode != 0 and "qemu-user 10.x" in r.stderr and "bookworm-backports" in r.stderr
     r = _print_cpu(f"QEMU_HEXAGON={new}", "HEXAGON_QEMU_ARCH=v68")
     assert r.returncode != 0 and "must be auto, v73 or v67" in r.stderr
+
+
+# --------------------------------------------------------------------------
+# 4. the first-day self-test
+
+
+@needs_tools
+def test_selftest_ladder_under_qemu_runs_what_it_can_and_names_a_planted_hang(hxrun, tmp_path):
+    """hxrun --selftest under qemu-hexagon: arch, the POSIX platform steps,
+    HVX (vrmpy GEMM against the reference), the DMA descriptor model and file
+    I/O pass; every QuRT-only step (VTCM, power, HVX locks, DMA engine, HMX)
+    is "not available on this target", never passed; a planted hang is named
+    by the watchdog within its timeout."""
+    out = tmp_path / "st.jsonl"
+    r = subprocess.run([QEMU, str(hxrun), "--selftest", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = [json.loads(ln) for ln in out.read_text().splitlines()][-1]
+    assert summary["status"] == "ok" and summary["target"] == "hexagon-qemu"
+    assert {"arch", "hvx_vrmpy", "dma_model", "file_io", "clock", "threads"} <= set(summary["passed"])
+    qurt_only = {"vtcm_query", "power_votes", "vtcm_full", "hvx_locks", "dma_4k", "dma_order", "hmx_tile"}
+    assert qurt_only <= set(summary["not_available"]) and not qurt_only & set(summary["passed"])
+    hang = tmp_path / "hang.jsonl"
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [QEMU, str(hxrun), "--selftest", "--out", str(hang), "--selftest-hang", "dma_model"]
+        + ["--selftest-step-timeout", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 5 and time.monotonic() - t0 < 60, r.stderr
+    summary = [json.loads(ln) for ln in hang.read_text().splitlines()][-1]
+    assert summary["hung"] == "dma_model" and "hvx_vrmpy" in summary["passed"]

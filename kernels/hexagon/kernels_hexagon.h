@@ -35,6 +35,10 @@ typedef struct hx_hmx_stats {
 } hx_hmx_stats;
 const hx_hmx_stats *hx_hmx_stats_get(void);
 
+/* selftest_hvx.c: the HVX GEMM against the reference (a selftest step; the
+ * caller holds an HVX context where the platform needs one). */
+int hx_st_hvx_gemm(char *detail, size_t len);
+
 /* kernels_device.c: the device kernels' part of the resources record. */
 struct hx_json;
 void hx_kernels_device_resources(struct hx_json *j);
