@@ -13,6 +13,7 @@ sys.path.insert(0, str(REPO))
 
 import hxfuse.config as hxconfig
 import hxfuse.deps as hxdeps
+import hxfuse.selftest as hxselftest
 import hxfuse.targets as hxtargets
 
 # 1. friendly schema check naming every bad key + semantic checks
