@@ -125,6 +125,14 @@ def all_cores(wc):
         return 1
 
 
+def selftest_gate(wc):
+    """The run jobs of an SDK target wait for its first-day ladder
+    (selftest.smk); host and hexagon-qemu do not."""
+    if hxselftest.gates_runs(wc.target):
+        return f"results/{wc.target}/selftest.jsonl"
+    return []
+
+
 def point_of(wc):
     return hxconfig.find_point(config, wc.target, wc.sweep, wc.workload, wc.point)
 

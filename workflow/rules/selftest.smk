@@ -8,13 +8,7 @@
 # no measurement starts before the ladder passed.  On host and hexagon-qemu
 # it runs only when asked (`snakemake --cores 1 selftest`); it is cheap there
 # (well under 2 s) but kept out of `all` so that the default study's job
-# graph and reruns do not change.
-def selftest_gate(wc):
-    if hxselftest.gates_runs(wc.target):
-        return f"results/{wc.target}/selftest.jsonl"
-    return []
-
-
+# graph and reruns do not change.  (selftest_gate is in common.smk.)
 rule selftest_target:
     input:
         runner="results/{target}/stage/hxrun",
