@@ -89,11 +89,13 @@ case "$1" in
 esac
 """.replace("DEVDIR", DEVDIR)
 
-# run_main_on_hexagon 3 libhxrun.so ARGS: this machine's runner with ARGS
+# run_main_on_hexagon 3 [stack_size=N] libhxrun.so ARGS: this machine's runner with ARGS
 # (exits 0 whatever the runner did, as nothing says the real one passes the
 # DSP's status on; device.sh reads the status from the output file).
 FAKE_RMOH = r"""#!/usr/bin/env bash
-shift 2
+shift
+case "$1" in stack_size=*) shift ;; esac
+shift
 "$FAKE_HOST_RUNNER" "$@" > "$FAKE_PHONES/$FAKE_SERIAL.runner.log" 2>&1
 exit 0
 """

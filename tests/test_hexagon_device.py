@@ -43,7 +43,10 @@ case "$1" in
     push) dst=$(map "$3"); case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst" ;;
     pull) src=$(map "$2"); [ -e "$src" ] || { echo "adb: error: remote object '$2' does not exist" >&2; exit 1; }
           if [ -d "$src" ]; then mkdir -p "$3"; cp -r "$src"/. "$3"; else cp "$src" "$3"; fi ;;
-    logcat) [ "${2:-}" = -d ] && echo "fake DSP log of $serial"; exit 0 ;;
+    logcat) case "${2:-}" in
+                -d) echo "fake DSP log of $serial" ;;
+                -s) echo "fake adsprpc stream of $serial"; exec sleep 600 ;;  # streams until killed
+            esac; exit 0 ;;
     shell) shift; FAKE_SERIAL=$serial sh -c "$(map "$*")" ;;
     *) echo "fake adb: unknown $1" >&2; exit 1 ;;
 esac
@@ -51,7 +54,9 @@ esac
 
 # What the runner would leave behind; run_main_on_hexagon itself exits 0.
 FAKE_RMOH = r"""#!/usr/bin/env bash
-shift 2  # 3 libhxrun.so
+shift  # 3 (the cDSP)
+case "$1" in stack_size=*) echo "$1" > "$FAKE_PHONES/stack.log"; shift ;; esac
+shift  # libhxrun.so
 out="" npy="" labels="" args=""
 while [ $# -gt 0 ]; do
     args="$args[$1]"
@@ -71,6 +76,7 @@ case "${FAKE_MODE:-ok}" in
     mismatch) echo '{"record":"end","status":"checksum_mismatch"}' >> "$out.tmp"; mv "$out.tmp" "$out" ;;
     norename) echo '{"record":"end","status":"ok"}' >> "$out.tmp" ;;
     crash) ;;
+    selftest_fail) echo '{"record":"selftest","status":"failed","first_failure":"vtcm_full"}' >> "$out.tmp"; mv "$out.tmp" "$out" ;;
 esac
 echo "$FAKE_SERIAL end $(date +%s.%N)" >> "$FAKE_PHONES/runs.log"
 exit 0
@@ -87,6 +93,9 @@ def _fake_env(tmp: Path, **extra) -> dict:
     adb.write_text(FAKE_ADB)
     adb.chmod(0o755)
     (tmp / "phones").mkdir()
+    getprop = tmp / "bin/getprop"  # the phone's getprop (adb shell runs here)
+    getprop.write_text('#!/bin/sh\n[ "$1" = ro.soc.model ] && echo SM8550\n')
+    getprop.chmod(0o755)
     so = tmp / "hxrun"
     so.write_bytes(b"\x7fELF")
     env = {
@@ -129,22 +138,37 @@ def test_status_comes_from_the_output_file_not_run_main_on_hexagon(tmp_path):
     assert r.returncode == 0, r.stderr
     recs = _records(out)
     assert recs[-1] == {"record": "end", "status": "ok"}
-    assert recs[0]["labels"] == {"note": "two words; $(touch /tmp/nope)", "device_serial": "phone1"}
+    assert recs[0]["labels"] == {
+        "note": "two words; $(touch /tmp/nope)",
+        "device_serial": "phone1",
+        "soc": "SM8550",
+        "dsp_build": "unknown",
+        "hexagon_sdk": "sdk",
+        "hexagon_tools": "unknown",
+    }
+    # launched with the device stack size; the DSP log streamed during the run
+    assert (tmp_path / "phones/stack.log").read_text().strip() == "stack_size=0x40000"
+    assert "fake adsprpc stream of phone1" in (tmp_path / "r.jsonl.dsp.log").read_text()
     assert (tmp_path / "npy/mv/M_A.npy").is_file()  # npy tree made with adb, then pulled
     adb_log = (tmp_path / "phones/adb.log").read_text()
     assert f"mkdir -p {DEVDIR}/out/" in adb_log and ".npy/mvd" in adb_log
     assert "run_main_on_hexagon.farf" in adb_log
-    assert not (tmp_path / "r.jsonl.dsp.log").exists()
 
     env["FAKE_MODE"] = "mismatch"
     r = _device_run(tmp_path, env, tmp_path / "m.jsonl")
     assert r.returncode == 4 and "failed (status 4" in r.stderr
-    assert "fake DSP log of phone1" in (tmp_path / "m.jsonl.dsp.log").read_text()
+    dsp_log = (tmp_path / "m.jsonl.dsp.log").read_text()
+    assert "fake adsprpc stream of phone1" in dsp_log and "fake DSP log of phone1" in dsp_log
 
     env["FAKE_MODE"] = "crash"  # exits 0, no end record
     r = _device_run(tmp_path, env, tmp_path / "c.jsonl")
     assert r.returncode == 1 and "failed (status 1" in r.stderr
     assert not (tmp_path / "c.jsonl").exists() and (tmp_path / "c.jsonl.incomplete").exists()
+
+    env["FAKE_MODE"] = "selftest_fail"  # the ladder's closing record: kept, status 6
+    r = _device_run(tmp_path, env, tmp_path / "s.jsonl", "--selftest")
+    assert r.returncode == 6, r.stderr
+    assert _records(tmp_path / "s.jsonl")[-1]["first_failure"] == "vtcm_full"
 
     env["FAKE_MODE"] = "norename"  # complete run, rename failed on the DSP
     r = _device_run(tmp_path, env, tmp_path / "n.jsonl")
@@ -220,7 +244,8 @@ def test_simulator_command_has_the_platform_models(tmp_path):
     assert cmd[cmd.index("--cosim_file") + 1] == str(so.parent / "q6ss.cfg")
     assert cmd[cmd.index("--rtos") + 1] == str(so.parent / "osam.cfg")
     assert cmd[cmd.index("--l2tcm_base") + 1] == "0xd800"
-    assert "stack_size=0x400000" in cmd and cmd[-3:] == ["hxrun", "--out", "r.jsonl"]
+    assert "stack_size=0x400000" in cmd and cmd[-3:] == [str(so), "--out", "r.jsonl"]
+    assert cmd[cmd.index("--usefs") + 1] == str(tools / "Tools/target/hexagon/lib/v73/G0/pic")
     q6ss = (so.parent / "q6ss.cfg").read_text().splitlines()
     assert q6ss[0].startswith(str(tools / "Tools/lib/iss/qtimer.so")) and "--freq=19200000" in q6ss[0]
     assert q6ss[1].startswith(str(tools / "Tools/lib/iss/l2vic.so"))

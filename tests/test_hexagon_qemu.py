@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -126,7 +127,9 @@ def test_user_dma_descriptors_copy_exactly_and_order_overlaps_under_qemu(tmp_pat
     descriptors, run through a software model of the type-1 transfer, copy
     exactly what the reference copy does; overlapping destinations in a
     batch are ORDERed; bypass only for VTCM; DDR ranges cleaned; 16-bit field
-    limits refused (kernels/hexagon/test_dma_plan.c)."""
+    limits refused; D's trials (one chain, or one chain per window with
+    --d-buffers 2) make no cache-clean call on the DDR source once set-up has
+    cleaned it (kernels/hexagon/test_dma_plan.c)."""
     exe = tmp_path / "test_dma_plan"
     _run(
         ZIG
@@ -154,6 +157,7 @@ def test_user_dma_descriptors_copy_exactly_and_order_overlaps_under_qemu(tmp_pat
     assert not [ln for ln in lines if ln.startswith("FAIL")]
     passed, failed = (int(w) for w in lines[-1].replace(",", "").split()[0:4:2])
     assert failed == 0 and passed >= 30, lines[-1]
+    assert len([ln for ln in lines if ln.startswith("PASS D trials")]) == 4, lines
 
 
 # --------------------------------------------------------------------------
@@ -333,3 +337,36 @@ def test_v73_when_the_emulator_has_it_else_v67_and_v73_on_demand_fails_clearly(t
     assert r.returncode != 0 and "qemu-user 10.x" in r.stderr and "bookworm-backports" in r.stderr
     r = _print_cpu(f"QEMU_HEXAGON={new}", "HEXAGON_QEMU_ARCH=v68")
     assert r.returncode != 0 and "must be auto, v73 or v67" in r.stderr
+
+
+# --------------------------------------------------------------------------
+# 4. the first-day self-test
+
+
+@needs_tools
+def test_selftest_ladder_under_qemu_runs_what_it_can_and_names_a_planted_hang(hxrun, tmp_path):
+    """hxrun --selftest under qemu-hexagon: arch, the POSIX platform steps,
+    HVX (vrmpy GEMM against the reference), the DMA descriptor model and file
+    I/O pass; every QuRT-only step (VTCM, power, HVX locks, DMA engine, HMX)
+    is "not available on this target", never passed; a planted hang is named
+    by the watchdog within its timeout."""
+    out = tmp_path / "st.jsonl"
+    r = subprocess.run([QEMU, str(hxrun), "--selftest", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = [json.loads(ln) for ln in out.read_text().splitlines()][-1]
+    assert summary["status"] == "ok" and summary["target"] == "hexagon-qemu"
+    assert {"arch", "hvx_vrmpy", "dma_model", "file_io", "clock", "threads"} <= set(summary["passed"])
+    qurt_only = {"vtcm_query", "power_votes", "vtcm_full", "hvx_locks", "dma_4k", "dma_order", "hmx_tile"}
+    assert qurt_only <= set(summary["not_available"]) and not qurt_only & set(summary["passed"])
+    hang = tmp_path / "hang.jsonl"
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [QEMU, str(hxrun), "--selftest", "--out", str(hang), "--selftest-hang", "dma_model"]
+        + ["--selftest-step-timeout", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 5 and time.monotonic() - t0 < 60, r.stderr
+    summary = [json.loads(ln) for ln in hang.read_text().splitlines()][-1]
+    assert summary["hung"] == "dma_model" and "hvx_vrmpy" in summary["passed"]

@@ -207,3 +207,21 @@ def test_sdk_check_fails_on_the_old_flags_recipe(tmp_path):
     r = subprocess.run(["make", "-C", str(k), "sdk-check"], capture_output=True, text=True, timeout=900)
     assert r.returncode != 0
     assert "recipe hexagon" in r.stderr and "failed with the stub toolchain" in r.stderr, r.stderr[-3000:]
+
+
+@needs_zig
+def test_sdk_check_fails_when_the_acquire_timeout_is_declared_with_the_old_type(tmp_path):
+    """vtcm_qurt.c asserts HAP_compute_res_acquire(attr, unsigned int
+    timeout_us), so a stand-in declaration that drifts from the SDK's header
+    (the old unsigned long long) fails here, and the real header checks the
+    stand-in on the first SDK build."""
+    k = _copy_kernels(tmp_path)
+    h = k / "hexagon/sdk_decls/HAP_compute_res.h"
+    text = h.read_text()
+    new = text.replace("unsigned int timeout_us);", "unsigned long long timeout_us);")
+    assert new != text
+    h.write_text(new)
+    r = subprocess.run(["make", "-C", str(k), "sdk-check"], capture_output=True, text=True, timeout=900)
+    assert r.returncode != 0
+    assert "hexagon/vtcm_qurt.c does not compile for v73" in r.stderr, r.stderr[-3000:]
+    assert "timeout_us) expected" in r.stderr, r.stderr[-3000:]

@@ -20,10 +20,25 @@
 # Exit status: taken from the runner's output file, not from
 # run_main_on_hexagon (no public source shows it returning the DSP main()'s
 # status): an `end` record with status ok -> 0, checksum_mismatch -> 4; no
-# end record -> the echoed status if it is an error, else 1.  When the
-# runner's final rename failed on the device, a complete FILE.tmp (it ends
-# with the end record) is accepted.  On failure the DSP log
-# (`adb logcat -d -s adsprpc`) is saved beside the output as OUT.dsp.log.
+# end record -> the echoed status if it is an error, else 1; a `--selftest`
+# run's closing record: ok -> 0, failed or hang -> 6 (the file is kept: it
+# names the step).  When the runner's final rename failed on the device, a
+# complete FILE.tmp (it ends with the end record) is accepted.
+#
+# DSP log: `adb logcat -s adsprpc` is streamed into OUT.dsp.log for the whole
+# run (a hang or a crash of the cDSP then leaves what it printed up to that
+# point, FARF lines of the selftest included); on failure the buffered log
+# (`logcat -d`) is appended.
+#
+# Launch: run_main_on_hexagon gets stack_size=$HX_DEVICE_STACK (default
+# 0x40000, 256 KiB, what hexagon-mlir passes on a device; the runner's main
+# thread would otherwise get the loader's default); HX_DEVICE_STACK= (empty)
+# leaves it out.  Untested on hardware.
+#
+# Provenance: the phone's SoC (ro.soc.model, else ro.board.platform), the
+# cDSP build (the cdsp entry of the firmware's ver_info.txt), the SDK and the
+# Hexagon tools versions go into the meta record as labels soc, dsp_build,
+# hexagon_sdk and hexagon_tools ("unknown" when not readable).
 #
 # Phones: HX_DEVICE_SERIAL names one phone.  HX_DEVICE_SERIALS="s1 s2 ..."
 # names a farm: each run leases a free serial for its whole duration through
@@ -49,6 +64,7 @@ die() { echo "device.sh: error: $*" >&2; exit 2; }
 : "${HEXAGON_ARCH:=v73}"
 : "${HX_DEVICE_LOCK_DIR:=/tmp/hxfuse-device-locks}"
 : "${HX_DEVICE_LEASE_TIMEOUT:=3600}"
+: "${HX_DEVICE_STACK=0x40000}"
 
 # lease: sets HX_DEVICE_SERIAL to a free serial of HX_DEVICE_SERIALS attached
 # to this host and keeps its lock (fd 9) until this process exits.
@@ -105,6 +121,21 @@ deploy() {
     ADB shell "echo 0x1f > $HX_DEVICE_DIR/run_main_on_hexagon.farf"
 }
 
+# versions: the --label arguments naming the phone's SoC, its cDSP build and
+# the SDK/tools this runner was built with.
+versions() {
+    local soc dsp sdk tools
+    soc=$(ADB shell getprop ro.soc.model 2>/dev/null | tr -d '\r' || true)
+    [ -n "$soc" ] || soc=$(ADB shell getprop ro.board.platform 2>/dev/null | tr -d '\r' || true)
+    dsp=$(ADB shell cat /vendor/firmware_mnt/verinfo/ver_info.txt 2>/dev/null |
+        sed -n 's/.*"cdsp"[^"]*"\([^"]*\)".*/\1/p' | head -n1 || true)
+    sdk=$(basename "$HEXAGON_SDK_ROOT")
+    tools=${HEXAGON_TOOLS_ROOT:-${DEFAULT_HEXAGON_TOOLS_ROOT:-}}
+    tools=${tools:+$(basename "$tools")}
+    printf '%s\n' --label "soc=${soc:-unknown}" --label "dsp_build=${dsp:-unknown}" \
+        --label "hexagon_sdk=${sdk:-unknown}" --label "hexagon_tools=${tools:-unknown}"
+}
+
 # status_of FILE: 0 ok, 4 checksum mismatch, 1 no end record.
 status_of() {
     local last
@@ -112,6 +143,8 @@ status_of() {
     case "$last" in
         *'"record":"end"'*'"status":"ok"'*) return 0 ;;
         *'"record":"end"'*'"status":"checksum_mismatch"'*) return 4 ;;
+        *'"record":"selftest"'*'"status":"ok"'*) return 0 ;;
+        *'"record":"selftest"'*) return 6 ;;
         *) return 1 ;;
     esac
 }
@@ -134,6 +167,8 @@ run() {
     done
     [ -n "$out" ] || die "run needs --out"
     args+=(--label "device_serial=$HX_DEVICE_SERIAL")
+    local v
+    while IFS= read -r v; do args+=("$v"); done < <(versions)
     if [ -n "$npy" ]; then
         local wl dirs=("$dnpy")
         for wl in ${workloads//,/ }; do dirs+=("$dnpy/$wl"); done
@@ -142,9 +177,18 @@ run() {
     local quoted
     quoted=$(printf '%q ' "${args[@]}")
     ADB logcat -c >/dev/null 2>&1 || true
+    # adb itself in the background (not the ADB function's subshell), so its
+    # pid is the one to stop
+    adb -s "$HX_DEVICE_SERIAL" logcat -s adsprpc > "$out.dsp.log" 2>&1 9>&- &
+    HX_LOGCAT_PID=$!
+    trap 'kill "$HX_LOGCAT_PID" 2>/dev/null || true' EXIT
+    local stack=""
+    [ -z "$HX_DEVICE_STACK" ] || stack="stack_size=$HX_DEVICE_STACK "
     set +e
-    ADB shell "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 libhxrun.so $quoted; echo hxrun-exit=\$?" | tee "$out.device.log"
+    ADB shell "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 ${stack}libhxrun.so $quoted; echo hxrun-exit=\$?" | tee "$out.device.log"
     set -e
+    kill "$HX_LOGCAT_PID" 2>/dev/null || true
+    wait "$HX_LOGCAT_PID" 2>/dev/null || true
     local echoed rc=1 got=""
     echoed=$(sed -n 's/.*hxrun-exit=\([0-9]*\).*/\1/p' "$out.device.log" | tail -n1)
     rm -f "$out.pulled"
@@ -171,7 +215,7 @@ run() {
         ADB pull "$dnpy/." "$npy" >/dev/null
     fi
     if [ "$rc" -ne 0 ]; then
-        ADB logcat -d -s adsprpc > "$out.dsp.log" 2>&1 || true
+        { echo "--- logcat -d -s adsprpc after the failure ---"; ADB logcat -d -s adsprpc 2>&1; } >> "$out.dsp.log" || true
         echo "device.sh: error: the run on $HX_DEVICE_SERIAL failed (status $rc${got:+, output $got}${got:-, no output file}); see $out.device.log and the DSP log $out.dsp.log" >&2
     fi
     ADB shell rm -rf "$dout" "$dout.tmp" "$dnpy"

@@ -22,8 +22,10 @@
  *     was written by the cores at set-up and the destination was poisoned by
  *     them before the trial, so a dirty line could otherwise be read stale or
  *     be written back over the copy later.  Sources are written only at
- *     set-up, so a chain's sources are cleaned the first time it is issued;
- *     a DDR destination (only in a HX_ALLOW_FALLBACK=1 build) every time;
+ *     set-up, so D's sources (every window of every buffer) are cleaned once
+ *     there (hx_dma_prepare_sources), never inside a timed D task; a chain
+ *     whose sources were not prepared is cleaned each time it is issued; a
+ *     DDR destination (only in a HX_ALLOW_FALLBACK=1 build) every time;
  *   - ORDER on a descriptor whose destination may overlap an earlier one in
  *     the chain (D streams --d-repeat windows through the same scratch rows
  *     and the last window must win); NOORDER otherwise;
@@ -51,7 +53,7 @@
 static hexagon_udma_descriptor_type1_t pool[HX_DMA_MAX_DESC] __attribute__((aligned(32)));
 static hx_dma_stats stats;
 static int engine_reset;
-static const hx_copy_desc *sources_cleaned; /* the chain whose sources are clean */
+static hx_dma_src_clean sources_cleaned; /* D's sources, cleaned at set-up */
 
 static inline void dma_start(void *first) {
     __asm__ __volatile__("release(%0):at" : : "r"(first) : "memory");
@@ -86,6 +88,24 @@ static void clean(const void *p, size_t n, int invalidate) {
 
 static const hx_dma_env env = {in_vtcm, clean};
 
+void hx_dma_prepare_sources(const hx_copy_desc *links, size_t n) {
+    hx_dma_clean_sources(links, n, &env, &sources_cleaned, &stats);
+}
+
+/* One planned batch on the engine: start, wait, every dstate checked. */
+static int execute(hexagon_udma_descriptor_type1_t *d, int n, void *ctx) {
+    (void)ctx;
+    dma_start(&d[0]);
+    uint32_t st = dma_wait();
+    int bad = (st & HEXAGON_UDMA_DM0_STATUS_ERROR) != 0;
+    for (int i = 0; !bad && i < n; i++)
+        if (d[i].dstate != HEXAGON_UDMA_DESC_DSTATE_COMPLETE) bad = 1;
+    if (!bad) return 0;
+    stats.errors++;
+    dma_pause(); /* reset before anyone issues again */
+    return -2;
+}
+
 int hx_dma_copy2d(const hx_copy_desc *chain) {
     if (!hx_dma_chain_fits(chain)) return -1; /* refuse before moving any byte */
     if (!engine_reset) {
@@ -93,23 +113,7 @@ int hx_dma_copy2d(const hx_copy_desc *chain) {
         engine_reset = 1;
     }
     stats.chains++;
-    int clean_src = chain != sources_cleaned;
-    hx_dma_cursor cur = {chain, 0};
-    int n;
-    while ((n = hx_dma_plan(&cur, pool, HX_DMA_MAX_DESC, &env, clean_src, &stats)) > 0) {
-        dma_start(&pool[0]);
-        uint32_t st = dma_wait();
-        int bad = (st & HEXAGON_UDMA_DM0_STATUS_ERROR) != 0;
-        for (int i = 0; !bad && i < n; i++)
-            if (pool[i].dstate != HEXAGON_UDMA_DESC_DSTATE_COMPLETE) bad = 1;
-        if (bad) {
-            stats.errors++;
-            dma_pause(); /* reset before anyone issues again */
-            return -2;
-        }
-    }
-    sources_cleaned = chain;
-    return 0;
+    return hx_dma_issue(chain, pool, HX_DMA_MAX_DESC, &env, &sources_cleaned, &stats, execute, NULL);
 }
 
 const hx_dma_stats *hx_dma_stats_get(void) { return &stats; }

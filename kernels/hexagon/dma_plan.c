@@ -77,3 +77,41 @@ int hx_dma_plan(hx_dma_cursor *cur, hexagon_udma_descriptor_type1_t *pool, int m
     st->descriptors += (uint64_t)n;
     return n;
 }
+
+void hx_dma_clean_sources(const hx_copy_desc *links, size_t n, const hx_dma_env *env, hx_dma_src_clean *cs,
+                          hx_dma_stats *st) {
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const hx_copy_desc *c = &links[i];
+        size_t sp = span(c->rows, c->row_bytes, c->src_stride);
+        if (!sp || env->in_vtcm(c->src, sp)) continue;
+        uintptr_t a = (uintptr_t)c->src;
+        if (a < lo) lo = a;
+        if (a + sp > hi) hi = a + sp;
+    }
+    if (hi <= lo) return; /* no DDR source */
+    /* One call over the envelope: the gaps between strided rows are cleaned
+     * too, which costs set-up time only. */
+    env->clean((const void *)lo, hi - lo, 0);
+    st->cache_clean_bytes += hi - lo;
+    cs->lo = lo, cs->hi = hi;
+}
+
+static int sources_clean(const hx_copy_desc *chain, const hx_dma_src_clean *cs) {
+    for (const hx_copy_desc *c = chain; c; c = c->next) {
+        size_t sp = span(c->rows, c->row_bytes, c->src_stride);
+        uintptr_t a = (uintptr_t)c->src;
+        if (sp && (a < cs->lo || a + sp > cs->hi)) return 0;
+    }
+    return 1;
+}
+
+int hx_dma_issue(const hx_copy_desc *chain, hexagon_udma_descriptor_type1_t *pool, int max, const hx_dma_env *env,
+                 hx_dma_src_clean *cs, hx_dma_stats *st, hx_dma_execute_fn execute, void *ctx) {
+    int clean_src = !sources_clean(chain, cs);
+    hx_dma_cursor cur = {chain, 0};
+    int n, rc;
+    while ((n = hx_dma_plan(&cur, pool, max, env, clean_src, st)) > 0)
+        if ((rc = execute(pool, n, ctx)) != 0) return rc;
+    return 0;
+}

@@ -47,4 +47,27 @@ typedef struct hx_dma_cursor {
  *   - counts descriptors, ordered descriptors, bytes and cleaned bytes in st. */
 int hx_dma_plan(hx_dma_cursor *cur, hexagon_udma_descriptor_type1_t *pool, int max, const hx_dma_env *env,
                 int clean_src, hx_dma_stats *st);
+
+/* The DDR source range cleaned once at set-up (hx_dma_clean_sources). */
+typedef struct hx_dma_src_clean {
+    uintptr_t lo, hi;
+} hx_dma_src_clean;
+
+/* Cleans the DDR sources of links[0..n) (D's whole descriptor array: every
+ * window of every buffer, linked or not) as one range and records it.  D's
+ * sources are written only at set-up, so after this no timed copy needs to
+ * clean them again. */
+void hx_dma_clean_sources(const hx_copy_desc *links, size_t n, const hx_dma_env *env, hx_dma_src_clean *cs,
+                          hx_dma_stats *st);
+
+/* Executes one batch of n planned descriptors (dmstart + dmwait + dstate on
+ * the device, a software model in tests); returns 0, or -2 on an engine error. */
+typedef int (*hx_dma_execute_fn)(hexagon_udma_descriptor_type1_t *pool, int n, void *ctx);
+
+/* Plans and executes a whole chain in batches of at most max descriptors.
+ * A chain's sources are cleaned unless all of them lie in the range cleaned
+ * at set-up (cs): a chain nobody prepared is still correct, only slower.
+ * Returns 0, or the first non-zero result of execute. */
+int hx_dma_issue(const hx_copy_desc *chain, hexagon_udma_descriptor_type1_t *pool, int max, const hx_dma_env *env,
+                 hx_dma_src_clean *cs, hx_dma_stats *st, hx_dma_execute_fn execute, void *ctx);
 #endif

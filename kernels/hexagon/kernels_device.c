@@ -57,6 +57,11 @@ void hx_kernels_device_resources(hx_json *j) {
     hx_json_u64(j, "hvx", h->runs_hvx);
     hx_json_close(j, '}');
     hx_json_bool(j, "padded_output", h->padded_output);
+    hx_json_bool(j, "weights_resident", h->weights_resident);
+    hx_json_u64(j, "weight_copy_bytes", h->weight_copy_bytes);
+    hx_json_u64(j, "tile_footprint_bytes", h->tile_footprint);
+    /* M is not HMX-only: HexKL's activation layout and read-out are HVX code */
+    hx_json_u64(j, "hvx_code_calls", h->hvx_code_calls);
     hx_json_close(j, '}');
 #else
     hx_json_null(j, "hmx");
@@ -93,6 +98,7 @@ const hx_kernels *hx_kernels_fast(void) {
         table.name = "hvx-nohmx+udma";
 #endif
         table.copy2d = dev_copy2d;
+        table.copy2d_prepare = hx_dma_prepare_sources;
         ready = 1;
     }
     return &table;

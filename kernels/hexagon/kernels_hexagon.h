@@ -18,6 +18,8 @@ extern const hx_kernels hx_kernels_hvx;
  * fit the descriptor fields (row bytes or strides >= 65536), before anything
  * moved; -2 if the engine reported an error (it is reset). */
 int hx_dma_copy2d(const hx_copy_desc *chain);
+/* Cleans D's DDR sources (links[0..n), every window) once, at set-up. */
+void hx_dma_prepare_sources(const hx_copy_desc *links, size_t n);
 const struct hx_dma_stats *hx_dma_stats_get(void);
 
 /* HMX GEMM through HexKL (kernels_hmx.c). */
@@ -28,10 +30,19 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k);
  * in a HX_ALLOW_FALLBACK=1 build) and the prepared mode. */
 typedef struct hx_hmx_stats {
     uint64_t runs_hmx, runs_hvx;
-    int prepared_hmx;       /* 1 HMX, 0 HVX */
-    uint32_t padded_output; /* C written through an mp x np staging buffer */
+    int prepared_hmx;           /* 1 HMX, 0 HVX */
+    uint32_t padded_output;     /* C written through an mp x np staging buffer */
+    uint32_t weights_resident;  /* weight tiles placed in VTCM at set-up */
+    uint32_t tile_footprint;    /* bytes rm_to_wh_i8 writes per tile (probed) */
+    uint64_t hvx_code_calls;    /* HexKL activation/read-out calls: HVX code on mx */
+    uint64_t weight_copy_bytes; /* weights copied into VTCM inside runs */
 } hx_hmx_stats;
 const hx_hmx_stats *hx_hmx_stats_get(void);
+long hx_hmx_weight_tile_footprint(void);
+
+/* selftest_hvx.c: the HVX GEMM against the reference (a selftest step; the
+ * caller holds an HVX context where the platform needs one). */
+int hx_st_hvx_gemm(char *detail, size_t len);
 
 /* kernels_device.c: the device kernels' part of the resources record. */
 struct hx_json;

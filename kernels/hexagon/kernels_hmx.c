@@ -16,14 +16,25 @@
  *   W      for each column tile nt, for each k tile kt: the 1024-byte HMX
  *          weight-layout tile made by hexkl_micro_hmx_rm_to_wh_i8, so one
  *          column tile's K strip is contiguous and moves in one copy.
+ * Set-up (prepare) takes the HMX lock for the whole run and, when every
+ * weight tile fits the HMX VTCM region beside the activation tiles, copies
+ * them there once (weights resident): the timed run then does no weight copy
+ * and no lock/unlock pair.  Otherwise each column tile's K strip is copied in
+ * per run (counted: weight_copy_bytes).
  * run(): per 64-row block, the activation tiles go into the HMX VTCM region;
- * per column tile, its K strip of weight tiles is copied in, the accumulator
- * cleared, kp/32 tile multiplies issued, the accumulator read out and
- * written into C.  When m or n is not a tile multiple the read-out goes to
- * an mp x np staging buffer first and the valid m x n part is copied to C:
- * the header does not say that copy_32b_to_submatrix clips partial tiles,
- * and writing whole tiles into C would run past its end.  The HMX lock is
- * held for the call; any HexKL error ends the run (no silently wrong C).
+ * per column tile, the accumulator is cleared, kp/32 tile multiplies issued,
+ * the accumulator read out and written into C.  The activation layout and
+ * the int32 read-out are HexKL HVX code run by the mx thread (which holds an
+ * HVX context), so M is not HMX-only: those calls are counted per run
+ * (hvx_code_calls) so that M's contention with V for HVX is on record.  When m or n is not a tile multiple the read-out
+ * goes to an mp x np staging buffer first and the valid m x n part is copied to C: the header does not say that
+ * copy_32b_to_submatrix clips partial tiles, and writing whole tiles into C would run past its end.  Any HexKL error
+ * ends the run (no silently wrong C).
+ *
+ * W_TILE: HexKL's header says rm_to_wh_i8 writes a 2048-element tile, its
+ * example says 1024 bytes.  hx_hmx_weight_tile_footprint() measures it with
+ * guard zones; prepare() stops the run when it exceeds W_TILE (tiles would
+ * overlap) instead of computing a wrong C.
  *
  * Shapes whose tiles do not fit the HMX VTCM region are an error, unless the
  * build allows fallbacks (HX_ALLOW_FALLBACK=1): then they are prepared in
@@ -48,7 +59,8 @@ enum { HX_PREP_HMX = 1, HX_PREP_HVX = 2 };
 
 typedef struct {
     uint32_t mode, m, n, k, mp, np, kp;
-    int32_t *stage; /* mp x np read-out staging when m or n is not a tile multiple */
+    uint32_t w_resident; /* every weight tile already in the HMX region */
+    int32_t *stage;      /* mp x np read-out staging when m or n is not a tile multiple */
 } prep_hdr;
 
 static hx_hmx_stats stats;
@@ -61,15 +73,17 @@ static inline uint8_t *al(const void *p, uintptr_t a) { return (uint8_t *)(((uin
 typedef struct {
     uint32_t act, w, res, cfg, end;
 } vlayout;
-static vlayout layout_for(uint32_t kt) {
+/* wtiles: weight tiles held at once (kt: one column strip; all: resident). */
+static vlayout layout_w(uint32_t kt, uint32_t wtiles) {
     vlayout v;
     v.act = 0;
     v.w = rup(v.act + kt * ACT_TILE, HEXKL_HMX_WEIGHTS_ALIGNMENT);
-    v.res = rup(v.w + kt * W_TILE, ACT_TILE);
+    v.res = rup(v.w + wtiles * W_TILE, ACT_TILE);
     v.cfg = rup(v.res + ACC_BYTES, HEXKL_HMX_CONFIG_ALIGNMENT);
     v.end = v.cfg + hexkl_micro_hmx_config_size();
     return v;
 }
+static vlayout layout_for(uint32_t kt) { return layout_w(kt, kt); }
 
 static int fits_hmx(int k) {
     size_t region = 0;
@@ -85,6 +99,56 @@ static size_t hmx_body(uint32_t m, uint32_t n, uint32_t k) {
 size_t hx_hmx_u8i8_prep_bytes(int m, int n, int k) {
     size_t a = hmx_body(m, n, k), b = hx_kernels_hvx.gemm_u8i8_prep_bytes(m, n, k);
     return HDR + (a > b ? a : b);
+}
+
+/* Bytes rm_to_wh_i8 writes for one 32x32 tile, measured between guard
+ * zones filled with two patterns (a written byte equals at most one); -1 if
+ * it wrote before its offset, -2 on a HexKL error or no HVX context. */
+long hx_hmx_weight_tile_footprint(void) {
+    enum { GUARD = 4096, AREA = 3 * 4096 };
+    static uint8_t buf[AREA] __attribute__((aligned(2048)));
+    static int8_t w[32 * 32];
+    for (int i = 0; i < 32 * 32; i++) w[i] = (int8_t)(i * 37 + 11);
+    int lrc = 0;
+    if (hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &lrc) != 0) return -2;
+    long extent = 0;
+    const uint8_t fills[2] = {0xA5, 0x5A};
+    int rc = AEE_SUCCESS, before = 0;
+    for (int f = 0; f < 2 && rc == AEE_SUCCESS; f++) {
+        memset(buf, fills[f], sizeof buf);
+        rc = hexkl_micro_hmx_rm_to_wh_i8(buf, GUARD, w, 0, 0, 32);
+        for (int i = 0; i < GUARD; i++) before |= buf[i] != fills[f];
+        for (long i = AREA - 1; i >= GUARD; i--)
+            if (buf[i] != fills[f]) {
+                if (i - GUARD + 1 > extent) extent = i - GUARD + 1;
+                break;
+            }
+    }
+    qurt_hvx_unlock();
+    return rc != AEE_SUCCESS ? -2 : before ? -1 : extent;
+}
+
+static void check_tile_footprint(void) {
+    static long fp;
+    if (!fp) fp = hx_hmx_weight_tile_footprint();
+    if (fp < 0 || fp > (long)W_TILE)
+        hx_device_fatal("M: HexKL's rm_to_wh_i8 %s (W_TILE is %u bytes): weight tiles would overlap; fix W_TILE in "
+                        "kernels/hexagon/kernels_hmx.c (hxrun --selftest, step hexkl_footprint)",
+                        fp == -1   ? "wrote before its tile"
+                        : fp == -2 ? "failed or got no HVX context in the footprint probe"
+                                   : "writes more than one tile",
+                        W_TILE);
+    stats.tile_footprint = (uint32_t)fp;
+}
+
+/* Set-up: the weight tiles into the HMX region once, when they all fit. */
+static void place_weights(prep_hdr *h, const uint8_t *wt) {
+    uint32_t ktn = h->kp / 32, tiles = ktn * (h->np / 32);
+    size_t region = 0;
+    uint8_t *vt = hx_vtcm_hmx_region(&region);
+    h->w_resident = vt && layout_w(ktn, tiles).end <= region;
+    if (h->w_resident) memcpy(vt + layout_w(ktn, tiles).w, wt, (size_t)tiles * W_TILE);
+    stats.weights_resident = h->w_resident;
 }
 
 void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k, void *prep) {
@@ -107,6 +171,8 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     }
     h->mode = HX_PREP_HMX;
     stats.prepared_hmx = 1;
+    check_tile_footprint();
+    if (hx_hmx_lock() != 0) hx_device_fatal("M: HAP_compute_res_hmx_lock failed (held for the run from set-up)");
     if (h->mp != (uint32_t)m || h->np != (uint32_t)n) {
         h->stage = (int32_t *)malloc((size_t)h->mp * h->np * sizeof(int32_t));
         if (!h->stage) hx_device_fatal("M: out of memory for the %ux%u HMX read-out staging buffer", h->mp, h->np);
@@ -124,8 +190,10 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     /* HexKL's layout transform is HVX code, and this is the host thread:
      * take a context for the call.  Prepare runs at set-up, before any
      * engine thread holds one, so this cannot wait on the engines. */
-    int lrc = qurt_hvx_lock(QURT_HVX_MODE_128B);
-    if (lrc != QURT_EOK) hx_device_fatal("M: qurt_hvx_lock for the HMX weight layout failed (rc %d)", lrc);
+    int lrc = 0;
+    if (hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &lrc) != 0)
+        hx_device_fatal("M: no HVX context for the HMX weight layout within %u ms (qurt_hvx_try_lock rc %d)",
+                        HX_HVX_LOCK_TIMEOUT_US / 1000, lrc);
     int rc = AEE_SUCCESS;
     for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++)
         for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
@@ -133,6 +201,7 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     qurt_hvx_unlock();
     free(bpad);
     if (rc != AEE_SUCCESS) hx_device_fatal("M: hexkl_micro_hmx_rm_to_wh_i8 failed (0x%x)", (unsigned)rc);
+    place_weights(h, wt);
 }
 
 void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
@@ -151,22 +220,27 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
     const uint8_t *apad = al(body, ACT_TILE);
     const uint8_t *wt = apad + (size_t)h->mp * h->kp;
     uint32_t ktn = h->kp / 32;
-    vlayout v = layout_for(ktn);
-    if (hx_hmx_lock() != 0) hx_device_fatal("M: HAP_compute_res_hmx_lock failed");
+    vlayout v = h->w_resident ? layout_w(ktn, ktn * (h->np / 32)) : layout_for(ktn);
+    uint64_t hvx_calls = 0; /* HexKL calls that run HVX code on this thread */
     int rc = hexkl_micro_hmx_setup_acc_read_int32(vt, v.cfg);
     for (uint32_t rb = 0; rc == AEE_SUCCESS && rb < h->mp / 64; rb++) {
-        for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
+        for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++, hvx_calls++)
             rc = hexkl_micro_hmx_copy_submatrix_to_8b_activation(vt, v.act + kt * ACT_TILE, apad, rb, kt, h->mp, h->kp);
         for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++) {
-            memcpy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
+            uint32_t w0 = v.w + (h->w_resident ? nt * ktn * W_TILE : 0);
+            if (!h->w_resident) {
+                memcpy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
+                stats.weight_copy_bytes += (uint64_t)ktn * W_TILE;
+            }
             hexkl_micro_hmx_acc_clear_int32();
             for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
-                rc = hexkl_micro_hmx_mm_u8i8(vt, v.act + kt * ACT_TILE, v.w + kt * W_TILE);
+                rc = hexkl_micro_hmx_mm_u8i8(vt, v.act + kt * ACT_TILE, w0 + kt * W_TILE);
             if (rc == AEE_SUCCESS) rc = hexkl_micro_hmx_acc_read_int32(vt, v.cfg, v.res);
             if (rc == AEE_SUCCESS) rc = hexkl_micro_hmx_copy_32b_to_submatrix(vt, v.res, out, rb, nt, orows, ocols);
+            hvx_calls += 2;
         }
     }
-    hx_hmx_unlock();
+    stats.hvx_code_calls += hvx_calls;
     if (rc != AEE_SUCCESS) hx_device_fatal("M: a HexKL HMX call failed (0x%x)", (unsigned)rc);
     if (h->stage)
         for (int i = 0; i < m; i++)

@@ -17,9 +17,11 @@
  *                        whose names start with "vec" or "mx" lock a 128-byte
  *                        HVX context for their lifetime (vec + mx + vec1..:
  *                        --v-workers + 1 holders).  More holders than the
- *                        cDSP has 128-byte contexts, or a failed lock, is an
+ *                        cDSP has 128-byte contexts, or no context within
+ *                        HX_HVX_LOCK_TIMEOUT_US (try-lock, retried), is an
  *                        error before any trial: a thread blocked in
- *                        qurt_hvx_lock would never serve its queue.  No other
+ *                        qurt_hvx_lock would never serve its queue and the
+ *                        starter would wait for it with no bound.  No other
  *                        thread runs HVX code (the host's HexKL weight
  *                        layout takes a context around the call, before any
  *                        engine exists; D's fallback copy is scalar).
@@ -138,8 +140,8 @@ static void trampoline(void *p) {
     hx_thread *t = (hx_thread *)p;
     int locked = 0;
     if (t->hvx) {
-        t->lock_rc = qurt_hvx_lock(QURT_HVX_MODE_128B);
-        locked = t->lock_rc == QURT_EOK;
+        /* bounded: a context held by another process must not hang start-up */
+        locked = hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &t->lock_rc) == 0;
     }
     /* The starter waits for this: an engine without its context never runs. */
     __atomic_store_n(&t->lock_state, t->hvx && !locked ? 2u : 1u, __ATOMIC_RELEASE);
@@ -198,8 +200,10 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
     uint32_t st;
     while ((st = __atomic_load_n(&t->lock_state, __ATOMIC_ACQUIRE)) == 0) qurt_futex_wait(&t->lock_state, 0);
     if (st == 2) {
-        snprintf(err, errlen, "HVX: qurt_hvx_lock(QURT_HVX_MODE_128B) failed in engine thread %s (rc %d)", name,
-                 t->lock_rc);
+        snprintf(err, errlen,
+                 "HVX: engine thread %s got no 128-byte HVX context within %u ms (qurt_hvx_try_lock rc %d): "
+                 "another process (camera, a QNN/HTP session) holds them; run hxrun --selftest (step hvx_locks)",
+                 name, HX_HVX_LOCK_TIMEOUT_US / 1000, t->lock_rc);
         hvx_lock_failures++;
         int status = 0;
         qurt_thread_join(t->tid, &status);

@@ -53,7 +53,7 @@ STUB
     chmod +x "$tools/Tools/bin/hexagon-clang" "$tools/Tools/bin/hexagon-sim"
     # What sim.sh and device.sh look for (empty stand-ins).
     local q=$sdk/rtos/qurt/compute$ARCH ship=$sdk/libs/run_main_on_hexagon/ship
-    mkdir -p "$tools/Tools/lib/iss" "$q/sdksim_bin" "$q/debugger/lnx64" "$ship/hexagon_toolv19_$ARCH" \
+    mkdir -p "$tools/Tools/lib/iss" "$tools/Tools/target/hexagon/lib/$ARCH/G0/pic" "$q/sdksim_bin" "$q/debugger/lnx64" "$ship/hexagon_toolv19_$ARCH" \
         "$ship/android_aarch64"
     : > "$tools/Tools/lib/iss/qtimer.so"
     : > "$tools/Tools/lib/iss/l2vic.so"

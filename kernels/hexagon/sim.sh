@@ -49,9 +49,14 @@ dir=$(cd "$(dirname "$so")" && pwd)
 printf '%s\n%s\n' "$ISS/qtimer.so --csr_base=0xFC900000 --irq_p=1 --freq=19200000 --cnttid=1" \
     "$ISS/l2vic.so 32 0xFC910000" > "$dir/q6ss.cfg"
 printf '%s\n' "$Q/debugger/lnx64/qurt_model.so" > "$dir/osam.cfg"
-cmd=("$SIM" -m"$HX_SIM_CPU" --simulated_returnval --usefs "$dir" --cosim_file "$dir/q6ss.cfg"
+# --usefs: the tools' position-independent target libraries (where the
+# loader finds libc/libm and friends for the .so); the runner by absolute path
+# (hexagon-mlir and Halide run it so), its own I/O paths are the host's.
+PIC="$TOOLS/Tools/target/hexagon/lib/$HEXAGON_ARCH/G0/pic"
+[ -d "$PIC" ] || die "no $PIC (the tools' target libraries for $HEXAGON_ARCH, needed by --usefs)"
+cmd=("$SIM" -m"$HX_SIM_CPU" --simulated_returnval --usefs "$PIC" --cosim_file "$dir/q6ss.cfg"
      --l2tcm_base 0xd800 --rtos "$dir/osam.cfg" "$Q/sdksim_bin/runelf.pbn" --
-     "$RMOH" "stack_size=$HX_SIM_STACK" -- "$(basename "$so")" "$@")
+     "$RMOH" "stack_size=$HX_SIM_STACK" -- "$dir/$(basename "$so")" "$@")
 if [ "${HX_SIM_DRY_RUN:-0}" = 1 ]; then
     printf '%q ' "${cmd[@]}"
     echo

@@ -17,7 +17,12 @@
  *   - checks that exactly the DDR ranges were cleaned from the caches
  *     (sources only on the first issue of a chain, destinations always);
  *   - checks that links whose row bytes or strides exceed the 16-bit fields
- *     are refused. */
+ *     are refused;
+ *   - runs D's trials as the runner issues them (one chain, or one chain per
+ *     window with --d-buffers 2, --d-repeat windows) after the set-up clean
+ *     of its sources, and counts the cache-clean calls each trial makes on
+ *     the DDR source: a clean inside the timed task is a timing confound,
+ *     so every trial must make none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +48,13 @@ static int fake_in_vtcm(const void *p, size_t n) {
 }
 /* Records which bytes were cleaned, per kind (flush: sources; flush and
  * invalidate: destinations). */
-static size_t cleaned_src, cleaned_dst, clean_calls_bad;
+static size_t cleaned_src, cleaned_dst, clean_calls_bad, clean_calls_src;
 static const uint8_t *src_lo, *src_hi, *dst_lo, *dst_hi;
 static uint8_t *src_cov, *dst_cov;
 static void fake_clean(const void *p, size_t n, int invalidate) {
     const uint8_t *q = (const uint8_t *)p;
-    if (!invalidate && q >= src_lo && q + n <= src_hi) cleaned_src += n, memset(src_cov + (q - src_lo), 1, n);
+    if (!invalidate && q >= src_lo && q + n <= src_hi)
+        cleaned_src += n, clean_calls_src++, memset(src_cov + (q - src_lo), 1, n);
     else if (invalidate && q >= dst_lo && q + n <= dst_hi) cleaned_dst += n, memset(dst_cov + (q - dst_lo), 1, n);
     else clean_calls_bad++;
 }
@@ -178,6 +184,70 @@ static void one_case(const char *name, uint32_t rows, uint32_t width, uint32_t s
     free(src), free(dst), free(ref), free(src_cov), free(dst_cov);
 }
 
+static char batch_why[200];
+static int model_execute(hexagon_udma_descriptor_type1_t *d, int n, void *ctx) {
+    (void)ctx;
+    return run_batch(d, n, batch_why, sizeof batch_why) ? 0 : -2;
+}
+
+/* D's descriptor array as tasks.c builds it: per window, one link per
+ * desc_rows rows; one chain through one buffer, or (buffers 2) one chain per
+ * window landing in buffer w % 2. */
+static void d_trials(int buffers, int repeat) {
+    enum { ROWS = 40, WIDTH = 300, SSTRIDE = 600, DESC_ROWS = 16, TRIALS = 3 };
+    int per = (ROWS + DESC_ROWS - 1) / DESC_ROWS, n = per * repeat;
+    size_t win = (size_t)ROWS * WIDTH, sbytes = (size_t)ROWS * repeat * SSTRIDE;
+    uint8_t *src = malloc(sbytes), *dst = malloc(2 * win);
+    hx_copy_desc *links = calloc((size_t)n, sizeof *links);
+    for (size_t i = 0; i < sbytes; i++) src[i] = (uint8_t)rnd();
+    for (int i = 0; i < n; i++) {
+        int w = i / per, r0 = (i % per) * DESC_ROWS, rows = ROWS - r0 < DESC_ROWS ? ROWS - r0 : DESC_ROWS;
+        int linked = i + 1 < n && (buffers == 1 || (i + 1) % per != 0);
+        links[i] = (hx_copy_desc){src + ((size_t)w * ROWS + r0) * SSTRIDE,
+                                  dst + (buffers == 2 ? (size_t)(w % 2) * win : 0) + (size_t)r0 * WIDTH,
+                                  (uint32_t)rows,
+                                  WIDTH,
+                                  SSTRIDE,
+                                  WIDTH,
+                                  linked ? &links[i + 1] : NULL};
+    }
+    vtcm_lo = dst, vtcm_hi = dst + 2 * win;
+    src_lo = src, src_hi = src + sbytes, dst_lo = dst, dst_hi = dst + 2 * win;
+    src_cov = calloc(sbytes, 1), dst_cov = calloc(2 * win, 1);
+    hx_dma_stats st = {0};
+    hx_dma_src_clean cs = {0, 0};
+    clean_calls_src = clean_calls_bad = 0;
+    hx_dma_clean_sources(links, (size_t)n, &env, &cs, &st); /* set-up */
+    char why[240] = "";
+    int ok = 1;
+    for (int i = 0; ok && i < n; i++) {
+        hx_copy_desc one = links[i];
+        one.next = NULL;
+        if (!covered(&one, 0)) ok = 0, snprintf(why, sizeof why, "link %d's source not cleaned at set-up", i);
+    }
+    size_t per_trial[TRIALS] = {0};
+    for (int t = 0; ok && t < TRIALS; t++) {
+        clean_calls_src = 0;
+        memset(dst, 0xA5, 2 * win);
+        for (int w = 0; ok && w < (buffers == 1 ? 1 : repeat); w++)
+            if (hx_dma_issue(&links[(size_t)w * per], pool, 64, &env, &cs, &st, model_execute, NULL) != 0)
+                ok = 0, snprintf(why, sizeof why, "trial %d: %s", t, batch_why);
+        per_trial[t] = clean_calls_src;
+        const uint8_t *last = dst + (buffers == 2 ? (size_t)((repeat - 1) % 2) * win : 0);
+        for (int r = 0; ok && r < ROWS; r++)
+            if (memcmp(last + (size_t)r * WIDTH, src + ((size_t)(repeat - 1) * ROWS + r) * SSTRIDE, WIDTH))
+                ok = 0, snprintf(why, sizeof why, "trial %d: row %d of the last window differs", t, r);
+        if (ok && per_trial[t])
+            ok = 0, snprintf(why, sizeof why, "trial %d cleaned the DDR source %zu times inside the timed D task", t,
+                             per_trial[t]);
+    }
+    if (ok && clean_calls_bad) ok = 0, snprintf(why, sizeof why, "a clean call outside the DDR ranges");
+    char what[120];
+    snprintf(what, sizeof what, "D trials, --d-buffers %d --d-repeat %d: no source clean per trial", buffers, repeat);
+    report(what, ok, why);
+    free(src), free(dst), free(links), free(src_cov), free(dst_cov);
+}
+
 int main(void) {
     printf("backend: dma_plan\n");
     one_case("single link", 40, 300, 512, 300, 1, 40, 1, 64);
@@ -201,6 +271,10 @@ int main(void) {
     report("row bytes 65536 refused", !hx_dma_chain_fits(&big), "");
     report("a later link too wide refuses the chain", !hx_dma_chain_fits(&chained), "");
     report("65535 accepted", hx_dma_chain_fits(&ok1), "");
+    d_trials(1, 1);
+    d_trials(1, 3);
+    d_trials(2, 2);
+    d_trials(2, 3);
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

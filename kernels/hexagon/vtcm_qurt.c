@@ -8,12 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <HAP_compute_res.h>
+#include <HAP_perf.h>
+#include <qurt.h>
 #include "../src/platform.h"
 #include "vtcm_qurt.h"
 
 #ifndef HX_VTCM_TIMEOUT_US
 #define HX_VTCM_TIMEOUT_US 1000000u
 #endif
+/* The acquire's timeout is unsigned int in the SDK's header; our stand-in
+ * declaration once said unsigned long long.  Checked against whichever header
+ * this compiles with, so the first real SDK build confirms sdk_decls. */
+_Static_assert(__builtin_types_compatible_p(__typeof__(HAP_compute_res_acquire(NULL, 0u)), unsigned int) &&
+                   __builtin_types_compatible_p(__typeof__(&HAP_compute_res_acquire),
+                                                unsigned int (*)(compute_res_attr_t *, unsigned int)),
+               "HAP_compute_res_acquire(compute_res_attr_t *, unsigned int timeout_us) expected");
 
 static struct {
     unsigned int ctx; /* compute-resource context, 0 = none */
@@ -21,6 +30,7 @@ static struct {
     size_t acquired, defined;
     size_t arena_bytes, hmx_bytes;
     int arena_taken;
+    int hmx_locked;
     int power; /* power votes made by hx_scratch_alloc */
 } g;
 static unsigned release_requests;
@@ -96,6 +106,7 @@ int hx_vtcm_init(size_t arena_bytes, size_t hmx_bytes, char *err, size_t errlen)
 }
 
 void hx_vtcm_release(void) {
+    hx_hmx_unlock();
     if (g.ctx) HAP_compute_res_release(g.ctx);
     g.ctx = 0, g.base = NULL, g.acquired = 0, g.arena_bytes = 0, g.hmx_bytes = 0, g.arena_taken = 0;
 }
@@ -116,11 +127,26 @@ unsigned hx_vtcm_release_requests(void) { return __atomic_load_n(&release_reques
 
 int hx_hmx_lock(void) {
     if (!g.ctx || !g.hmx_bytes) return -1;
-    return HAP_compute_res_hmx_lock(g.ctx) == 0 ? 0 : -1;
+    if (g.hmx_locked) return 0;
+    if (HAP_compute_res_hmx_lock(g.ctx) != 0) return -1;
+    g.hmx_locked = 1;
+    return 0;
 }
 
 void hx_hmx_unlock(void) {
-    if (g.ctx && g.hmx_bytes) HAP_compute_res_hmx_unlock(g.ctx);
+    if (g.ctx && g.hmx_locked) HAP_compute_res_hmx_unlock(g.ctx);
+    g.hmx_locked = 0;
+}
+
+int hx_hvx_lock_within(unsigned timeout_us, int *rc) {
+    uint64_t t0 = HAP_perf_get_time_us();
+    for (;;) {
+        int r = qurt_hvx_try_lock(QURT_HVX_MODE_128B);
+        if (r == QURT_EOK) return 0;
+        if (rc) *rc = r;
+        if (HAP_perf_get_time_us() - t0 >= timeout_us) return -1;
+        qurt_timer_sleep(1000); /* 1 ms: let the holder run */
+    }
 }
 
 static unsigned ddr_fallbacks;

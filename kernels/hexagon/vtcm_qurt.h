@@ -53,6 +53,17 @@ unsigned hx_vtcm_release_requests(void);
 /* 1 when the scratch arena went to DDR (HX_ALLOW_FALLBACK=1 builds only). */
 unsigned hx_vtcm_ddr_fallbacks(void);
 
+/* HMX lock on the VTCM context, taken once at set-up and held for the run
+ * (as llama.cpp's HTP backend keeps it across ops): a per-GEMM lock/unlock
+ * pair sat inside M's timed work.  hx_vtcm_release drops it.  Idempotent. */
 int hx_hmx_lock(void);
 void hx_hmx_unlock(void);
+
+/* A 128-byte HVX context for the calling thread, or -1 (last try-lock code in
+ * *rc) after timeout_us: qurt_hvx_lock would block for as long as another
+ * process holds every context, and the starter would wait with it. */
+#ifndef HX_HVX_LOCK_TIMEOUT_US
+#define HX_HVX_LOCK_TIMEOUT_US 200000u
+#endif
+int hx_hvx_lock_within(unsigned timeout_us, int *rc);
 #endif

@@ -71,6 +71,11 @@ typedef struct hx_kernels {
 
     /* D: execute a descriptor chain (memory-to-memory, rows in order). */
     void (*copy2d)(const hx_copy_desc *chain);
+    /* Optional: called once at set-up with every link D will issue (all
+     * windows, links[0..n)), after its sources are written: a backend whose
+     * copy engine reads DDR behind the caches cleans the sources here, so
+     * no timed copy has to. */
+    void (*copy2d_prepare)(const hx_copy_desc *links, size_t n);
 } hx_kernels;
 
 extern const hx_kernels hx_kernels_ref;

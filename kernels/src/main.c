@@ -4,10 +4,14 @@
 #include <string.h>
 #include "exec.h"
 #include "protocol.h"
+#include "selftest.h"
 
 int main(int argc, char **argv) {
     hx_config cfg;
     char err[1024] = "";
+    /* The first-day ladder: its own options, no sweep point. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--selftest")) return hx_selftest_main(argc, argv);
     int rc = hx_parse_args(argc, argv, &cfg, err, sizeof err);
     if (rc > 0) {
         hx_usage(stdout);

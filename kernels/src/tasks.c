@@ -274,6 +274,7 @@ int hx_tasks_prepare(hx_exec *x, char *err, size_t errlen) {
     if (setup_m(x, &rng, err, errlen) || setup_v_buffers(x, err, errlen) || setup_d(x, &rng, err, errlen) ||
         build_chain(x, err, errlen))
         return -1;
+    if (k->copy2d_prepare) k->copy2d_prepare(x->d.chain, (size_t)x->d.ndesc);
     fill_v(x, &rng);
     x->v.stream_is_ref = !k->vec_stream_f32;
     x->v.stream_f32 = k->vec_stream_f32 ? k->vec_stream_f32 : hx_kernels_ref.vec_stream_f32;

@@ -73,6 +73,9 @@ LDFLAGS := -shared -G0
 FAST_SRC := hexagon/kernels_hvx.c hexagon/kernels_device.c
 PLATFORM_SRC := hexagon/platform_qurt.c hexagon/vtcm_qurt.c hexagon/power_qurt.c hexagon/dma_hexagon.c \
                 hexagon/dma_plan.c
+# --selftest: the QuRT/HAP steps (VTCM, power, HVX contexts, DMA engine,
+# HMX) and the HVX steps shared with hexagon-qemu.
+SELFTEST_SRC := hexagon/selftest_qurt.c hexagon/selftest_hvx.c
 HX_ALLOW_FALLBACK ?= 0
 ifeq ($(filter 0 1,$(HX_ALLOW_FALLBACK)),)
 $(error HX_ALLOW_FALLBACK must be 0 or 1, not '$(HX_ALLOW_FALLBACK)')

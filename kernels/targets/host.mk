@@ -14,4 +14,5 @@ CFLAGS := -O3 -march=native -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread
 LDFLAGS := -pthread -lm
 FAST_SRC := src/kernels_host.c
 PLATFORM_SRC := src/platform_posix.c
+SELFTEST_SRC := src/selftest_posix.c src/selftest_host.c
 RUN_PREFIX :=

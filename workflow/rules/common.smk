@@ -26,6 +26,7 @@ def repo_path(*parts):
 
 import hxfuse.config as hxconfig
 import hxfuse.deps as hxdeps
+import hxfuse.selftest as hxselftest
 import hxfuse.targets as hxtargets
 
 # 1. friendly schema check naming every bad key + semantic checks
@@ -142,6 +143,14 @@ def all_cores(wc):
         return workflow.cores
     except Exception:
         return 1
+
+
+def selftest_gate(wc):
+    """The run jobs of an SDK target wait for its first-day ladder
+    (selftest.smk); host and hexagon-qemu do not."""
+    if hxselftest.gates_runs(wc.target):
+        return f"results/{wc.target}/selftest.jsonl"
+    return []
 
 
 def point_of(wc):

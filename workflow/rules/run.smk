@@ -29,6 +29,8 @@ rule run:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
         code=CODE["run_point"],
+        # SDK targets: the first-day ladder passed first (selftest.smk)
+        selftest=selftest_gate,
     output:
         jsonl=f"results/{{target}}/raw/{REP_WC}.jsonl",
         provenance=f"results/{{target}}/raw/{REP_WC}.provenance.json",

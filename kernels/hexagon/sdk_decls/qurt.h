@@ -1,6 +1,6 @@
 /* Declarations only (sdk_decls/README.md): the QuRT names this project uses,
  * from qurt_thread.h, qurt_futex.h, qurt_hvx.h, qurt_cycles.h,
- * qurt_memory.h and qurt_sysenv.h. */
+ * qurt_memory.h, qurt_sysenv.h and qurt_timer.h. */
 #ifndef HX_DECL_QURT_H
 #define HX_DECL_QURT_H
 #include <stddef.h>
@@ -30,6 +30,7 @@ int qurt_futex_wake(void *lock, int n_to_wake);
 
 typedef enum { QURT_HVX_MODE_64B = 0, QURT_HVX_MODE_128B = 1 } qurt_hvx_mode_t;
 int qurt_hvx_lock(qurt_hvx_mode_t lock_mode);
+int qurt_hvx_try_lock(qurt_hvx_mode_t lock_mode);
 int qurt_hvx_unlock(void);
 int qurt_hvx_get_units(void);
 
@@ -52,4 +53,7 @@ typedef enum {
 } qurt_mem_cache_op_t;
 typedef enum { QURT_MEM_ICACHE, QURT_MEM_DCACHE } qurt_mem_cache_type_t;
 int qurt_mem_cache_clean(qurt_addr_t addr, qurt_size_t size, qurt_mem_cache_op_t opcode, qurt_mem_cache_type_t type);
+
+typedef unsigned long long qurt_timer_duration_t; /* microseconds */
+int qurt_timer_sleep(qurt_timer_duration_t duration);
 #endif
