@@ -140,6 +140,7 @@ _FIXED = {
     "task_involuntary_switches",
     "other_cpu_ns",
     "other_cpu_share",
+    "displaced_cpu_ns",
     "interfered",
     mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}

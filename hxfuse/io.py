@@ -62,6 +62,7 @@ TRIAL_COLUMNS = TRIAL_KEYS + [
     # platform cannot tell (QuRT writes null)
     "involuntary_switches",
     "other_cpu_ns",
+    "cores_busy_ns",
     "interference_span_ns",
 ]
 TASK_COLUMNS = TRIAL_KEYS + [
@@ -206,6 +207,7 @@ def _trial_row(keys: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         "checksums_ok": bool(rec["checksums_ok"]),
         "involuntary_switches": _num(interference.get("involuntary_switches")),
         "other_cpu_ns": _num(interference.get("other_cpu_ns")),
+        "cores_busy_ns": _num(interference.get("cores_busy_ns")),
         "interference_span_ns": _num(interference.get("span_ns")),
     }
 
