@@ -204,7 +204,7 @@ def _progress_panel(ax, sub: pd.DataFrame, spans: tuple[float, list[tuple[float,
     ax.set_yticklabels(["0", "½", "1"], fontsize=7)
     ax.set_ylabel("work\ndone", fontsize=7, rotation=0, ha="right", va="center")
     ax.grid(axis="y", lw=0.4, alpha=0.5)
-    txt = "n/a" if not math.isfinite(total) else f"{total / scale:.3g} {unit}"
+    txt = "n/a" if not math.isfinite(total) else f"{total / scale:.4g} {unit}"
     ax.set_title(f"progress; concurrent progress {txt} (shaded)", loc="left", fontsize=7.5, pad=2)
 
 
@@ -224,7 +224,7 @@ def _timeline_panel(ax, sub: pd.DataFrame, g: str, lanes: list[str], span: float
     mk = float(sub["makespan_ns"].iloc[0])
     ax.axvline(mk / scale, color="black", lw=0.6, ls=":")
     rnd = int(sub["round"].iloc[0])
-    ax.set_title(f"{GROUP_TITLES.get(g, g)}   makespan {mk / scale:.3g} {unit} (round {rnd})", loc="left", fontsize=8.5)
+    ax.set_title(f"{GROUP_TITLES.get(g, g)}   makespan {mk / scale:.4g} {unit} (round {rnd})", loc="left", fontsize=8.5)
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels(lanes, fontsize=8)
     ax.set_ylim(len(lanes) - 0.5, -0.5)
