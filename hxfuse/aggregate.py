@@ -141,6 +141,7 @@ _FIXED = {
     "other_cpu_ns",
     "other_cpu_share",
     "displaced_cpu_ns",
+    "displaced_share",
     "interfered",
     mx.REPLICATE,
 } | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
@@ -711,12 +712,30 @@ def relation_evidence(
                 st.bootstrap_median(vals[speed_reps == r], **boot) for r in dict.fromkeys(speed_reps.tolist())
             ]
         ev.t_intervals[key] = st.t_interval(ev.replicate_medians[key], level)
-        hit = hits.get(f"hit_{x}_over_{y}") if hits is not None else None
-        share = mx.hit_share(hit[speed[col].notna()]) if hit is not None else None
-        ev.bias[key], ev.hit_share[key], ev.hit_source[key] = st.relation_bias(vals, share, min_effect)
+        ev.bias[key], ev.hit_share[key], ev.hit_source[key] = _relation_bias(speed, col, hits, x, y, min_effect)
         joined = st.decision_interval(est, ev.replicate_medians[key], level)
         ev.decision[key] = st.widen(joined, ev.bias[key])
     return ev
+
+
+def _relation_bias(
+    speed: pd.DataFrame, col: str, hits: pd.DataFrame | None, x: str, y: str, min_effect: float
+) -> tuple[float, float, str]:
+    """(bias bound, share of hit rounds, source) of one relation: from the
+    shift each round may have suffered (``shift_X_over_Y``, the runner's
+    measured displacement: :func:`hxfuse.stats.bounded_bias`) where every
+    round has it; else from the share of rounds flagged ``hit_X_over_Y``;
+    else from the MAD proxy (:func:`hxfuse.stats.relation_bias`)."""
+    rows = speed[col].notna()
+    vals = speed.loc[rows, col].to_numpy(float)
+    shift = hits.get(f"shift_{x}_over_{y}") if hits is not None else None
+    if shift is not None and len(vals) and shift[rows].notna().all():
+        b, c = st.bounded_bias(vals, shift[rows].to_numpy(float))
+        if math.isfinite(c):
+            return b, c, "measured"
+    hit = hits.get(f"hit_{x}_over_{y}") if hits is not None else None
+    share = mx.hit_share(hit[rows]) if hit is not None else None
+    return st.relation_bias(vals, share, min_effect)
 
 
 def _end_to_end_speedups(
@@ -927,15 +946,19 @@ def _workload_rows(
     # reported: spread and outliers of each group's makespans (they
     # include drift that pairing cancels, so they do not gate)
     makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
-    hits = mx.interfered_rounds(wdf, workload).reindex(speed.index)
+    hits = pd.concat([mx.interfered_rounds(wdf, workload), mx.round_shifts(wdf, workload)], axis=1).reindex(speed.index)
     ev = relation_evidence(speed, speed_reps, group_samples, boot, min_effect, hits)
     # reported: relations whose interference bound widened the decision
     # interval by more than half the minimum effect (no veto: the widened
     # interval decides)
     noise = [
-        f"{k}: {ev.hit_share[k]:.0%} of its rounds hit by interference "
-        f"({'seen by the runner' if ev.hit_source[k] == 'measured' else 'MAD outliers'}) could shift its "
-        f"median by up to {b:.1%}; decided on "
+        f"{k}: interference "
+        + (
+            "seen by the runner"
+            if ev.hit_source[k] == "measured"
+            else f"(MAD outliers in {ev.hit_share[k]:.0%} of its rounds)"
+        )
+        + f" could shift its median by up to {b:.1%}; decided on "
         f"[{ev.decision[k].lo:.3f}, {ev.decision[k].hi:.3f}]"
         for k, b in ev.bias.items()
         if k in vd.RELATIONS and (math.isinf(b) or (math.isfinite(b) and b > min_effect / 2))

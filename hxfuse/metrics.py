@@ -421,6 +421,8 @@ def _interference_columns(base: pd.DataFrame, run: Run) -> None:
     limit = interference_threshold_ns(makespan, _busy_resolution_ns(run.meta))
     disp = base["displaced_cpu_ns"].to_numpy(float)
     base["interfered"] = np.where(np.isfinite(disp), disp > limit, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base["displaced_share"] = np.where(makespan > 0, disp / makespan, np.nan)
 
 
 def _trial_col(tr: pd.DataFrame, col: str) -> np.ndarray:
@@ -659,6 +661,23 @@ def interfered_rounds(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
         fx, fy = wide[x], wide[y]
         hit = ((fx > 0) | (fy > 0)).astype(float)
         out[col] = hit.where(fx.notna() & fy.notna() & ms[x].notna() & ms[y].notna())
+    return out
+
+
+def round_shifts(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
+    """Per round (indexed like :func:`paired_speedups`) and relation X/Y
+    (columns ``shift_X_over_Y``): the most that interference can have moved
+    that round's ratio T_Y / T_X, as a fraction: max of the two paired
+    trials' ``displaced_share`` (other CPU time that displaced the runner,
+    over the makespan: a trial delayed by at most that much moves the ratio
+    by about as much).  NaN where a side lacks the evidence."""
+    wide = paired_makespans(tm, workload, "displaced_share") if "displaced_share" in tm else None
+    out = pd.DataFrame(index=paired_makespans(tm, workload).index)
+    for x, y in SPEEDUP_PAIRS:
+        if wide is not None and x in wide and y in wide:
+            out[f"shift_{x}_over_{y}"] = np.fmax(wide[x], wide[y]).where(wide[x].notna() & wide[y].notna())
+        else:
+            out[f"shift_{x}_over_{y}"] = np.nan
     return out
 
 

@@ -281,6 +281,34 @@ def interference_share(x: Sequence[float] | np.ndarray, share: float | None, min
     return contamination(x, min_rel), "mad"
 
 
+def bounded_bias(x: Sequence[float] | np.ndarray, shifts: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Worst-case shift of the median of x (relative to it) when each sample
+    x_i may have been moved by interference by at most ``shifts[i]`` (a
+    fraction): min over D of D + :func:`median_bias_bound_from_share` (x, c(D)),
+    with c(D) the share of samples whose possible shift exceeds D.
+
+    Samples moved by at most D move every order statistic, the median
+    included, by at most D; the rest are treated as arbitrarily wrong
+    (Huber's bound for their share).  D runs over 0 and every observed
+    shift, so the bound uses the magnitudes the runner measured instead of
+    counting a round moved by 2% as arbitrarily corrupted.  Returns (bound,
+    share c at the minimising D); (NaN, NaN) when a shift is unknown or
+    fewer than 3 samples."""
+    a = np.asarray(x, dtype=float).ravel()
+    d = np.asarray(shifts, dtype=float).ravel()
+    keep = np.isfinite(a)
+    a, d = a[keep], d[keep]
+    if len(a) < 3 or not np.isfinite(d).all():
+        return math.nan, math.nan
+    best, best_c = math.inf, math.nan
+    for level in np.unique(np.r_[0.0, d]):
+        c = float((d > level).mean())
+        b = level + median_bias_bound_from_share(a, c)
+        if b < best:
+            best, best_c = float(b), c
+    return best, best_c
+
+
 def relation_bias(x: Sequence[float] | np.ndarray, share: float | None, min_effect: float) -> tuple[float, float, str]:
     """One relation's worst-case interference shift of its median, as a
     fraction of the median, with the share of hit rounds it rests on and

@@ -88,6 +88,25 @@ def test_displaced_time_is_what_did_not_fit_into_idle_cores():
     assert np.isnan(mx.displaced_cpu_ns([np.nan], [20e6], [10e6], 2.0)[0])
 
 
+def test_bounded_bias_uses_the_measured_magnitudes():
+    rng = np.random.default_rng(2)
+    x = 1.5 * (1 + 0.03 * rng.standard_normal(100))
+    # nothing displaced: no bias
+    assert st.bounded_bias(x, np.zeros(100)) == (0.0, 0.0)
+    # every round moved by at most 2%: the median by at most 2%, although
+    # every round counts as hit under a yes/no flag (Huber's bound: inf)
+    b, c = st.bounded_bias(x, np.full(100, 0.02))
+    assert b == pytest.approx(0.02) and c == 0.0
+    assert st.median_bias_bound_from_share(x, 1.0) == math.inf
+    # 10% of the rounds moved by up to 50%, the rest untouched: Huber's
+    # bound for 10% contamination (below 50%)
+    d = np.r_[np.full(10, 0.5), np.zeros(90)]
+    b, c = st.bounded_bias(x, d)
+    assert c == pytest.approx(0.1) and b == pytest.approx(st.median_bias_bound_from_share(x, 0.1))
+    # an unknown shift: no bound from magnitudes
+    assert all(math.isnan(v) for v in st.bounded_bias(x, np.r_[np.nan, np.zeros(99)]))
+
+
 def test_threshold_floor_and_resolution():
     assert mx.interference_threshold_ns(1e9) == pytest.approx(1.5e7)
     assert mx.interference_threshold_ns(1e5) == mx.INTERFERENCE_FLOOR_NS
