@@ -326,6 +326,8 @@ RULES_OF_MODULE = {
     "search_plots": {"figure_search"},
     "searchrun": SEARCH_RUN,
     "searchspace": set(),
+    # the first-day ladder's reading (the selftest rule's script)
+    "selftest": {"selftest_target"},
     "serve": {"serve_check", "serve_summary"},
     "serve_check": {"serve_check"},
     "serve_config": set(),  # read by the workflow itself (serve_common.smk), by no script
