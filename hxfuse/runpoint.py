@@ -111,45 +111,6 @@ def _ancestors(limit: int = 6) -> list[tuple[int, str]]:
     return []  # not under Snakemake: nothing to watch
 
 
-# Before the runner starts, Snakemake's own process must be done with the
-# bookkeeping of the job that just finished (outputs, metadata, choosing the
-# next jobs): in the default `all` it took 12.6% of a core while runners ran
-# (its CPU ticks sampled every 0.5 s), which the runner measured as other
-# work displacing its threads.  Wait until its CPU time stands still for
-# QUIET_S (below 2% of a core at 10 ms ticks), at most SETTLE_MAX_S.
-QUIET_S = 0.5
-SETTLE_MAX_S = 5.0
-
-
-def _cpu_ticks(pid: int) -> int | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[11]) + int(fields[12])
-
-
-def wait_until_quiet(pids: list[int], quiet_s: float = QUIET_S, max_s: float = SETTLE_MAX_S) -> tuple[float, bool]:
-    """Waits until the CPU time of every process in *pids* has not moved for
-    *quiet_s*, at most *max_s*: (seconds waited, whether they went quiet).
-    Returns at once where /proc cannot tell."""
-    t0 = time.monotonic()
-    last = [_cpu_ticks(p) for p in pids]
-    if not pids or any(t is None for t in last):
-        return 0.0, True
-    still = time.monotonic()
-    while True:
-        now = time.monotonic()
-        if now - still >= quiet_s:
-            return now - t0, True
-        if now - t0 >= max_s:
-            return now - t0, False
-        time.sleep(0.05)
-        cur = [_cpu_ticks(p) for p in pids]
-        if cur != last:
-            last, still = cur, time.monotonic()
-
-
 def _orphaned(ancestors: list[tuple[int, str]]) -> bool:
     return any(_start_time(pid) != st for pid, st in ancestors)
 
@@ -233,10 +194,6 @@ def run_point(
         lf.flush()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             handlers[sig] = signal.signal(sig, on_signal)
-        # Snakemake itself is the last ancestor (none outside Snakemake)
-        waited, quiet = wait_until_quiet([ancestors[-1][0]] if ancestors else [])
-        lf.write(f"# waited {waited:.2f} s for Snakemake to go quiet" + ("" if quiet else " (it did not)") + "\n")
-        lf.flush()
         t0 = time.monotonic()
         proc = None
         try:
