@@ -319,7 +319,8 @@ def _stop_paragraph(pts: Sequence[Point], m: float) -> str:
             )
         no_prog = [p for p in ps if p.rec.get("progress_overlap") is False]
         prog_txt = (
-            f"; D's parallelism interval does not exceed 1 + {m:g} at " + ", ".join(_tt(p.name) for p in no_prog)
+            f"; D shows no progress overlap (its parallelism interval does not exceed 1 + {m:g}, or its tasks' "
+            f"checkpoints show no concurrent progress) at " + ", ".join(_tt(p.name) for p in no_prog)
             if no_prog
             else ""
         )

@@ -91,7 +91,7 @@ def test_where_overlap_stops_paying_is_located_in_x_order():
     stop = a["stop"]
     assert stop.index("p1 1.37") < stop.index("p2 ") < stop.index("p3 ") < stop.index("p4 ")
     assert "D is not shown faster than C at \\texttt{ratio/mv/p4} (no different)" in stop
-    assert "parallelism interval does not exceed 1 + 0.03 at \\texttt{ratio/mv/p4}" in stop
+    assert "checkpoints show no concurrent progress) at \\texttt{ratio/mv/p4}" in stop
     assert "p3 1.20 [1.15, 1.25]*" in stop  # no verdict: marked
 
 
