@@ -638,11 +638,7 @@ def _group_row(
             row[c] = _median(gdf[c])
     for t in mx.TASKS:
         row[f"{t}_bytes"] = _median(gdf[f"{t}_bytes"]) if f"{t}_bytes" in gdf else math.nan
-    pe = (
-        st.hierarchical_bootstrap_median(gdf["parallelism"].to_numpy(float), reps, **boot)
-        if "parallelism" in gdf
-        else st.NAN_ESTIMATE
-    )
+    pe = _estimate(gdf, "parallelism", reps, boot)
     row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
     # progress evidence that needs no CPU counters: the same two-level
     # interval (the plain median above is its point estimate)
@@ -696,25 +692,14 @@ def relation_evidence(
     (:func:`hxfuse.stats.relation_bias`)."""
     present = set(groups)
     ev = RelationEvidence({}, {}, {}, {}, {}, {}, {}, {})
-    level = boot.get("level", st.DEFAULT_LEVEL)
     for x, y in mx.SPEEDUP_PAIRS:
         col, key = f"speedup_{x}_over_{y}", f"{x}/{y}"
         if not (x in present and y in present and col in speed and speed[col].notna().any()):
             continue
-        vals = speed[col].to_numpy(float)
-        est = st.hierarchical_bootstrap_median(vals, speed_reps, **boot)
-        ev.estimates[key] = est
-        if speed_reps is None:
-            ev.replicate_medians[key], ev.replicate_intervals[key] = [est.value], [est]
-        else:
-            ev.replicate_medians[key] = list(st.cluster_medians(vals, speed_reps))
-            ev.replicate_intervals[key] = [
-                st.bootstrap_median(vals[speed_reps == r], **boot) for r in dict.fromkeys(speed_reps.tolist())
-            ]
-        ev.t_intervals[key] = st.t_interval(ev.replicate_medians[key], level)
         ev.bias[key], ev.hit_share[key], ev.hit_source[key] = _relation_bias(speed, col, hits, x, y, min_effect)
-        joined = st.decision_interval(est, ev.replicate_medians[key], level)
-        ev.decision[key] = st.widen(joined, ev.bias[key])
+        d = st.relation_decision(speed[col].to_numpy(float), speed_reps, ev.bias[key], **boot)
+        ev.estimates[key], ev.decision[key], ev.t_intervals[key] = d.estimate, d.decision, d.t_interval
+        ev.replicate_medians[key], ev.replicate_intervals[key] = d.replicate_medians, d.replicate_intervals
     return ev
 
 
@@ -818,14 +803,16 @@ class _Judge:
     boot: Mapping[str, Any]
     min_effect: float
     overlap_threshold: float
+    full: RelationEvidence  # the evidence of every replicate (the summary's), not computed twice
 
     def __call__(self, keep: Sequence[Any] | None = None) -> vd.Verdict:
         speed, reps, hits, d = self.speed, self.speed_reps, self.hits, self.d_trials
+        ev = self.full
         if keep is not None and reps is not None:
             mask = np.isin(reps, list(keep))
             speed, reps, hits = speed[mask], reps[mask], hits[mask]
             d = d[d[mx.REPLICATE].isin(list(keep))]
-        ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect, hits)
+            ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect, hits)
         d_reps = _replicates(d)
         # progress evidence: CPU-time parallelism where the platform counts
         # it, concurrent progress from the checkpoints where the runner
@@ -964,7 +951,15 @@ def _workload_rows(
         if k in vd.RELATIONS and (math.isinf(b) or (math.isfinite(b) and b > min_effect / 2))
     ]
     judge = _Judge(
-        speed, speed_reps, hits, meas[meas["group"] == "D"], tuple(group_samples), boot, min_effect, overlap_threshold
+        speed,
+        speed_reps,
+        hits,
+        meas[meas["group"] == "D"],
+        tuple(group_samples),
+        boot,
+        min_effect,
+        overlap_threshold,
+        ev,
     )
     e2e = _end_to_end_speedups(wdf, workload, group_samples, boot)
     rows = []

@@ -50,13 +50,10 @@ from .stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Estimate,
-    cluster_medians,
     hierarchical_bootstrap_median,
-    bootstrap_median,
-    decision_interval,
     hierarchical_resample_medians,
     median_bias_bound,
-    widen,
+    relation_decision,
 )
 from .verdicts import DEFAULT_MIN_EFFECT, classify, relation
 
@@ -289,10 +286,8 @@ def verdict_vs_b_ort(
     for x, y in (("D", "A"), ("D", "C"), ("C", "A")):
         r, c = _paired(tr, x, y, workload)
         if len(r):
-            est = hierarchical_bootstrap_median(r, c, **kw)
-            joined = decision_interval(est, cluster_medians(r, c), kw.get("level", DEFAULT_LEVEL))
-            rel[f"{x}/{y}"] = widen(joined, median_bias_bound(r, min_effect))
-            rep_ivs[f"{x}/{y}"] = [bootstrap_median(r[c == lab], **kw) for lab in dict.fromkeys(c.tolist())]
+            d = relation_decision(r, c, median_bias_bound(r, min_effect), **kw)
+            rel[f"{x}/{y}"], rep_ivs[f"{x}/{y}"] = d.decision, d.replicate_intervals
     p, c = _samples(tr, "D", workload, "parallelism")
     par = hierarchical_bootstrap_median(p, c, **kw) if len(p) else None
     d = tr[(tr["group"] == "D") & (tr["workload"] == workload)]

@@ -233,11 +233,7 @@ def median_bias_bound(x: Sequence[float] | np.ndarray, min_rel: float = 0.0) -> 
     med = float(np.median(a))
     if med == 0:
         return math.nan
-    c = contamination(a, min_rel)
-    if c >= 0.5:
-        return math.inf
-    sigma = MAD_SCALE * float(np.median(np.abs(a - med)))
-    return float(sigma * NormalDist().inv_cdf(1.0 / (2.0 * (1.0 - c))) / abs(med))
+    return median_bias_bound_from_share(a, contamination(a, min_rel))
 
 
 def median_bias_bound_from_share(x: Sequence[float] | np.ndarray, share: float) -> float:
@@ -340,6 +336,44 @@ def widen(est: Estimate, bias: float) -> Estimate:
         return Estimate(est.value, -math.inf, math.inf, est.n)
     d = bias * abs(est.value)
     return Estimate(est.value, est.lo - d, est.hi + d, est.n)
+
+
+@dataclass(frozen=True)
+class RelationDecision:
+    """What one relation's decision rests on (:func:`relation_decision`)."""
+
+    estimate: Estimate  # pooled median, two-level bootstrap interval
+    replicate_medians: list[float]
+    replicate_intervals: list[Estimate]  # each replicate's own bootstrap
+    t_interval: tuple[float, float]  # t interval on the replicates' medians
+    decision: Estimate  # bootstrap joined with t, widened by the bias
+
+
+def relation_decision(
+    x: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None,
+    bias: float,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> RelationDecision:
+    """One relation's per-round speedups ``x`` (replicate labels
+    ``clusters``, None for one invocation) turned into the interval a verdict
+    reads: the two-level bootstrap interval joined with the t interval on
+    the replicates' medians (:func:`decision_interval`) and widened by
+    ``bias`` (:func:`widen`), with the replicates' own medians and intervals
+    beside it (the replicate gate reads those)."""
+    a = np.asarray(x, dtype=float).ravel()
+    boot = dict(n_resamples=n_resamples, level=level, seed=seed)
+    est = hierarchical_bootstrap_median(a, clusters, **boot)
+    if clusters is None:
+        meds, ivs = [est.value], [est]
+    else:
+        c = np.asarray(clusters).ravel()
+        meds = list(cluster_medians(a, c))
+        ivs = [bootstrap_median(a[c == lab], **boot) for lab in dict.fromkeys(c.tolist())]
+    joined = decision_interval(est, meds, level)
+    return RelationDecision(est, meds, ivs, t_interval(meds, level), widen(joined, bias))
 
 
 def _t_abs_cdf(t: float, df: int) -> float:
