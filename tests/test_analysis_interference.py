@@ -78,11 +78,14 @@ def test_rule_and_round_shares(synth):
 def test_displaced_time_is_what_did_not_fit_into_idle_cores():
     # group A on 2 cores: one task kept one core busy for 10 ms, another
     # process took 1 ms, which fits into the idle core: nothing displaced
-    assert mx.displaced_cpu_ns([1e6], [11e6], [10e6], 2.0)[0] == 0.0
+    assert mx.displaced_cpu_ns([1e6], [11e6], [10e6], 2.0, lag_ns=0.0)[0] == 0.0
     # both cores saturated (busy = 2 x span): all of it displaced the runner
-    assert mx.displaced_cpu_ns([1e6], [20e6], [10e6], 2.0)[0] == pytest.approx(1e6)
+    assert mx.displaced_cpu_ns([1e6], [20e6], [10e6], 2.0, lag_ns=0.0)[0] == pytest.approx(1e6)
     # partly: 1.5 ms idle left, 4 ms of other work: 2.5 ms displaced
-    assert mx.displaced_cpu_ns([4e6], [18.5e6], [10e6], 2.0)[0] == pytest.approx(2.5e6)
+    assert mx.displaced_cpu_ns([4e6], [18.5e6], [10e6], 2.0, lag_ns=0.0)[0] == pytest.approx(2.5e6)
+    # idle below the reading's lag is not idle: 1.5 ms "idle" per core with a
+    # 4 ms lag -> all 4 ms displaced
+    assert mx.displaced_cpu_ns([4e6], [18.5e6], [10e6], 2.0)[0] == pytest.approx(4e6)
     # unknown busy time: no idle assumed (worst case); unknown other: NaN
     assert mx.displaced_cpu_ns([1e6], [np.nan], [10e6], 2.0)[0] == pytest.approx(1e6)
     assert np.isnan(mx.displaced_cpu_ns([np.nan], [20e6], [10e6], 2.0)[0])
