@@ -37,6 +37,7 @@ SLOW_MODULES = frozenset(
         "test_search_pipeline.py",
         "test_interference.py",
         "test_workflow_citizen.py",
+        "test_outputs_unchanged.py",
     }
 )
 
