@@ -54,8 +54,8 @@ from typing import Any, Iterable
 
 import yaml
 
-from . import targets as _targets
-from .model import V_VARIANT_DEFAULTS, WORKLOAD_TASKS
+from hxfuse import targets as _targets
+from hxfuse.model import V_VARIANT_DEFAULTS, WORKLOAD_TASKS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -246,7 +246,7 @@ def resolve_study(config: dict, cwd: Path | str | None = None) -> dict:
     sweeps, files = _study_sweeps(path, cwd, ())
     config["study"] = study
     config["sweeps"] = sweeps
-    # a study file's own `searches` (fixed vs searched, hxfuse.searchspace)
+    # a study file's own `searches` (fixed vs searched, hxfuse.search.space)
     # join those given directly; a name given by both is an error
     own = (load_yaml(path) or {}).get("searches") or {}
     given = config.get("searches") or {}
@@ -601,8 +601,8 @@ def check_semantics(config: dict) -> list[str]:
         problems.append(
             f"{key}: device_serial and device_serials are both set: give one (device_serials: [a] for a one-phone farm)"
         )
-    # fixed vs searched: every candidate of every search space (hxfuse.searchspace)
-    from .searchspace import search_problems
+    # fixed vs searched: every candidate of every search space (hxfuse.search.space)
+    from hxfuse.search.space import search_problems
 
     problems += search_problems(config)
     groups = config["run"]["groups"]
@@ -1164,7 +1164,7 @@ def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
-# The service mode's keys (hxfuse/serve_config.py) have their own rules and
+# The service mode's keys (hxfuse/serve/config.py) have their own rules and
 # outputs: a change there must not rerun the summary of the A-D sweeps.
 SERVE_KEYS = ("serve", "serve_study")
 
@@ -1213,7 +1213,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for p in pts:
         print(f"  {p.target}/{p.id}")
-    from .searchspace import search_summary
+    from hxfuse.search.space import search_summary
 
     for line in search_summary(cfg):
         print(line)

@@ -31,7 +31,7 @@ V_VARIANT_DEFAULTS: dict[str, tuple[int, int, int]] = {
     "ddr": (4096, 4096, 1),
     "stream": (4096, 4096, 1),
 }
-# The external group B's measurement (ONNX Runtime on the host, hxfuse.ort):
+# The external group B's measurement (ONNX Runtime on the host, hxfuse.external.ort):
 # A_ort one session run per task in order, B_ort each task to its own engine
 # thread at once, B_ort_graph one graph whose independent nodes ONNX Runtime
 # schedules itself.

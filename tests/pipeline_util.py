@@ -163,8 +163,8 @@ def aggregate_synthetic(
     import json
 
     from hxfuse import config as hc
-    from hxfuse import integrity
-    from hxfuse.pipeline import aggregate_target
+    from hxfuse.runner import integrity
+    from hxfuse.sweep.pipeline import aggregate_target
 
     pts = hc.aggregate_points(cfg, target)
     raws, checks, provs = [], [], []

@@ -10,7 +10,7 @@ import pytest
 
 import hxfuse.config as hc
 from conftest import synthetic_run
-from hxfuse.integrity import IntegrityError
+from hxfuse.runner.integrity import IntegrityError
 from pipeline_util import TINY, aggregate_synthetic
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hxfuse import aggregate as ag
-from hxfuse.io import parse_records
+from hxfuse.analysis import aggregate as ag
+from hxfuse.runner.records import parse_records
 
 US = 1000
 PLAN = {"M": 100 * US, "V": 80 * US, "D": 60 * US}

@@ -3,12 +3,12 @@ ratio and a known drift between replicates (independent runner invocations
 whose machine state differs), R = 3 and R = 5.  The interval a verdict
 reads must cover the true ratio in >= 90% of >= 200 studies; the two-level
 bootstrap alone does not at this drift, which is why the t interval on the
-replicates' medians is joined to it (hxfuse.stats.decision_interval)."""
+replicates' medians is joined to it (hxfuse.analysis.stats.decision_interval)."""
 
 import numpy as np
 import pytest
 
-from hxfuse import stats as st
+from hxfuse.analysis import stats as st
 
 TRUE_RATIO = 1.25
 ROUNDS = 40

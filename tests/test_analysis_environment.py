@@ -6,9 +6,9 @@ import math
 import pandas as pd
 import pytest
 
-from hxfuse import aggregate as ag
-from hxfuse import report
-from hxfuse.io import parse_records
+from hxfuse.analysis import aggregate as ag
+from hxfuse.sweep import report
+from hxfuse.runner.records import parse_records
 
 US = 1000
 PLAN = {"M": 100 * US, "V": 80 * US, "D": 60 * US}
@@ -284,7 +284,7 @@ def test_emulated_point_gets_no_verdict(synth):
 
 
 def test_emulated_point_shows_no_timings_in_report(synth):
-    from hxfuse import report
+    from hxfuse.sweep import report
 
     _, s = summary(synth, meta={"emulated": True})
     rows = report.verdict_rows(s)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hxfuse import latex
+from hxfuse.render import latex
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hxfuse import aggregate as ag
-from hxfuse import metrics as mx
-from hxfuse import stats as st
-from hxfuse.io import parse_records
+from hxfuse.analysis import aggregate as ag
+from hxfuse.analysis import metrics as mx
+from hxfuse.analysis import stats as st
+from hxfuse.runner.records import parse_records
 
 DATA = Path(__file__).parent / "data" / "fixed_point"
 REPLICATES = (0, 1, 2)

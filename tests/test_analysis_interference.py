@@ -10,9 +10,9 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from hxfuse import metrics as mx
-from hxfuse import stats as st
-from hxfuse.io import parse_records
+from hxfuse.analysis import metrics as mx
+from hxfuse.analysis import stats as st
+from hxfuse.runner.records import parse_records
 
 
 def test_bias_bound_from_share_known_answers():

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hxfuse import intervals as iv
+from hxfuse.analysis import intervals as iv
 
 # Integer endpoints on a small grid let a brute-force unit-cell count serve as
 # the reference for every property.

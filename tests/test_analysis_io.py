@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from hxfuse.io import IncompleteRunError, parse_records, read_run
+from hxfuse.runner.records import IncompleteRunError, parse_records, read_run
 
 
 def test_read_run_tables(tmp_path, synth):

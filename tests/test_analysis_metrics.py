@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from hxfuse import metrics as mx
-from hxfuse.io import parse_records
+from hxfuse.analysis import metrics as mx
+from hxfuse.runner.records import parse_records
 
 US = 1000  # ns per microsecond
 PLAN = {"M": 100 * US, "V": 80 * US, "D": 60 * US}  # the plan's 100/80/60 us example

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from hxfuse import aggregate as ag
-from hxfuse import timeline as tl
-from hxfuse.io import read_run
+from hxfuse.analysis import aggregate as ag
+from hxfuse.analysis import timeline as tl
+from hxfuse.runner.records import read_run
 
 REPO = Path(__file__).resolve().parents[1]
 

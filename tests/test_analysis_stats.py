@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from hxfuse import stats as st
+from hxfuse.analysis import stats as st
 
 
 def test_bootstrap_median_is_seeded_and_brackets():
@@ -29,7 +29,7 @@ def test_bootstrap_edge_cases():
 
 def test_per_round_ratio_cancels_drift():
     # A drift that affects both groups equally in each round cancels in the
-    # per-round ratio (hxfuse.metrics.paired_speedups): the interval is
+    # per-round ratio (hxfuse.analysis.metrics.paired_speedups): the interval is
     # exactly the constant ratio 2, while either side alone spreads widely.
     drift = np.linspace(1.0, 3.0, 20)
     t_a = 200.0 * drift

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from hxfuse import intervals as iv
-from hxfuse import timeline as tl
-from hxfuse.io import parse_records
+from hxfuse.analysis import intervals as iv
+from hxfuse.analysis import timeline as tl
+from hxfuse.runner.records import parse_records
 
 US = 1000
 PLAN = {"M": 100 * US, "V": 80 * US, "D": 60 * US}
@@ -197,7 +197,7 @@ def test_queue_run_share_and_worker_lanes(synth):
 
 
 def test_progress_columns_known_answers(synth):
-    from hxfuse import metrics as mx
+    from hxfuse.analysis import metrics as mx
 
     run = _queued_run(synth)
     tm = mx.trial_metrics(run).iloc[0]

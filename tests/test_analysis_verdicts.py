@@ -7,13 +7,13 @@ import json
 import pandas as pd
 import pytest
 
-from hxfuse import aggregate as ag
-from hxfuse import verdicts as vd
-from hxfuse.io import parse_records
+from hxfuse.analysis import aggregate as ag
+from hxfuse.analysis import verdicts as vd
+from hxfuse.runner.records import parse_records
 import math
 
-from hxfuse import stats as st
-from hxfuse.stats import Estimate
+from hxfuse.analysis import stats as st
+from hxfuse.analysis.stats import Estimate
 
 FASTER = Estimate(1.5, 1.3, 1.7, 30)  # X < Y: interval above 1 + m
 SLOWER = Estimate(0.8, 0.7, 0.9, 30)  # X > Y: interval below 1 - m

@@ -1,11 +1,11 @@
-"""Answers generated from the verdicts (hxfuse.answers): counts and
+"""Answers generated from the verdicts (hxfuse.paper.answers): counts and
 intervals come from the data, and nothing is claimed beyond a verdict."""
 
 from __future__ import annotations
 
 import pytest
 
-from hxfuse import answers
+from hxfuse.paper import answers
 
 
 def _v(

@@ -1,4 +1,4 @@
-"""hxfuse.checks: the numpy checksum port, the references and whole-point checks."""
+"""hxfuse.runner.checks: the numpy checksum port, the references and whole-point checks."""
 
 import json
 import shutil
@@ -7,7 +7,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from hxfuse import checks, integrity
+from hxfuse.runner import checks
+from hxfuse.runner import integrity
 from pipeline_util import REPO
 
 MASK = (1 << 64) - 1

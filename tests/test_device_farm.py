@@ -344,7 +344,7 @@ def test_a_killed_run_and_an_adb_server_leave_no_lease(tmp_path, host_runner):
         assert p.returncode == 0, err
         assert (tmp_path / "phones/adb-server/pid").is_file()
         # 2. a run killed with its whole process group mid-measurement (what
-        # a cancelled job's wrapper does, hxfuse.runpoint)
+        # a cancelled job's wrapper does, hxfuse.runner.runpoint)
         env_slow = {**env, "FAKE_RUN_SECONDS": "30"}
         p = _device_run(env_slow, so, tmp_path / "b.jsonl", start_new_session=True)
         deadline = time.monotonic() + 30

@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 
 import hxfuse.config as hc
 from conftest import synthetic_run
-from hxfuse import provenance
+from hxfuse.runner import provenance
 from pipeline_util import REPO, TINY, aggregate_synthetic
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]

@@ -1,4 +1,4 @@
-"""hxfuse/external.py on synthetic raw data with known answers: D exactly 1.5x
+"""hxfuse/external/compare.py on synthetic raw data with known answers: D exactly 1.5x
 faster than B_ort gives 1.5 with an interval around it, identical makespans give
 '~', replicates that disagree widen the interval, and files that are not the
 same point (or failed) are refused before any statistics."""
@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hxfuse import external as ext
-from hxfuse.io import parse_records
-from hxfuse.stats import hierarchical_bootstrap_median
+from hxfuse.external import compare as ext
+from hxfuse.runner.records import parse_records
+from hxfuse.analysis.stats import hierarchical_bootstrap_median
 
 TASKS_META = {
     "M": {"m": 64, "n": 64, "k": 64, "precision": "fp32"},

@@ -52,8 +52,8 @@ def test_external_target_on_a_tiny_config(tmp_path):
     assert tl.returncode == 0, tl.stderr[-3000:]
     assert (tmp_path / "results/host/external/figures/timeline/tiny/mvd/small.png").stat().st_size > 10_000
     trace = json.loads((tmp_path / "results/host/external/timeline/tiny/mvd/small.perfetto.json").read_text())
-    from hxfuse import timeline
-    from hxfuse.io import read_run
+    from hxfuse.analysis import timeline
+    from hxfuse.runner.records import read_run
 
     assert timeline.trace_problems(trace) == [] and trace["otherData"]["check_status"] == "ok"
     run = read_run(tmp_path / "results/host/external/raw/tiny/mvd/small/ort0.jsonl")
@@ -83,5 +83,5 @@ def test_points_onnx_runtime_cannot_express_are_left_out_and_refused(tmp_path):
     r = snakemake(tmp_path, "results/host/external/raw/tiny/mvd/buf2/ort0.jsonl")
     assert r.returncode != 0
     log = (tmp_path / "logs/host/external/tiny/mvd/buf2/ort0.log").read_text()
-    assert "hxfuse.ort: error: --d-buffers 2: cannot be expressed under ONNX Runtime" in log
+    assert "hxfuse.external.ort: error: --d-buffers 2: cannot be expressed under ONNX Runtime" in log
     assert not list((tmp_path / "results/host/external/raw").rglob("ort0.jsonl*"))

@@ -1,5 +1,5 @@
 """The sweep families: study files, the measured x, the control-overhead
-share and the family figure's data (hxfuse.families), with known answers."""
+share and the family figure's data (hxfuse.sweep.families), with known answers."""
 
 import copy
 import math
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import hxfuse.config as hc
-from hxfuse import families as fam
+from hxfuse.sweep import families as fam
 from pipeline_util import REPO, TINY
 
 FAMILY_STUDIES = ("granularity", "ratio", "share", "bandwidth", "wait")

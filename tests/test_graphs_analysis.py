@@ -13,7 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hxfuse import graphprofile, graphs, graphstats, graphstudy
+from hxfuse.graph import profile as graphprofile
+from hxfuse.graph import build as graphs
+from hxfuse.graph import stats as graphstats
+from hxfuse.graph import study as graphstudy
 from hxfuse.config import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -307,7 +310,7 @@ def test_machine_load_takes_the_larger_readable_value():
 
 
 def test_a_loaded_replicate_makes_the_verdict_inconclusive():
-    from hxfuse import aggregate
+    from hxfuse.analysis import aggregate
 
     assert graphstats.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
@@ -324,7 +327,7 @@ def test_a_loaded_replicate_makes_the_verdict_inconclusive():
 
 
 def test_graph_table_rows(tmp_path):
-    from hxfuse import graphtable
+    from hxfuse.graph import table as graphtable
 
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
     points = [

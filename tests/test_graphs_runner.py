@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hxfuse import graphs
-from hxfuse.graphcheck import check_graph
-from hxfuse.graphstats import node_table
+from hxfuse.graph import build as graphs
+from hxfuse.graph.check import check_graph
+from hxfuse.graph.stats import node_table
 
 REPO = Path(__file__).resolve().parents[1]
 HXGRAPH = REPO / "kernels" / "build" / "host" / "hxgraph"

@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hxfuse import io
-from hxfuse import metrics as mx
+from hxfuse.runner import records as io
+from hxfuse.analysis import metrics as mx
 
 from runner_util import build_runner, run_runner
 

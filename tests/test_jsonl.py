@@ -1,4 +1,4 @@
-"""hxfuse.jsonl, the one reader of runner output: records by kind, errors
+"""hxfuse.runner.jsonl, the one reader of runner output: records by kind, errors
 that name file and line, a cut last line, and its users (io, checks,
 provenance, mechanism) reporting what it found."""
 
@@ -6,9 +6,12 @@ import json
 
 import pytest
 
-from hxfuse import integrity, jsonl, mechanism, provenance
-from hxfuse.checks import check_point
-from hxfuse.io import IncompleteRunError, read_run
+from hxfuse.runner import integrity
+from hxfuse.runner import jsonl
+from hxfuse.runner import mechanism
+from hxfuse.runner import provenance
+from hxfuse.runner.checks import check_point
+from hxfuse.runner.records import IncompleteRunError, read_run
 
 
 def _lines(synth):

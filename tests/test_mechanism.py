@@ -1,4 +1,4 @@
-"""Mechanism validation as data (hxfuse.mechanism): the checks the paper
+"""Mechanism validation as data (hxfuse.runner.mechanism): the checks the paper
 reports run here against the compiled host runner, and a broken runner or a
 malformed result is reported, never passed."""
 
@@ -11,8 +11,9 @@ import stat
 import pytest
 from runner_util import build_runner
 
-from hxfuse import mechanism, paper
-from hxfuse.latex import tex_escape
+from hxfuse.runner import mechanism
+from hxfuse.paper import sections as paper
+from hxfuse.render.latex import tex_escape
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
-"""ONNX Runtime as group B (hxfuse/ort.py): graph builders against numpy, the
+"""ONNX Runtime as group B (hxfuse/external/ort.py): graph builders against numpy, the
 inputs against hxrun's own, profile-to-interval conversion on a recorded
-profile, argument errors, and one tiny harness run read back by hxfuse.io."""
+profile, argument errors, and one tiny harness run read back by hxfuse.runner.records."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hxfuse import ort as hxort
-from hxfuse.checks import check_point
+from hxfuse.external import ort as hxort
+from hxfuse.runner.checks import check_point
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[1]
@@ -70,13 +70,13 @@ def test_bad_arguments_fail_before_any_work(argv, msg):
 def test_cli_exits_2_with_a_message_and_writes_nothing(tmp_path):
     out = tmp_path / "o.jsonl"
     r = subprocess.run(
-        [sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--precision", "u8i8"],
+        [sys.executable, "-m", "hxfuse.external.ort", "--out", str(out), "--precision", "u8i8"],
         capture_output=True,
         text=True,
         cwd=REPO,
     )
     assert r.returncode == 2
-    assert "hxfuse.ort: error: --precision: 'u8i8'" in r.stderr
+    assert "hxfuse.external.ort: error: --precision: 'u8i8'" in r.stderr
     assert not out.exists()
 
 
@@ -116,7 +116,7 @@ def test_hxfuse_config_runner_args_are_accepted():
 
 # Every hxrun option a point can set (hxfuse.config's runner tables) and what
 # the harness does with it: a known answer, so that a new runner option must
-# be classified here and in hxfuse.ort before ONNX Runtime runs a point with it.
+# be classified here and in hxfuse.external.ort before ONNX Runtime runs a point with it.
 HONOURED = {
     "m_shape",
     "v_shape",
@@ -231,7 +231,7 @@ def test_the_full_studys_points_onnx_runtime_refuses():
 
 def test_stream_variant_runs_hard_swish(tmp_path):
     pytest.importorskip("onnxruntime")
-    from hxfuse.checks import hswish_passes_f32
+    from hxfuse.runner.checks import hswish_passes_f32
 
     spec = _spec(v_variant="stream", v_passes=2)
     inp = hxort.runner_inputs(spec)
@@ -252,13 +252,13 @@ def test_stream_variant_runs_hard_swish(tmp_path):
 def test_cli_refuses_an_inexpressible_point_before_any_work(tmp_path):
     out = tmp_path / "o.jsonl"
     r = subprocess.run(
-        [sys.executable, "-m", "hxfuse.ort", "--out", str(out), "--m-tile", "64"],
+        [sys.executable, "-m", "hxfuse.external.ort", "--out", str(out), "--m-tile", "64"],
         capture_output=True,
         text=True,
         cwd=REPO,
     )
     assert r.returncode == 2
-    assert "hxfuse.ort: error: --m-tile 64: cannot be expressed under ONNX Runtime" in r.stderr
+    assert "hxfuse.external.ort: error: --m-tile 64: cannot be expressed under ONNX Runtime" in r.stderr
     assert not out.exists() and not Path(str(out) + ".tmp").exists()
 
 
@@ -436,15 +436,15 @@ def test_profile_runs_rejects_a_node_outside_its_run():
 
 def test_harness_writes_the_runner_schema(tmp_path):
     pytest.importorskip("onnxruntime")
-    from hxfuse.io import read_run
-    from hxfuse.metrics import trial_metrics
+    from hxfuse.runner.records import read_run
+    from hxfuse.analysis.metrics import trial_metrics
 
     out, npy = tmp_path / "o.jsonl", tmp_path / "npy"
     r = subprocess.run(
         [
             sys.executable,
             "-m",
-            "hxfuse.ort",
+            "hxfuse.external.ort",
             "--out",
             str(out),
             "--npy-dir",

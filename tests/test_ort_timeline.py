@@ -1,4 +1,4 @@
-"""ONNX Runtime's groups on the timeline (hxfuse.ort -> hxfuse.io -> hxfuse.timeline):
+"""ONNX Runtime's groups on the timeline (hxfuse.external.ort -> hxfuse.runner.records -> hxfuse.analysis.timeline):
 a recorded profile's nodes become lanes by the thread ORT ran them on, and the
 Perfetto trace has one slice per node at the profile's own times."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hxfuse import ort as hxort, timeline as tl
-from hxfuse.io import parse_records
+from hxfuse.external import ort as hxort
+from hxfuse.analysis import timeline as tl
+from hxfuse.runner.records import parse_records
 
 DATA = Path(__file__).parent / "data"
 # tests/data/ort_profile_mvd_graph.json: the mvd graph under ORT_PARALLEL,
@@ -169,7 +170,7 @@ def test_ort_perfetto_trace_has_one_slice_per_node(tmp_path):
 
 
 def test_ort_timeline_figure_draws_the_ort_groups(tmp_path):
-    from hxfuse import plots
+    from hxfuse.sweep import plots
 
     gi = plots.timeline_figure(_ort_file(tmp_path), None, "ort", [tmp_path / "t.png"])
     assert set(gi["group"]) == {"A_ort", "B_ort_graph"} and (gi["kind"] == "node").sum() == 2 * len(RUN0)

@@ -1,4 +1,4 @@
-"""The paper's generated sections: platform, scope (hxfuse.paper).
+"""The paper's generated sections: platform, scope (hxfuse.paper.sections).
 
 Synthetic summaries with values no real machine has, so a value typed into
 the code instead of read from the data would show."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hxfuse import paper
+from hxfuse.paper import sections as paper
 
 
 def _env_rows(target, cores=7, cpu="Test CPU 9000", emulated=False, engines=(2, 3)):
@@ -239,7 +239,7 @@ def test_external_b_is_stated_where_it_ran(tmp_path):
 
 # --- the further workloads: task graphs, the request stream, fixed vs searched --
 
-from hxfuse import paper_workloads as pw  # noqa: E402
+from hxfuse.paper import workloads as pw  # noqa: E402
 
 
 def _graph_row(
@@ -346,7 +346,7 @@ def test_graph_readings_come_from_the_intervals_and_the_parallelism():
 
 
 def test_graph_interval_reading_is_the_summarys_rule():
-    from hxfuse.graphstats import verdict
+    from hxfuse.graph.stats import verdict
     import itertools
 
     for lo, hi in itertools.product([0.9, 0.97, 0.98, 1.0, 1.02, 1.03, 1.04, 1.2, float("nan")], repeat=2):

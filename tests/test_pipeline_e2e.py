@@ -159,7 +159,7 @@ def test_changing_one_point_reruns_that_point_only(work):
 
 
 def test_plot_code_change_reruns_figures_not_trials(work):
-    plots = work / "hxfuse" / "plots.py"
+    plots = work / "hxfuse" / "sweep" / "plots.py"
     original = plots.read_text()
     try:
         plots.write_text(original + "\n# an edit to the plotting code\n")
@@ -263,24 +263,24 @@ RULES_OF_MODULE = {
     | NOT_IN_ALL
     | SERVE
     | GRAPH,
-    "aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
-    "answers": PAPER,
-    "checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
+    "analysis/aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
+    "paper/answers": PAPER,
+    "runner/checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
     # the Snakefile's; no job script imports it (the rules pass what they
     # need as params)
     "config": set(),
     "deps": set(),
-    "external": COMPARE,
-    "families": {"aggregate", "figure_family", "families_tex"},
-    "graphcheck": {"graph_check"},
-    "graphplots": {"graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline"},
-    "graphprofile": {"graph_summary", "graph_figure_profile"},
-    "graphs": {"graph_build", "graph_summary", "graph_figure_profile"},
-    "graphstats": {"graph_summary", "graph_figure_timeline"},
-    "graphstudy": set(),  # the Snakefile's validation only
-    "graphtable": {"graph_table"},
-    "family_plots": {"figure_family"},
-    "integrity": {
+    "external/compare": COMPARE,
+    "sweep/families": {"aggregate", "figure_family", "families_tex"},
+    "graph/check": {"graph_check"},
+    "graph/plots": {"graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline"},
+    "graph/profile": {"graph_summary", "graph_figure_profile"},
+    "graph/build": {"graph_build", "graph_summary", "graph_figure_profile"},
+    "graph/stats": {"graph_summary", "graph_figure_timeline"},
+    "graph/study": set(),  # the Snakefile's validation only
+    "graph/table": {"graph_table"},
+    "sweep/family_plots": {"figure_family"},
+    "runner/integrity": {
         "run",
         "check",
         "aggregate",
@@ -293,48 +293,48 @@ RULES_OF_MODULE = {
     }
     | SEARCH_RUN
     | SEARCH_ANALYSIS,
-    "intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
-    "io": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
+    "runner/records": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
+    "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
     | ANALYSIS
     | COMPARE
     | PAPER
     | SEARCH_RUN
     | SEARCH_ANALYSIS,
-    "latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
-    "mechanism": PAPER | {"mechanism"},
-    "metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "render/latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
+    "runner/mechanism": PAPER | {"mechanism"},
+    "analysis/metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # imported by metrics (and timeline)
-    "progress": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/progress": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the vocabulary (tasks, workloads, groups, pairs, V defaults)
     "model": ANALYSIS
     | COMPARE
     | PAPER
     | SEARCH_ANALYSIS
     | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
-    "ort": {"ort_run"},
-    "paper": PAPER,
-    "paper_workloads": PAPER,
-    "pipeline": {"aggregate"},
-    "plots": FIG | PAPER | {"figure_search"},
-    "provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
-    "report": {"report_tables"},
-    "runpoint": {"run", "graph_run"} | SEARCH_RUN,
-    "search": SEARCH_ANALYSIS,
-    "search_plots": {"figure_search"},
-    "searchrun": SEARCH_RUN,
-    "searchspace": set(),
+    "external/ort": {"ort_run"},
+    "paper/sections": PAPER,
+    "paper/workloads": PAPER,
+    "sweep/pipeline": {"aggregate"},
+    "sweep/plots": FIG | PAPER | {"figure_search"},
+    "runner/provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
+    "sweep/report": {"report_tables"},
+    "runner/runpoint": {"run", "graph_run"} | SEARCH_RUN,
+    "search/compare": SEARCH_ANALYSIS,
+    "search/plots": {"figure_search"},
+    "search/confirm": SEARCH_RUN,
+    "search/space": set(),
     # the first-day ladder's reading (the selftest rule's script)
-    "selftest": {"selftest_target"},
-    "serve": {"serve_check", "serve_summary"},
-    "serve_check": {"serve_check"},
-    "serve_config": set(),  # read by the workflow itself (serve_common.smk), by no script
-    "serve_latex": {"serve_table"},
-    "serve_plots": {"serve_figures"},
-    "serve_trace": {"serve_trace", "serve_check"},
-    "stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
+    "runner/selftest": {"selftest_target"},
+    "serve/stats": {"serve_check", "serve_summary"},
+    "serve/check": {"serve_check"},
+    "serve/config": set(),  # read by the workflow itself (serve_common.smk), by no script
+    "serve/table": {"serve_table"},
+    "serve/plots": {"serve_figures"},
+    "serve/trace": {"serve_trace", "serve_check"},
+    "analysis/stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
     | COMPARE
     | SEARCH_ANALYSIS
     | PAPER,
@@ -344,11 +344,19 @@ RULES_OF_MODULE = {
     | PAPER
     | SEARCH_ANALYSIS,
     # the one LaTeX escaper: whatever imports latex or families
-    "tex": {"aggregate", "figure_family", "families_tex", "table", "external_table", "serve_table", "graph_table"}
+    "render/tex": {
+        "aggregate",
+        "figure_family",
+        "families_tex",
+        "table",
+        "external_table",
+        "serve_table",
+        "graph_table",
+    }
     | {"search_table"}
     | PAPER,
-    "timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
-    "verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS | PAPER,
+    "analysis/timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
+    "analysis/verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS | PAPER,
 }
 
 
@@ -391,6 +399,16 @@ CONSUMERS = {
     "graph_figure_speedup": {"paper_sections"},
     "graph_table": {"paper_sections"},
 }
+
+
+def _rules_of_module() -> dict[str, set[str]]:
+    """The table, with each subpackage's ``__init__``: importing any of its
+    modules runs it, so its rules are theirs together."""
+    out = dict(RULES_OF_MODULE)
+    for mod, rules in RULES_OF_MODULE.items():
+        if "/" in mod:
+            out.setdefault(mod.rsplit("/", 1)[0] + "/__init__", set()).update(rules)
+    return out
 
 
 def downstream(rules):
@@ -446,24 +464,27 @@ def test_derived_code_dependencies_match_the_imports():
         **{r: r for r in SERVE},
     }
     for rule, script in script_of.items():
-        got = {Path(m).stem for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")}
-        want = {m for m, rules in RULES_OF_MODULE.items() if rule in rules}
+        got = {
+            str(Path(m).relative_to(REPO / "hxfuse"))[: -len(".py")]
+            for m in deps.script_modules(REPO / "workflow" / "scripts" / f"{script}.py")
+        }
+        want = {m for m, rules in _rules_of_module().items() if rule in rules}
         assert got == want, (rule, got ^ want)
 
 
 def test_touching_a_module_replans_exactly_the_rules_that_import_it(work):
     """Editing a module plans the rules that import it and what consumes their
     outputs, nothing else.  At 50ee96f each rule listed its modules by hand
-    and the lists were incomplete: editing hxfuse/timeline.py reran the
+    and the lists were incomplete: editing hxfuse/analysis/timeline.py reran the
     Perfetto traces but not the timeline figures."""
     import os
 
-    mods = sorted(p.stem for p in (work / "hxfuse").glob("*.py"))
-    assert sorted(RULES_OF_MODULE) == mods, "a new module: add the rules that import it"
+    mods = sorted(str(p.relative_to(work / "hxfuse"))[: -len(".py")] for p in (work / "hxfuse").rglob("*.py"))
+    assert sorted(_rules_of_module()) == mods, "a new module: add the rules that import it"
     # every module's rule set is checked against hxfuse.deps without Snakemake
     # (test_derived_code_dependencies_match_the_imports); here a dry run per
     # module of each kind shows the workflow uses them (2-3 s per dry run)
-    for mod in ("timeline", "targets", "integrity", "runpoint", "report"):
+    for mod in ("analysis/timeline", "targets", "runner/integrity", "runner/runpoint", "sweep/report"):
         # an edit, not a bare touch: Snakemake compares a newer input's
         # checksum with the one it recorded and ignores a touch
         path = work / "hxfuse" / f"{mod}.py"
@@ -475,7 +496,7 @@ def test_touching_a_module_replans_exactly_the_rules_that_import_it(work):
             path.write_text(original)
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
         planned = set(job_counts(res.stdout + res.stderr)) - {"all"}
-        assert planned == downstream(RULES_OF_MODULE[mod]) - NOT_IN_ALL, (mod, planned)
+        assert planned == downstream(_rules_of_module()[mod]) - NOT_IN_ALL, (mod, planned)
     assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(snakemake(work, "-n", "all"))
 
 

@@ -7,7 +7,8 @@ import pytest
 
 import hxfuse.config as hc
 from conftest import synthetic_run
-from hxfuse import latex, plots
+from hxfuse.render import latex
+from hxfuse.sweep import plots
 from pipeline_util import REPO, TINY, aggregate_synthetic
 
 
@@ -98,9 +99,9 @@ def test_latex_table_and_macros(results):
 def test_tex_escape():
     assert latex.tex_escape("a_b&c%") == r"a\_b\&c\%"
     assert latex.verdict_tex("D<C+overlap") == "D$<$C + overlap"
-    # one escaper: the family figures' captions (hxfuse.families, which the
+    # one escaper: the family figures' captions (hxfuse.sweep.families, which the
     # aggregation imports) escape exactly as the tables do, < and > included
-    from hxfuse import families
+    from hxfuse.sweep import families
 
     assert families.tex_escape is latex.tex_escape
     assert families.tex_escape("T_M < T_V > 0") == r"T\_M \textless{} T\_V \textgreater{} 0"
@@ -237,8 +238,8 @@ def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
     text = raw.read_text()
     i = text.index('"end": ', text.index('"record": "trial"')) + len('"end": ')
     raw.write_text(text[: i + 2] + ("1" if text[i + 2] != "1" else "2") + text[i + 3 :])
-    from hxfuse import integrity
-    from hxfuse.pipeline import aggregate_target
+    from hxfuse.runner import integrity
+    from hxfuse.sweep.pipeline import aggregate_target
 
     pts = hc.aggregate_points(cfg, "host")
     ids = [p["id"] for p in pts]

@@ -166,7 +166,7 @@ def test_no_runner_outlives_its_job(workdir, how):
 
 
 def _run_point(tmp_path, runner, timeout_s, kill_after=None):
-    from hxfuse.runpoint import run_point
+    from hxfuse.runner.runpoint import run_point
 
     args = [
         "--workloads",

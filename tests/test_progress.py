@@ -1,4 +1,4 @@
-"""Known answers for the checkpoint progress evidence (hxfuse.progress, docs/metrics.md).
+"""Known answers for the checkpoint progress evidence (hxfuse.analysis.progress, docs/metrics.md).
 
 (a) Pure functions on synthetic checkpoint series whose answers are exact.
 (b) The real runner (marked slow): M and V pinned to one core overlap in
@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from hxfuse import io
-from hxfuse import metrics as mx
-from hxfuse import progress as pg
+from hxfuse.runner import records as io
+from hxfuse.analysis import metrics as mx
+from hxfuse.analysis import progress as pg
 
 MS = 1_000_000.0
 ENGINE = {"M": "mx", "V": "vec", "D": "dma"}
@@ -201,7 +201,7 @@ def test_runner_two_cores_progress_concurrently_for_the_shorter_task(tmp_path):
 
 
 def test_timeline_progress_curves_and_perfetto_counters(synth):
-    from hxfuse import timeline as tl
+    from hxfuse.analysis import timeline as tl
 
     alone = [_trial("alone", t, {t: (0, 3 * MS, 3 * MS)}, seq=i) for i, t in enumerate("MV")]
     d = _trial("D", "mv", {"M": (0, 3 * MS, 3 * MS), "V": (0, 2 * MS, 2 * MS)}, seq=2)

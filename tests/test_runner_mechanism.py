@@ -10,7 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
-from hxfuse.mechanism import ASYNC_LAUNCH_ARGS, C_EQUALS_D_ARGS, PUBLICATION_ARGS, WAIT_ARGS
+from hxfuse.runner.mechanism import ASYNC_LAUNCH_ARGS, C_EQUALS_D_ARGS, PUBLICATION_ARGS, WAIT_ARGS
 from runner_util import build_runner, run_runner, task, trials
 
 

@@ -9,7 +9,7 @@ import statistics
 import numpy as np
 import pytest
 
-from hxfuse.checks import check_point
+from hxfuse.runner.checks import check_point
 from runner_util import build_runner, run_runner, task, trials
 
 TINY = ("--m-shape", "32,32,64", "--v-shape", "8,64", "--d-shape", "32,256", "--warmup", "1")

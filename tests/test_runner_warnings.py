@@ -3,8 +3,8 @@ meta.warnings), and the analysis keys on the code, never on the wording."""
 
 import pytest
 
-from hxfuse import aggregate as ag
-from hxfuse.io import read_run
+from hxfuse.analysis import aggregate as ag
+from hxfuse.runner.records import read_run
 from runner_util import build_runner, run_runner
 
 CODES = {"engines_exceed_cores", "spin_wait_oversubscribed", "calibration", "host_unpinned", "antagonists_share_cores"}
@@ -90,6 +90,6 @@ def test_no_python_code_matches_a_warning_text():
             if len(words) >= 3:
                 phrases.add(" ".join(words).lower())
     assert len(texts) == len(CODES) and len(phrases) >= 10, phrases  # the parse found every text
-    sources = sorted((repo / "hxfuse").glob("*.py")) + sorted((repo / "workflow" / "scripts").glob("*.py"))
+    sources = sorted((repo / "hxfuse").rglob("*.py")) + sorted((repo / "workflow" / "scripts").glob("*.py"))
     hits = [(p.name, ph) for p in sources for ph in phrases if ph in " ".join(p.read_text().lower().split())]
     assert hits == []

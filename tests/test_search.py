@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from hxfuse import config as hxconfig
-from hxfuse import search, searchspace
+from hxfuse.search import compare as search
+from hxfuse.search import space as searchspace
 
 BASE = {
     "targets": ["host"],
@@ -296,9 +297,9 @@ def test_verdict_edges_and_inconclusive_first():
 
 
 def test_a_candidate_whose_run_failed_is_kept_failed_with_its_reason(tmp_path):
-    """hxfuse.searchrun.mark_failed keeps the run's FAILED line; the selection
+    """hxfuse.search.confirm.mark_failed keeps the run's FAILED line; the selection
     lists the candidate as failed and chooses nothing from it."""
-    from hxfuse import searchrun
+    from hxfuse.search import confirm as searchrun
 
     cfg = cfg_with({"space": {"v_workers": [1]}, "budget": {"candidates": 1}})
     hxconfig.validate(cfg)

@@ -153,7 +153,7 @@ def test_editing_analysis_code_reruns_no_measurement(work):
     """The selection is a checkpoint and the confirmation reads it as
     ancient: a rerun of the selection that picks the same candidate reruns
     the analysis only."""
-    path = work / "hxfuse" / "search.py"
+    path = work / "hxfuse" / "search" / "compare.py"
     original, st = path.read_text(), path.stat()
     path.write_text(original + "\n# an edit\n")
     try:

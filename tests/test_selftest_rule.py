@@ -1,4 +1,4 @@
-"""The pipeline's reading of the self-test (hxfuse.selftest, rule selftest):
+"""The pipeline's reading of the self-test (hxfuse.runner.selftest, rule selftest):
 device targets gate their runs on it, and a failing, hanging or crashed
 ladder stops with the step named (driven with the real host runner)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from hxfuse import selftest
+from hxfuse.runner import selftest
 from runner_util import build_runner
 
 

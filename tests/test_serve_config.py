@@ -1,4 +1,4 @@
-"""The service mode's configuration (hxfuse.serve_config): defaults, the serve
+"""The service mode's configuration (hxfuse.serve.config): defaults, the serve
 study, and bad values refused with the key at fault, before any job (the
 workflow stops when it is read)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hxfuse import serve_config as sc
+from hxfuse.serve import config as sc
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
 """Known answers for the service mode's metrics and trace generator
-(hxfuse.serve): a known trace with chosen start/end times, hand-computed
+(hxfuse.serve.stats): a known trace with chosen start/end times, hand-computed
 percentiles, miss rate, throughput and pairing wait; the Poisson generator's
 seeding and mean."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hxfuse import serve
-from hxfuse import serve_trace as st
+from hxfuse.serve import stats as serve
+from hxfuse.serve import trace as st
 
 
 def request(i, kind, arrival_ms, latency_ms, deadline_ms, wait_ms=0.0, paired=None, policy="D", rep=0):
@@ -97,7 +97,7 @@ def test_loaded_machine_known_answers(env, loaded):
 
 
 def test_loaded_rule_is_the_sweeps_rule():
-    from hxfuse import aggregate
+    from hxfuse.analysis import aggregate
 
     assert serve.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
 

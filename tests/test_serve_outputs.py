@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from hxfuse import serve, serve_latex, serve_plots
+from hxfuse.serve import stats as serve
+from hxfuse.serve import table as serve_latex
+from hxfuse.serve import plots as serve_plots
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = REPO / "workflow" / "templates" / "serve_table.tex.j2"

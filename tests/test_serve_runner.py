@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hxfuse import serve
-from hxfuse.serve_check import check_run
+from hxfuse.serve import stats as serve
+from hxfuse.serve.check import check_run
 
 REPO = Path(__file__).resolve().parents[1]
 MS = 1_000_000

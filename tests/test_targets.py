@@ -213,7 +213,7 @@ def test_no_other_module_decides_emulation():
     the job scripts and the workflow ask it (is_emulated, emulated_results,
     emulated_flag for a recorded value)."""
     problems = []
-    files = [p for p in sorted((REPO / "hxfuse").glob("*.py")) if p.name != "targets.py"]
+    files = [p for p in sorted((REPO / "hxfuse").rglob("*.py")) if p.name != "targets.py"]
     files += sorted((REPO / "workflow" / "scripts").glob("*.py"))
     for p in files:
         problems += _emulation_decisions(p.read_text(), str(p.relative_to(REPO)))

@@ -1,5 +1,5 @@
 # aggregate: the tidy per-trial table of every replicate of every point of a
-# target and the per-point summary (hxfuse.aggregate: medians with bootstrap
+# target and the per-point summary (hxfuse.analysis.aggregate: medians with bootstrap
 # intervals, paired speedups, overlap efficiency, verdicts).  Failed points
 # are listed in summary.json and never get a speedup.  Raw files whose
 # SHA-256 differs from their provenance sidecar are refused.  Every value
@@ -35,7 +35,7 @@ rule aggregate:
 # report tables: the verdict table (every point x workload: intervals,
 # per-task slowdown, host/device split, overlap evidence, verdict, conclusion,
 # next step, noise and environment warnings) and the environment/provenance
-# table, as HTML pages for `snakemake --report` (hxfuse.report).
+# table, as HTML pages for `snakemake --report` (hxfuse.sweep.report).
 rule report_tables:
     input:
         summary="results/{target}/summary.csv",

@@ -1,7 +1,7 @@
 # check: correctness of one replicate against a numpy reference computed from
 # the verification round's .npy inputs, every trial's checksums against the
 # verified ones, and the raw file's integrity (its end record's record count
-# and digest; hxfuse/checks.py, hxfuse/integrity.py).  A failing point is *marked* failed (the
+# and digest; hxfuse/runner/checks.py, hxfuse/runner/integrity.py).  A failing point is *marked* failed (the
 # job succeeds) so that the summary can list it; it never enters a speedup.
 rule check:
     input:

@@ -26,7 +26,7 @@ def repo_path(*parts):
 
 import hxfuse.config as hxconfig
 import hxfuse.deps as hxdeps
-import hxfuse.selftest as hxselftest
+import hxfuse.runner.selftest as hxselftest
 import hxfuse.targets as hxtargets
 
 # 1. friendly schema check naming every bad key + semantic checks

@@ -1,6 +1,6 @@
 # ONNX Runtime as group B (docs/ort.md): every host point it can express run again by
-# `python -m hxfuse.ort` (groups A_ort, B_ort, B_ort_graph, alone), compared
-# with the same point's hxrun raw file(s) by hxfuse.external, one CSV row per
+# `python -m hxfuse.external.ort` (groups A_ort, B_ort, B_ort_graph, alone), compared
+# with the same point's hxrun raw file(s) by hxfuse.external.compare, one CSV row per
 # point x workload.
 #
 # `all` (and `snakemake --cores 4 external`) runs the middle point of the
@@ -44,7 +44,7 @@ rule ort_run:
 
 
 # ONNX Runtime's groups at a point, drawn and traced like the runner's
-# (rules figure_timeline and perfetto, the same scripts and hxfuse.timeline):
+# (rules figure_timeline and perfetto, the same scripts and hxfuse.analysis.timeline):
 # the representative round of A_ort, B_ort and B_ort_graph from replicate 0,
 # one lane per thread that ran a profiled node (the harness's mx, vec, dma,
 # graph threads; ort1.. for ONNX Runtime's pool threads), one slice per node.

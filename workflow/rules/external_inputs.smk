@@ -2,7 +2,7 @@
 # (external.smk includes this file; Snakemake's linter wants functions and
 # rules in separate files).
 
-import hxfuse.ort as hxort
+import hxfuse.external.ort as hxort
 
 # as many ONNX Runtime invocations per point as the runner has replicates
 EXTERNAL_REPLICATES = hxconfig.replicates(config, "host") if "host" in config["targets"] else 1
@@ -12,7 +12,7 @@ EXTERNAL_DIR = "results/host/external"
 def external_points():
     """Host points ONNX Runtime can run: those whose every option the harness
     honours or records (fp32, real kernels, no option that changes the tasks'
-    work in a way ONNX Runtime cannot express: hxfuse.ort.args_problems)."""
+    work in a way ONNX Runtime cannot express: hxfuse.external.ort.args_problems)."""
     return [p for p in POINTS if p.target == "host" and not hxort.args_problems(hxconfig.runner_args(config, p))]
 
 

@@ -1,6 +1,6 @@
 # figures: seaborn figures, PDF for the paper and PNG for viewing.  Inputs are
 # results and the code the scripts import (CODE, derived from the imports), so
-# editing hxfuse/plots.py or a script reruns figures, never trials.  The
+# editing hxfuse/sweep/plots.py or a script reruns figures, never trials.  The
 # timeline of a point is drawn from its replicate 0.
 
 
@@ -72,7 +72,7 @@ rule figure_slowdown:
 # one figure per family sweep (a sweep with `family`: granularity, ratio,
 # share, bandwidth, wait): speedups with the minimum-effect band over the
 # measured x (alone medians) where the sweep says `x_measured`, and below
-# them the quantity the family is about (hxfuse.families)
+# them the quantity the family is about (hxfuse.sweep.families)
 rule figure_family:
     input:
         summary="results/{target}/summary.csv",

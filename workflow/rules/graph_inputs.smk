@@ -2,12 +2,12 @@
 # study and the paths of its points.
 #
 # Workload 4: task graphs from model blocks (docs/graphs.md).  The graph
-# study (config.graph_study, checked by hxfuse/graphstudy.py here, before any
+# study (config.graph_study, checked by hxfuse/graph/study.py here, before any
 # job) lists graph points; each is built into a graph file, run by hxgraph
 # in groups A-D (run.replicates-like replicates of its own, each its own
 # target file), checked against numpy, summarised, drawn and tabulated.
 # Host target only: the graph runner is the POSIX one.
-import hxfuse.graphstudy as hxgraphstudy
+import hxfuse.graph.study as hxgraphstudy
 
 try:
     GRAPH_STUDY = hxgraphstudy.load_study(config.get("graph_study"))

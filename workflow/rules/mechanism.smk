@@ -1,4 +1,4 @@
-# mechanism: the fused executor's mechanism checks (hxfuse/mechanism.py) run
+# mechanism: the fused executor's mechanism checks (hxfuse/runner/mechanism.py) run
 # on the host runner and recorded as data for the paper (about 5-30 s).  The
 # checks pin threads and read timestamps, so the job is exclusive like a
 # measurement (device resource, all cores).

@@ -1,7 +1,7 @@
 # Inputs of the paper's sections on the further workloads (paper_sections.smk
 # includes this file after the graph, serve and search definitions).
 def paper_workloads():
-    """The inputs of the further workloads' sections (hxfuse/paper_workloads.py),
+    """The inputs of the further workloads' sections (hxfuse/paper/workloads.py),
     as {name: path or list or {key: path}}; a workload that is not configured
     has none, and its section says it did not run.
 

@@ -1,9 +1,9 @@
 # paper_sections: the paper's generated sections, every number read from the
-# pipeline's outputs (hxfuse/paper.py): the platform table and the statement
+# pipeline's outputs (hxfuse/paper/sections.py): the platform table and the statement
 # of what was measured on which target, the mechanism-validation table, the
-# answers to the plan's questions (hxfuse/answers.py), the evidence figure's
+# answers to the plan's questions (hxfuse/paper/answers.py), the evidence figure's
 # sentences, the limitations and the figure layout.
-import hxfuse.paper as hxpaper
+import hxfuse.paper.sections as hxpaper
 
 PAPER_TIMELINES = hxpaper.representative_timelines(config["targets"], config["sweeps"])
 # the evidence figure of every timed target (emulated timings are not performance)

@@ -2,7 +2,7 @@
 # runner invocations, replicate r with seed run.seed + r; each its own target
 # file, so one replicate can be rerun alone).  The runner does warm-up and
 # interleaved A-D trials and writes JSON Lines (docs/runner.md).
-# hxfuse.runpoint runs it in its own process group with run.timeout_s
+# hxfuse.runner.runpoint runs it in its own process group with run.timeout_s
 # (fractions honoured): a hung or crashed runner is killed, its replicate
 # fails with a message naming it, how it ended and its log; on SIGINT/SIGTERM
 # (or when Snakemake is gone) the runner's group is killed before the job

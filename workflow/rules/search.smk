@@ -2,14 +2,14 @@
 # of the config (`searches`, e.g. config/studies/search.yaml) and target
 # with real timings,
 #   search_run     one runner invocation of group D per candidate (the plan's
-#                  candidates are fixed before any job: hxfuse/searchspace.py);
+#                  candidates are fixed before any job: hxfuse/search/space.py);
 #   search_select  checks every candidate, tabulates its D medians and picks
 #                  the best that passed -> search.json, candidates.csv
 #                  (a checkpoint: the confirmation's arguments are the best's);
 #   search_confirm the best and the fixed default in interleaved pairs of
-#                  invocations (groups A, C, D) -> confirm/ (hxfuse/searchrun.py);
+#                  invocations (groups A, C, D) -> confirm/ (hxfuse/search/confirm.py);
 #   search_result  checks them, regret with its paired interval, D/A and D/C
-#                  of each, the verdict -> result.json (hxfuse/search.py);
+#                  of each, the verdict -> result.json (hxfuse/search/compare.py);
 #   figure_search, search_table: the figure and the LaTeX table.
 # Not part of `all`: `snakemake --cores 4 searches --config study=search`.
 
@@ -17,7 +17,7 @@
 include: "search_inputs.smk"
 
 
-# One candidate: the `run` job's runner call (hxfuse.runpoint), with the
+# One candidate: the `run` job's runner call (hxfuse.runner.runpoint), with the
 # search's own rounds and group D only; a candidate whose runner fails is kept
 # as a failed candidate (no number) instead of stopping the search.  Takes
 # the device and every core.

@@ -1,10 +1,10 @@
 # Input functions and settings of the fixed-vs-searched rules (search.smk
 # includes this file).  Each search's plan (its candidates, their runner
 # arguments and the confirmation's) is fixed here, before any job runs
-# (hxfuse/searchspace.py).
+# (hxfuse/search/space.py).
 import json as _json
 
-import hxfuse.searchspace as hxsearchspace
+import hxfuse.search.space as hxsearchspace
 
 SEARCH_PLANS = {
     (t, n): hxsearchspace.plan(config, n, t)

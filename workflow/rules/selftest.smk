@@ -1,7 +1,7 @@
 # selftest: hxrun --selftest, the first-day ladder (kernels/hexagon/README.md,
 # "First day"), through the target's run prefix.  Each step is flushed to the
 # file before the next and a watchdog names a step that hangs; the job fails
-# with the failing or hanging step named (hxfuse.selftest).
+# with the failing or hanging step named (hxfuse.runner.selftest).
 #
 # On the SDK targets (phone, simulator) it is the first job on the device:
 # every run job of the target takes its output as input (selftest_gate), so

@@ -2,8 +2,8 @@
 # Host target only (hxserve's dispatcher sleeps on a Linux futex
 # with a timeout).  The configuration (config.serve, config.serve_study) is
 # validated here, when the workflow is read, before any job
-# (hxfuse/serve_config.py).
-import hxfuse.serve_config as hxserve_cfg
+# (hxfuse/serve/config.py).
+import hxfuse.serve.config as hxserve_cfg
 
 try:
     SERVE = hxserve_cfg.resolve(config)

@@ -2,10 +2,10 @@
 # ui.perfetto.dev or chrome://tracing).  One process per workload x group,
 # one thread per lane (host, then the engines), the representative round of
 # each group (median makespan) of the point's replicate 0, "X" slices in microseconds relative to the
-# trial's first submit.  Built by hxfuse.timeline.perfetto_trace from
-# hxfuse.timeline.gantt_intervals, the same intervals the Gantt figures draw
+# trial's first submit.  Built by hxfuse.analysis.timeline.perfetto_trace from
+# hxfuse.analysis.timeline.gantt_intervals, the same intervals the Gantt figures draw
 # (rule figure_timeline); the rule fails if the trace is malformed
-# (hxfuse.timeline.trace_problems).
+# (hxfuse.analysis.timeline.trace_problems).
 rule perfetto:
     input:
         jsonl=f"results/{{target}}/raw/{POINT_WC}/rep0.jsonl",

@@ -2,8 +2,8 @@
 
 import sys
 
-from hxfuse.integrity import IntegrityError
-from hxfuse.pipeline import aggregate_target
+from hxfuse.runner.integrity import IntegrityError
+from hxfuse.sweep.pipeline import aggregate_target
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

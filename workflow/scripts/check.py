@@ -1,10 +1,10 @@
-"""check: correctness and integrity of one replicate (hxfuse.checks); marks,
+"""check: correctness and integrity of one replicate (hxfuse.runner.checks); marks,
 never fails, a bad point, and says so on the terminal."""
 
 import json
 import sys
 
-from hxfuse.checks import check_point
+from hxfuse.runner.checks import check_point
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from hxfuse import provenance
+from hxfuse.runner import provenance
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

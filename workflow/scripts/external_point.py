@@ -1,8 +1,8 @@
-"""external_point: D (hxrun) against ONNX Runtime's groups for one point (hxfuse.external)."""
+"""external_point: D (hxrun) against ONNX Runtime's groups for one point (hxfuse.external.compare)."""
 
 import sys
 
-from hxfuse.external import main
+from hxfuse.external.compare import main
 
 sm = snakemake  # noqa: F821
 with open(sm.log[0], "w") as log:

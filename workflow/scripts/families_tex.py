@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from hxfuse import families
+from hxfuse.sweep import families
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 Path(snakemake.output.tex).write_text(  # noqa: F821

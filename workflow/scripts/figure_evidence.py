@@ -1,11 +1,11 @@
 """figure_evidence: early-completion latency, preparation share and scratch
-peak against speedup for one timed target (hxfuse.paper.evidence_figure)."""
+peak against speedup for one timed target (hxfuse.paper.sections.evidence_figure)."""
 
 import sys
 
 import pandas as pd
 
-from hxfuse import paper
+from hxfuse.paper import sections as paper
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 try:

@@ -3,7 +3,7 @@ over the measured or nominal x, and the quantity the family is about)."""
 
 import sys
 
-from hxfuse import family_plots
+from hxfuse.sweep import family_plots
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 family_plots.family_figure(

@@ -1,8 +1,8 @@
-"""figure_search: the candidates' D medians and the confirmation (hxfuse.search_plots)."""
+"""figure_search: the candidates' D medians and the confirmation (hxfuse.search.plots)."""
 
 import sys
 
-from hxfuse import search_plots
+from hxfuse.search import plots as search_plots
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 search_plots.search_figure(

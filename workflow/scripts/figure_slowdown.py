@@ -2,7 +2,7 @@
 
 import sys
 
-from hxfuse import plots
+from hxfuse.sweep import plots
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 plots.slowdown_figure(

@@ -3,7 +3,7 @@
 
 import sys
 
-from hxfuse import plots
+from hxfuse.sweep import plots
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

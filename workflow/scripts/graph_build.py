@@ -1,8 +1,8 @@
-"""graph_build: the graph file of one graph point (hxfuse.graphs)."""
+"""graph_build: the graph file of one graph point (hxfuse.graph.build)."""
 
 import sys
 
-from hxfuse.graphs import build, write_graph
+from hxfuse.graph.build import build, write_graph
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

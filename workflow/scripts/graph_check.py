@@ -1,10 +1,10 @@
 """graph_check: correctness of one graph replicate against numpy
-(hxfuse.graphcheck); marks, never fails, a bad replicate, and says so."""
+(hxfuse.graph.check); marks, never fails, a bad replicate, and says so."""
 
 import json
 import sys
 
-from hxfuse.graphcheck import check_graph
+from hxfuse.graph.check import check_graph
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -3,8 +3,8 @@
 import json
 import sys
 
-from hxfuse import graphplots
-from hxfuse.graphprofile import ready_profile
+from hxfuse.graph import plots as graphplots
+from hxfuse.graph.profile import ready_profile
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -4,7 +4,7 @@ import sys
 
 import pandas as pd
 
-from hxfuse import graphplots
+from hxfuse.graph import plots as graphplots
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

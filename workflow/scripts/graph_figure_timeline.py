@@ -1,9 +1,10 @@
 """graph_figure_timeline: per group the median round of replicate 0, nodes on
-their engines (hxfuse.graphplots)."""
+their engines (hxfuse.graph.plots)."""
 
 import sys
 
-from hxfuse import graphplots, graphstats
+from hxfuse.graph import plots as graphplots
+from hxfuse.graph import stats as graphstats
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -1,5 +1,5 @@
 """graph_summary: trial table, ready profiles and per-point summary of the
-graph points (hxfuse.graphstats, hxfuse.graphprofile).  Raw files whose
+graph points (hxfuse.graph.stats, hxfuse.graph.profile).  Raw files whose
 SHA-256 differs from their provenance sidecar are refused, as for the sweep
 points."""
 
@@ -9,7 +9,9 @@ import sys
 
 import pandas as pd
 
-from hxfuse import graphprofile, graphstats, integrity
+from hxfuse.graph import profile as graphprofile
+from hxfuse.graph import stats as graphstats
+from hxfuse.runner import integrity
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

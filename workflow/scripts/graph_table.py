@@ -1,8 +1,8 @@
-"""graph_table: the LaTeX table of the graph points (hxfuse.graphtable)."""
+"""graph_table: the LaTeX table of the graph points (hxfuse.graph.table)."""
 
 import sys
 
-from hxfuse.graphtable import write_table
+from hxfuse.graph.table import write_table
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -4,7 +4,7 @@ import json
 import sys
 from pathlib import Path
 
-from hxfuse import mechanism
+from hxfuse.runner import mechanism
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 doc = mechanism.run_checks(snakemake.input.runner)  # noqa: F821

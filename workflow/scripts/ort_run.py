@@ -1,8 +1,8 @@
-"""ort_run: one ONNX Runtime invocation of a point (hxfuse.ort), its log kept."""
+"""ort_run: one ONNX Runtime invocation of a point (hxfuse.external.ort), its log kept."""
 
 import sys
 
-from hxfuse.ort import main
+from hxfuse.external.ort import main
 
 sm = snakemake  # noqa: F821
 with open(sm.log[0], "w") as log:

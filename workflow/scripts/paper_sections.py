@@ -4,7 +4,7 @@ the task graphs, the request stream and fixed vs searched)."""
 
 import sys
 
-from hxfuse import paper
+from hxfuse.paper import sections as paper
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 paper.write_sections(

@@ -1,11 +1,11 @@
-"""timeline: Perfetto / Chrome trace JSON of one point (hxfuse.timeline); the
+"""timeline: Perfetto / Chrome trace JSON of one point (hxfuse.analysis.timeline); the
 runner's, or ONNX Runtime's groups for rule ort_perfetto (no check file: the
 harness verified its own outputs, its status is the file's end status)."""
 
 import json
 import sys
 
-from hxfuse import timeline
+from hxfuse.analysis import timeline
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -1,8 +1,8 @@
-"""report tables: verdict and environment pages of one target (hxfuse.report)."""
+"""report tables: verdict and environment pages of one target (hxfuse.sweep.report)."""
 
 import sys
 
-from hxfuse import report
+from hxfuse.sweep import report
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 t = snakemake.wildcards.target  # noqa: F821

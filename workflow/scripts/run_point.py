@@ -1,8 +1,8 @@
-"""run: one replicate of one point under a timeout; see hxfuse.runpoint.run_point."""
+"""run: one replicate of one point under a timeout; see hxfuse.runner.runpoint.run_point."""
 
 import sys
 
-from hxfuse.runpoint import run_point
+from hxfuse.runner.runpoint import run_point
 
 sm = snakemake  # noqa: F821
 sys.exit(

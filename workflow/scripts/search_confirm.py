@@ -1,8 +1,8 @@
-"""search_confirm: the best found and the fixed default in interleaved pairs (hxfuse.searchrun)."""
+"""search_confirm: the best found and the fixed default in interleaved pairs (hxfuse.search.confirm)."""
 
 import sys
 
-from hxfuse.searchrun import run_confirmation
+from hxfuse.search.confirm import run_confirmation
 
 sm = snakemake  # noqa: F821
 sys.exit(

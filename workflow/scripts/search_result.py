@@ -1,8 +1,8 @@
-"""search_result: regret of the fixed default with its paired interval, and the verdict (hxfuse.search)."""
+"""search_result: regret of the fixed default with its paired interval, and the verdict (hxfuse.search.compare)."""
 
 import sys
 
-from hxfuse import search
+from hxfuse.search import compare as search
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -1,13 +1,13 @@
-"""search_run: one candidate of a search (hxfuse.runpoint.run_point, as a point's
+"""search_run: one candidate of a search (hxfuse.runner.runpoint.run_point, as a point's
 replicate).  A candidate whose runner fails (timeout, crash, a refused output)
 does not stop the search: it is kept as a failed candidate, with the reason,
-and never enters a number (hxfuse.searchrun.mark_failed).  A signal still
+and never enters a number (hxfuse.search.confirm.mark_failed).  A signal still
 stops the job."""
 
 import sys
 
-from hxfuse.runpoint import run_point
-from hxfuse.searchrun import mark_failed
+from hxfuse.runner.runpoint import run_point
+from hxfuse.search.confirm import mark_failed
 
 sm = snakemake  # noqa: F821
 rc = run_point(

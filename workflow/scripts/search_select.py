@@ -1,8 +1,8 @@
-"""search_select: check every candidate, tabulate its D medians, choose the best (hxfuse.search)."""
+"""search_select: check every candidate, tabulate its D medians, choose the best (hxfuse.search.compare)."""
 
 import sys
 
-from hxfuse import search
+from hxfuse.search import compare as search
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -1,10 +1,11 @@
-"""search_table: one LaTeX row per search (Jinja2 template, as hxfuse.latex's tables)."""
+"""search_table: one LaTeX row per search (Jinja2 template, as hxfuse.render.latex's tables)."""
 
 import json
 import sys
 from pathlib import Path
 
-from hxfuse import latex, search
+from hxfuse.render import latex
+from hxfuse.search import compare as search
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

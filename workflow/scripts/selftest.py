@@ -1,9 +1,9 @@
-"""selftest: hxrun --selftest on one target; see hxfuse.selftest."""
+"""selftest: hxrun --selftest on one target; see hxfuse.runner.selftest."""
 
 import sys
 from pathlib import Path
 
-from hxfuse import selftest
+from hxfuse.runner import selftest
 
 sm = snakemake  # noqa: F821
 out = Path(sm.output[0])

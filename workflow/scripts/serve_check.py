@@ -1,10 +1,10 @@
-"""serve_check: numpy check of one hxserve run (hxfuse.serve_check).  Fails the
+"""serve_check: numpy check of one hxserve run (hxfuse.serve.check).  Fails the
 job, loudly, on any wrong request: no statistic is computed from it."""
 
 import json
 import sys
 
-from hxfuse.serve_check import check_run
+from hxfuse.serve.check import check_run
 
 sm = snakemake  # noqa: F821
 log = open(sm.log[0], "w")

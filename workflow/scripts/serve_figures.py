@@ -1,11 +1,11 @@
 """serve_figures: latency CDFs per policy; p99, short-task p99 and miss rate
-against the arrival rate and against the pairing window (hxfuse.serve_plots)."""
+against the arrival rate and against the pairing window (hxfuse.serve.plots)."""
 
 import sys
 
 import pandas as pd
 
-from hxfuse import serve_plots
+from hxfuse.serve import plots as serve_plots
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

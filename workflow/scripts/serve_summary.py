@@ -1,12 +1,12 @@
 """serve_summary: per-replay metrics of every serve point and their medians
-with bootstrap intervals (hxfuse.serve)."""
+with bootstrap intervals (hxfuse.serve.stats)."""
 
 import json
 import sys
 
 import pandas as pd
 
-from hxfuse import serve
+from hxfuse.serve import stats as serve
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

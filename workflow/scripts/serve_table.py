@@ -1,10 +1,10 @@
-"""serve_table: LaTeX rows of the serve summary (hxfuse.serve_latex)."""
+"""serve_table: LaTeX rows of the serve summary (hxfuse.serve.table)."""
 
 import sys
 
 import pandas as pd
 
-from hxfuse.serve_latex import serve_table
+from hxfuse.serve.table import serve_table
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

@@ -2,7 +2,7 @@
 
 import sys
 
-from hxfuse.serve_trace import make_trace, write_trace
+from hxfuse.serve.trace import make_trace, write_trace
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")

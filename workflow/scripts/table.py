@@ -2,7 +2,7 @@
 
 import sys
 
-from hxfuse import latex
+from hxfuse.render import latex
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 latex.write_all(

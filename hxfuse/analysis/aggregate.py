@@ -1,0 +1,1144 @@
+"""The per-trial table and the per-point summary (pipeline stage ``aggregate``).
+
+``trial_table`` turns one runner output (one sweep point) into the tidy
+per-trial table; concatenate the tables of all points and pass them to
+``summarize``.  Every column is documented in docs/columns.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from hxfuse.analysis import metrics as mx
+from hxfuse.analysis import stats as st
+from hxfuse.analysis import verdicts as vd
+from hxfuse.runner.records import Run
+from hxfuse.targets import emulated_flag
+
+DEFAULT_CHECK_COL = "check_ok"
+
+# Meta fields copied onto every trial row (provenance and the k of the bound).
+META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "early_completion", "wait")
+# The machine a point ran on (hxfuse.analysis.aggregate.environment), copied onto every
+# trial row and onto every summary row of the point, with ``env_warning``.
+ENV_COLUMNS = (
+    "emulated",
+    "cpu_model",
+    "cpu_governor",
+    "compiler",
+    "sdk_version",
+    "device_engines_used",
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "runner_wall_s",
+    "clock_resolution_ns",
+    "clock_read_overhead_ns",
+    "runner_warnings",
+    "runner_warning_codes",
+    "device_fallbacks",
+    "device_serial",
+)
+# Summary columns of the environment, in order (online_cores and
+# engines_exceed_cores come from META_COLUMNS).
+ENV_SUMMARY_COLUMNS = (
+    "emulated",
+    "cpu_model",
+    "cpu_governor",
+    "online_cores",
+    "device_engines_used",
+    "engines_exceed_cores",
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "runner_wall_s",
+    "compiler",
+    "sdk_version",
+    "clock_resolution_ns",
+    "clock_read_overhead_ns",
+    "runner_warnings",
+    "runner_warning_codes",
+    "device_fallbacks",
+    "device_serial",
+    "env_warning",
+)
+# A machine counts as loaded when its 1-minute load average exceeds this many
+# runnable processes per online core (docs/metrics.md, "Environment").
+LOADED_PER_CORE = 0.5
+# With the runner's own sample of other work (meta.other_busy_cores_before,
+# end.other_busy_cores_after: cores kept busy by other processes in 200 ms
+# while the engines idle), a machine counts as loaded above this many busy
+# cores per online core.  Preferred over the load average, which still
+# remembers the previous sweep point's run.
+BUSY_PER_CORE = 0.25
+# Time constant of the kernel's 1-minute load average, in seconds.
+LOAD_WINDOW_S = 60.0
+
+_TASK_SUFFIXES = (
+    "duration_ns",
+    "completion_ns",
+    "host_seen_latency_ns",
+    "latency_no_early_ns",
+    "bytes",
+    "bandwidth_GBps",
+    "slowdown",
+    "np",
+    "cpu_ns",
+    "queue_ns",
+    "run_share",
+    "cpu_begin",
+    "involuntary_switches",
+    "advancing_ns",
+)
+_FIXED = {
+    "trial_id",
+    "round",
+    "seq",
+    "warmup",
+    "workload",
+    "group",
+    "empty",
+    "makespan_ns",
+    "device_ns",
+    "host_submit_ns",
+    "host_wait_ns",
+    "host_requests",
+    "host_overhead_ns",
+    "device_start_ns",
+    "scratch_peak_bytes",
+    "checksums_ok",
+    "n_tasks",
+    "prep_ns",
+    "end_to_end_ns",
+    "overlap_max",
+    "concurrent_ns",
+    "stp",
+    "antt",
+    "fairness",
+    "k_engines",
+    *META_COLUMNS,
+    *ENV_COLUMNS,
+    "env_warning",
+    "cpu_ns",
+    "parallelism",
+    "concurrent_progress_ns",
+    "concurrent_progress_share",
+    "host_submit_max_ns",
+    "host_cpu",
+    "submit_outlier",
+    "handover_ns",
+    "late_handover",
+    "involuntary_switches",
+    "task_involuntary_switches",
+    "other_cpu_ns",
+    "other_cpu_share",
+    "displaced_cpu_ns",
+    "displaced_share",
+    "interfered",
+    mx.REPLICATE,
+} | {f"{t}_{s}" for t in mx.TASKS for s in _TASK_SUFFIXES}
+
+
+def is_metric_column(name: str) -> bool:
+    """True for columns that trial_table computes (everything else is a point parameter)."""
+    return (
+        name in _FIXED
+        or (name.startswith("busy_") and name.endswith("_ns"))
+        or name.startswith("util_")
+        or name.startswith("overlap_")
+    )
+
+
+def _scalar(v: Any) -> Any:
+    # Point parameters such as a shape list become one JSON string so the
+    # column stays hashable for grouping and readable in CSV.
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def _float(v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def environment(run: Run) -> dict[str, Any]:
+    """The machine and toolchain of one runner output (columns ``ENV_COLUMNS``).
+
+    From ``meta`` (docs/runner.md) and the ``end`` record.  Fields an older
+    runner or another target does not write (``cpu_governor``,
+    ``sdk_version``, ``emulated``, ``device_engines_used``) get a neutral
+    value: unknown text is None, a missing ``emulated`` is False, and the
+    engines used default to the device engines the runner lists.  A load
+    average the runner could not read (-1) becomes NaN.
+    """
+    meta, end = run.meta, run.end or {}
+    clock = meta.get("clock") if isinstance(meta.get("clock"), Mapping) else {}
+    engines = [e for e in (meta.get("engines") or []) if e != "host"]
+    used = meta.get("device_engines_used")
+    if used is None:
+        used = len(engines) or math.nan
+
+    def load(v: Any) -> float:
+        f = _float(v)
+        return f if math.isfinite(f) and f >= 0 else math.nan
+
+    sdk = meta.get("sdk_version")
+    if sdk is None and isinstance(meta.get("sdk"), Mapping):
+        sdk = meta["sdk"].get("version")
+    wall = _float(end.get("wall_ns"))
+    # end.resources (device targets): what the platform really used; a
+    # fallback (e.g. DDR instead of VTCM, a CPU copy instead of user DMA,
+    # allowed only by an explicit build option) is counted there.  Null on
+    # the host, where nothing can fall back.
+    res = end.get("resources") if isinstance(end.get("resources"), Mapping) else {}
+    fallbacks = _float(res.get("fallbacks")) if res.get("fallbacks") is not None else math.nan
+    warns = meta.get("warnings") or []
+    if isinstance(warns, str):
+        warns = [warns]
+    # meta.warning_codes[i] is the stable code of meta.warnings[i]
+    # (docs/runner.md); a file without a matching list has uncoded warnings.
+    codes = meta.get("warning_codes")
+    codes = [str(c) for c in codes] if isinstance(codes, list) and len(codes) == len(warns) else []
+    labels = meta.get("labels")
+    return {
+        "emulated": emulated_flag(meta.get("emulated", False)),
+        "cpu_model": meta.get("cpu_model"),
+        "cpu_governor": meta.get("cpu_governor"),
+        "compiler": meta.get("compiler"),
+        "sdk_version": sdk,
+        "device_engines_used": _float(used),
+        "load_average_before": load(meta.get("load_average_before")),
+        "load_average_after": load(end.get("load_average_after")),
+        "other_busy_cores_before": load(meta.get("other_busy_cores_before")),
+        "other_busy_cores_after": load(end.get("other_busy_cores_after")),
+        "runner_wall_s": wall / 1e9 if math.isfinite(wall) else math.nan,
+        "clock_resolution_ns": _float(clock.get("resolution_ns")),
+        "clock_read_overhead_ns": _float(clock.get("read_overhead_ns")),
+        "runner_warnings": "; ".join(str(w) for w in warns),
+        "runner_warning_codes": "; ".join(codes),
+        "device_fallbacks": fallbacks,
+        # the phone of a device farm the run leased (kernels/hexagon/device.sh
+        # labels every run); None elsewhere
+        "device_serial": labels.get("device_serial") if isinstance(labels, Mapping) else None,
+    }
+
+
+# Codes of environment findings that mean other work may have disturbed the
+# timings: a point with one of these gets no verdict.  The others describe
+# the set-up (emulation, more engines than cores: the resource-aware bound
+# already accounts for that) or what is unknown, and are reported only.
+DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores", "device_fallback"})
+
+
+def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
+    """Texts of :func:`environment_findings`."""
+    return [text for _, text in environment_findings(env, loaded_per_core)]
+
+
+def disturbance_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
+    """The findings that withhold a verdict (codes in ``DISTURBANCE_CODES``)."""
+    return [text for code, text in environment_findings(env, loaded_per_core) if code in DISTURBANCE_CODES]
+
+
+def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[tuple[str, str]]:
+    """Why the machine may have disturbed a point, as (code, text) pairs (empty list: nothing seen).
+
+    ``env`` holds the ``ENV_COLUMNS`` plus ``online_cores`` and
+    ``engines_exceed_cores``.  The rule (docs/metrics.md, "Environment"):
+
+    * where the runner sampled other work (``other_busy_cores_before`` /
+      ``_after``: cores busy with other processes in 200 ms while its engines
+      idle), loaded before / after: that sample > ``BUSY_PER_CORE`` x online
+      cores, and fewer free cores than engines: cores - busy sample < E - 0.5;
+      the load-average rules below are then not used;
+    * loaded before: 1-minute load average before the point > ``loaded_per_core``
+      x online cores;
+    * loaded after: the load average after the point, minus the runner's own
+      expected share (its E device engines busy for the run's wall time w
+      raise the 1-minute average by about E x (1 - exp(-w / 60 s))), is above
+      the same limit;
+    * fewer free cores than engines: the runner's own ``engines_exceed_cores``,
+      or online cores - round(load before) < E (the engines the point keeps
+      busy at once);
+    * the load average could not be read; the target is emulated; the
+      runner's own ``meta.warnings`` (prefixed ``runner:``); the runner's
+      ``engines_exceed_cores`` warning (found by its code in
+      ``runner_warning_codes``) replaces ours rather than repeating it.
+    """
+    out: list[tuple[str, str]] = []
+    if emulated_flag(env.get("emulated")):
+        out.append(("emulated", "emulated (timings are not performance)"))
+    fb = _float(env.get("device_fallbacks"))
+    if math.isfinite(fb) and fb > 0:
+        # the point measured something other than the engines it names
+        out.append(
+            (
+                "device_fallback",
+                f"device fallbacks: {fb:g} (an engine or memory was replaced; end.resources of the runner says which)",
+            )
+        )
+    cores = _float(env.get("online_cores"))
+    have_cores = math.isfinite(cores) and cores >= 1
+    rw = env.get("runner_warnings")
+    runner = [w for w in rw.split("; ") if w] if isinstance(rw, str) else []
+    if have_cores and math.isfinite(_float(env.get("other_busy_cores_before"))):
+        out += _busy_sample_findings(env, cores)
+    else:
+        out += _load_average_findings(env, cores, have_cores, loaded_per_core)
+    out += [("runner", f"runner: {w}") for w in runner]
+    return out
+
+
+def _runner_says_exceed(env: Mapping[str, Any]) -> bool:
+    """The runner's own ``engines_exceed_cores`` warning is in ``runner_warning_codes``."""
+    # keyed on the runner's stable codes, never on its wording
+    rc = env.get("runner_warning_codes")
+    return isinstance(rc, str) and "engines_exceed_cores" in rc.split("; ")
+
+
+def _exceed_finding(used: float, cores: float) -> tuple[str, str]:
+    n = f"{used:g} device engines" if math.isfinite(used) else "device engines"
+    return ("engines_exceed_cores", f"engines exceed cores ({n} on {cores:g} online cores share them)")
+
+
+def _busy_sample_findings(env: Mapping[str, Any], cores: float) -> list[tuple[str, str]]:
+    """Findings from the runner's own sample of other work (``other_busy_cores_*``)."""
+    out: list[tuple[str, str]] = []
+    used = _float(env.get("device_engines_used"))
+    busy_b = _float(env.get("other_busy_cores_before"))
+    busy_a = _float(env.get("other_busy_cores_after"))
+    busy_limit = BUSY_PER_CORE * cores
+    if busy_b > busy_limit:
+        out.append(
+            (
+                "loaded_before",
+                f"loaded before (other processes kept {busy_b:.2f} cores busy > "
+                f"{busy_limit:.2f} = {BUSY_PER_CORE:g} x {cores:g} cores)",
+            )
+        )
+    if math.isfinite(busy_a) and busy_a > busy_limit:
+        out.append(("loaded_after", f"loaded after (other processes kept {busy_a:.2f} cores busy > {busy_limit:.2f})"))
+    if bool(env.get("engines_exceed_cores")):
+        if not _runner_says_exceed(env):
+            out.append(_exceed_finding(used, cores))
+    elif math.isfinite(used) and cores - busy_b < used - 0.5:
+        out.append(
+            (
+                "few_free_cores",
+                f"fewer free cores than engines ({cores:g} cores - {busy_b:.2f} busy "
+                f"with other work leaves ~{cores - busy_b:.1f} for {used:g} device engines)",
+            )
+        )
+    return out
+
+
+def _load_average_findings(
+    env: Mapping[str, Any], cores: float, have_cores: bool, loaded_per_core: float
+) -> list[tuple[str, str]]:
+    """Findings from the 1-minute load average (no sample of other work)."""
+    out: list[tuple[str, str]] = []
+    used = _float(env.get("device_engines_used"))
+    before = _float(env.get("load_average_before"))
+    after = _float(env.get("load_average_after"))
+    wall = _float(env.get("runner_wall_s"))
+    limit = loaded_per_core * cores if have_cores else math.nan
+    if not math.isfinite(before):
+        out.append(("load_unknown", "load unknown (load average unreadable)"))
+    elif have_cores and before > limit:
+        out.append(
+            (
+                "loaded_before",
+                f"loaded before (1-min load {before:.2f} > {limit:.2f} = {loaded_per_core:g} x {cores:g} cores)",
+            )
+        )
+    if math.isfinite(after) and have_cores:
+        own = (used if math.isfinite(used) else 0.0) * (
+            1.0 - math.exp(-wall / LOAD_WINDOW_S) if math.isfinite(wall) else 1.0
+        )
+        if after - own > limit:
+            out.append(
+                ("loaded_after", f"loaded after (1-min load {after:.2f} - runner's own ~{own:.2f} > {limit:.2f})")
+            )
+    if bool(env.get("engines_exceed_cores")):
+        if _runner_says_exceed(env):
+            pass  # the runner says so itself (listed below)
+        else:
+            out.append(_exceed_finding(used, cores))
+    elif have_cores and math.isfinite(used) and math.isfinite(before):
+        free = max(0.0, cores - math.floor(before + 0.5))
+        if free < used:
+            out.append(
+                (
+                    "few_free_cores",
+                    f"fewer free cores than engines ({cores:g} cores - load {before:.2f} "
+                    f"leaves ~{free:g} for {used:g} device engines)",
+                )
+            )
+    return out
+
+
+def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
+    """Tidy per-trial table of one point: point parameters, metrics, slowdowns, provenance.
+
+    Warm-up trials are kept and flagged (``warmup``); every statistic skips them.
+    """
+    tm = mx.trial_metrics(run)
+    # A point may sweep a runner option that meta also records (e.g. the
+    # wait strategy): the point's value is kept and the meta copy dropped.
+    # Names of computed metrics cannot be reused.
+    # ``replicate`` is given by the caller (which runner invocation) and is
+    # not a point parameter: infer_point_cols leaves it out.
+    clash = [
+        k for k in point if k not in META_COLUMNS and k != mx.REPLICATE and (k in tm.columns or is_metric_column(k))
+    ]
+    if clash:
+        raise ValueError(f"point parameter names clash with metric columns: {clash}")
+    # Slowdowns against this runner output's own alone runs: a replicate's
+    # frequency and machine state would otherwise count as contention
+    # (docs/metrics.md, "Which alone time").
+    alone = mx.alone_durations(tm)
+    sd = mx.slowdowns(tm, alone)
+    meta = run.meta
+    extra = pd.DataFrame({c: [_scalar(meta.get(c))] * len(tm) for c in META_COLUMNS if c not in point}, index=tm.index)
+    for c, v in environment(run).items():
+        if c not in point:
+            extra[c] = [v] * len(tm)
+    cores = meta.get("online_cores")
+    extra["k_engines"] = tm["n_tasks"].map(lambda n: mx.engines_available(int(n), cores))
+    params = pd.DataFrame({k: [_scalar(v)] * len(tm) for k, v in point.items()}, index=tm.index)
+    # copy(): one block per dtype, so a caller adding a column (the
+    # replicate, the check) does not work on a fragmented frame
+    return pd.concat([params, tm, sd, extra], axis=1).copy()
+
+
+def infer_point_cols(trials: pd.DataFrame, check_col: str = DEFAULT_CHECK_COL) -> list[str]:
+    """Columns that identify a point: those that are neither metrics nor the check column."""
+    return [c for c in trials.columns if not is_metric_column(c) and c != check_col]
+
+
+def _point_failed(df: pd.DataFrame, check_col: str) -> str:
+    """Reason the point must stay out of every speedup, or '' when it is fine."""
+    reasons = []
+    if check_col in df:
+        bad = df[check_col].isna() | ~df[check_col].fillna(False).astype(bool)
+        if bad.any():
+            reasons.append(f"{check_col} is false")
+    if "checksums_ok" in df and not df["checksums_ok"].astype(bool).all():
+        n = int((~df["checksums_ok"].astype(bool)).sum())
+        reasons.append(f"{n} trial(s) with a checksum mismatch")
+    return "; ".join(reasons)
+
+
+def failed_points(
+    trials: pd.DataFrame,
+    point_cols: Sequence[str] | None = None,
+    check_col: str = DEFAULT_CHECK_COL,
+) -> pd.DataFrame:
+    """One row per point excluded from speedups, with the reason."""
+    point_cols = list(point_cols) if point_cols is not None else infer_point_cols(trials, check_col)
+    rows = []
+    for key, df in _groups(trials, point_cols):
+        reason = _point_failed(df, check_col)
+        if reason:
+            rows.append(dict(zip(point_cols, key)) | {"excluded_reason": reason})
+    return pd.DataFrame(rows, columns=[*point_cols, "excluded_reason"])
+
+
+def _groups(df: pd.DataFrame, cols: Sequence[str]) -> Iterable[tuple[tuple, pd.DataFrame]]:
+    if not cols:
+        yield (), df
+        return
+    for key, g in df.groupby(list(cols), dropna=False, sort=False):
+        yield (key if isinstance(key, tuple) else (key,)), g
+
+
+def _median(s: pd.Series) -> float:
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.median()) if len(s) else math.nan
+
+
+def _replicates(df: pd.DataFrame) -> np.ndarray | None:
+    """Replicate label of each row (None when the table has no replicate column)."""
+    return df[mx.REPLICATE].to_numpy() if mx.REPLICATE in df.columns else None
+
+
+def summarize(
+    trials: pd.DataFrame,
+    point_cols: Sequence[str] | None = None,
+    check_col: str = DEFAULT_CHECK_COL,
+    n_resamples: int = st.DEFAULT_RESAMPLES,
+    level: float = st.DEFAULT_LEVEL,
+    seed: int = st.DEFAULT_SEED,
+    cv_threshold: float = 0.10,
+    overlap_threshold: float = vd.DEFAULT_OVERLAP_THRESHOLD,
+    min_effect: float = vd.DEFAULT_MIN_EFFECT,
+) -> pd.DataFrame:
+    """One row per point x workload x group (A-D and the alone runs).
+
+    ``trials`` is the concatenation of ``trial_table`` outputs, optionally with
+    a boolean ``check_col`` from the correctness check and an integer
+    ``replicate`` column (independent runner invocations of one point; their
+    intervals come from a two-level bootstrap, replicates then rounds).
+    Points whose check failed (or that have a trial checksum mismatch) keep
+    their descriptive statistics but get no speedup, overlap efficiency or
+    verdict: ``point_ok`` is False and ``excluded_reason`` says why.  The
+    verdict sits on the D row of each point x workload (see also
+    :func:`verdict_table`).
+    """
+    point_cols = list(point_cols) if point_cols is not None else infer_point_cols(trials, check_col)
+    boot = dict(n_resamples=n_resamples, level=level, seed=seed)
+    median_cols = _median_columns(trials)
+    rows: list[dict[str, Any]] = []
+    for pkey, pdf in _groups(trials, point_cols):
+        rep_envs = replicate_environments(pdf)
+        point = _Point(
+            values=dict(zip(point_cols, pkey)),
+            reason=_point_failed(pdf, check_col),
+            env=_point_environment(rep_envs),
+            replicates=tuple(rep_envs),
+            disturbed=disturbed_replicates(pdf, rep_envs),
+            n_reps=int(pdf[mx.REPLICATE].nunique()) if mx.REPLICATE in pdf else 1,
+            alone=mx.alone_durations(pdf),
+            overhead=pdf[(~pdf["warmup"].astype(bool)) & pdf["empty"].astype(bool)],
+        )
+        for workload, wdf in pdf.groupby("workload", sort=False):
+            rows += _workload_rows(
+                point, str(workload), wdf, median_cols, boot, cv_threshold, overlap_threshold, min_effect
+            )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    order = {g: i for i, g in enumerate([*mx.GROUPS, mx.ALONE])}
+    out["_g"] = out["group"].map(order).fillna(99)
+    out = out.sort_values([*point_cols, "workload", "_g"], kind="stable").drop(columns="_g")
+    return out.reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What every workload of one point shares in its summary rows."""
+
+    values: dict[str, Any]
+    reason: str  # why the point is excluded; "" when it passed its checks
+    env: dict[str, Any]
+    replicates: tuple[Any, ...]  # replicate labels (None: the table has none)
+    disturbed: dict[Any, list[str]]  # replicate -> what disturbed its machine
+    n_reps: int
+    alone: Any  # mx.alone_durations of the point
+    overhead: pd.DataFrame  # its measured empty trials (control overhead)
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+
+def _median_columns(trials: pd.DataFrame) -> list[str]:
+    """Columns summarised by their plain median (no interval)."""
+    engine_cols = [
+        c
+        for c in trials.columns
+        if (c.startswith("busy_") and c.endswith("_ns")) or c.startswith("util_") or c.startswith("overlap_")
+    ]
+    per_task_cols = [
+        f"{t}_{s}"
+        for t in mx.TASKS
+        for s in (
+            "duration_ns",
+            "completion_ns",
+            "slowdown",
+            "host_seen_latency_ns",
+            "latency_no_early_ns",
+            "bandwidth_GBps",
+            "cpu_ns",
+            "queue_ns",
+            "run_share",
+            "advancing_ns",
+        )
+    ]
+    return [
+        "device_ns",
+        "host_submit_ns",
+        "host_wait_ns",
+        "host_requests",
+        "host_overhead_ns",
+        "end_to_end_ns",
+        *per_task_cols,
+        "stp",
+        "antt",
+        "fairness",
+        *engine_cols,
+        "concurrent_ns",
+        "concurrent_progress_ns",
+        "concurrent_progress_share",
+        "cpu_ns",
+        "host_submit_max_ns",
+        "handover_ns",
+    ]
+
+
+def _estimate(df: pd.DataFrame, col: str, reps: np.ndarray | None, boot: Mapping[str, Any]) -> st.Estimate:
+    """Median of a per-trial column with its two-level interval (NaN when
+    the column is absent or never measured)."""
+    if col not in df or not pd.to_numeric(df[col], errors="coerce").notna().any():
+        return st.NAN_ESTIMATE
+    return st.hierarchical_bootstrap_median(pd.to_numeric(df[col], errors="coerce").to_numpy(float), reps, **boot)
+
+
+def _group_row(
+    point: _Point,
+    workload: str,
+    group: str,
+    gdf: pd.DataFrame,
+    wdf: pd.DataFrame,
+    median_cols: Sequence[str],
+    boot: Mapping[str, Any],
+) -> tuple[dict[str, Any], st.Estimate]:
+    """One group's descriptive row (makespan with its interval, medians,
+    parallelism, control overhead) and its parallelism estimate."""
+    ms = gdf["makespan_ns"].to_numpy(float)
+    reps = _replicates(gdf)
+    est = st.hierarchical_bootstrap_median(ms, reps, **boot)
+    rep_meds = st.cluster_medians(ms, reps) if reps is not None else np.array([est.value])
+    row: dict[str, Any] = dict(point.values)
+    row |= {
+        "workload": workload,
+        "group": group,
+        "n": est.n,
+        "n_replicates": point.n_reps,
+        "n_warmup": int((wdf["warmup"].astype(bool) & ~wdf["empty"].astype(bool) & (wdf["group"] == group)).sum()),
+        "makespan_ns": est.value,
+        "makespan_lo_ns": est.lo,
+        "makespan_hi_ns": est.hi,
+        "makespan_cv": st.cv(ms),
+        "makespan_rcv": st.robust_cv(ms),
+        "makespan_outliers": int(st.mad_outliers(ms).sum()),
+        # between-replicate spread: (max - min) / median of the
+        # replicates' medians (0 with one replicate)
+        "makespan_rep_spread": (
+            float((np.nanmax(rep_meds) - np.nanmin(rep_meds)) / est.value)
+            if est.value and np.isfinite(rep_meds).any()
+            else math.nan
+        ),
+        "scratch_peak_bytes": float(gdf["scratch_peak_bytes"].max()),
+    }
+    for c in median_cols:
+        if c in gdf:
+            row[c] = _median(gdf[c])
+    for t in mx.TASKS:
+        row[f"{t}_bytes"] = _median(gdf[f"{t}_bytes"]) if f"{t}_bytes" in gdf else math.nan
+    pe = _estimate(gdf, "parallelism", reps, boot)
+    row |= {"parallelism": pe.value, "parallelism_lo": pe.lo, "parallelism_hi": pe.hi}
+    # progress evidence that needs no CPU counters: the same two-level
+    # interval (the plain median above is its point estimate)
+    for col, lo, hi in (
+        ("concurrent_progress_ns", "concurrent_progress_lo_ns", "concurrent_progress_hi_ns"),
+        ("concurrent_progress_share", "concurrent_progress_share_lo", "concurrent_progress_share_hi"),
+    ):
+        ce = _estimate(gdf, col, reps, boot)
+        row |= {col: ce.value, lo: ce.lo, hi: ce.hi}
+    # interfered: the runner's evidence of other work (metrics.py); NaN for
+    # files without it
+    for flag in ("submit_outlier", "late_handover", "interfered"):
+        f = pd.to_numeric(gdf[flag], errors="coerce") if flag in gdf else None
+        row[f"{flag}_share"] = float(f.mean()) if f is not None and f.notna().any() else math.nan
+    emp = point.overhead[(point.overhead["workload"] == workload) & (point.overhead["group"] == group)]
+    oe = st.hierarchical_bootstrap_median(emp["makespan_ns"].to_numpy(float), _replicates(emp), **boot)
+    row |= {"control_overhead_ns": oe.value, "control_overhead_lo_ns": oe.lo, "control_overhead_hi_ns": oe.hi}
+    return row, pe
+
+
+@dataclass(frozen=True)
+class RelationEvidence:
+    """What each speedup pair X/Y of one workload rests on (keys "X/Y")."""
+
+    estimates: dict[str, st.Estimate]  # pooled median, two-level bootstrap interval
+    replicate_medians: dict[str, list[float]]
+    replicate_intervals: dict[str, list[st.Estimate]]  # each replicate's own bootstrap
+    t_intervals: dict[str, tuple[float, float]]  # t interval on the replicates' medians
+    bias: dict[str, float]  # worst-case interference shift of the median (fraction)
+    hit_share: dict[str, float]  # share of rounds hit by interference
+    hit_source: dict[str, str]  # "measured" (the runner saw it) or "mad" (the proxy)
+    decision: dict[str, st.Estimate]  # what the verdict reads: joined, then widened
+
+
+def relation_evidence(
+    speed: pd.DataFrame,
+    speed_reps: np.ndarray | None,
+    groups: Iterable[str],
+    boot: Mapping[str, Any],
+    min_effect: float,
+    hits: pd.DataFrame | None = None,
+) -> RelationEvidence:
+    """Each speedup pair's evidence, for the pairs whose groups ran: the
+    median with its two-level interval, the replicates' own medians and
+    intervals, the t interval on those medians, the interference bound and
+    the decision interval (bootstrap joined with t, widened by the bound;
+    :func:`hxfuse.analysis.stats.decision_interval`, :func:`hxfuse.analysis.stats.widen`).
+    ``hits`` (:func:`hxfuse.analysis.metrics.interfered_rounds`, aligned with
+    ``speed``) gives the share of hit rounds the bound rests on; without
+    the runner's evidence the MAD proxy stands in
+    (:func:`hxfuse.analysis.stats.relation_bias`)."""
+    present = set(groups)
+    ev = RelationEvidence({}, {}, {}, {}, {}, {}, {}, {})
+    for x, y in mx.SPEEDUP_PAIRS:
+        col, key = f"speedup_{x}_over_{y}", f"{x}/{y}"
+        if not (x in present and y in present and col in speed and speed[col].notna().any()):
+            continue
+        ev.bias[key], ev.hit_share[key], ev.hit_source[key] = _relation_bias(speed, col, hits, x, y, min_effect)
+        d = st.relation_decision(speed[col].to_numpy(float), speed_reps, ev.bias[key], **boot)
+        ev.estimates[key], ev.decision[key], ev.t_intervals[key] = d.estimate, d.decision, d.t_interval
+        ev.replicate_medians[key], ev.replicate_intervals[key] = d.replicate_medians, d.replicate_intervals
+    return ev
+
+
+def _relation_bias(
+    speed: pd.DataFrame, col: str, hits: pd.DataFrame | None, x: str, y: str, min_effect: float
+) -> tuple[float, float, str]:
+    """(bias bound, share of hit rounds, source) of one relation: from the
+    shift each round may have suffered (``shift_X_over_Y``, the runner's
+    measured displacement: :func:`hxfuse.analysis.stats.bounded_bias`) where every
+    round has it; else from the share of rounds flagged ``hit_X_over_Y``;
+    else from the MAD proxy (:func:`hxfuse.analysis.stats.relation_bias`)."""
+    rows = speed[col].notna()
+    vals = speed.loc[rows, col].to_numpy(float)
+    shift = hits.get(f"shift_{x}_over_{y}") if hits is not None else None
+    if shift is not None and len(vals) and shift[rows].notna().all():
+        b, c = st.bounded_bias(vals, shift[rows].to_numpy(float))
+        if math.isfinite(c):
+            return b, c, "measured"
+    hit = hits.get(f"hit_{x}_over_{y}") if hits is not None else None
+    share = mx.hit_share(hit[rows]) if hit is not None else None
+    return st.relation_bias(vals, share, min_effect)
+
+
+def _end_to_end_speedups(
+    wdf: pd.DataFrame, workload: str, groups: Iterable[str], boot: Mapping[str, Any]
+) -> dict[str, st.Estimate]:
+    """The paired speedups of ``end_to_end_ns`` (preparation + makespan)
+    with the same two-level interval as the makespan ones.  Reported beside
+    them, never read by a verdict: preparation is done before timing and is
+    the same for every group of a replicate, so it only dilutes the ratio."""
+    speed = mx.paired_speedups(wdf, workload, value="end_to_end_ns")
+    names = speed.index.names or []
+    reps = speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in names else None
+    groups = set(groups)
+    return {
+        f"{x}/{y}": st.hierarchical_bootstrap_median(speed[col].to_numpy(float), reps, **boot)
+        for x, y in mx.SPEEDUP_PAIRS
+        if x in groups and y in groups and (col := f"speedup_{x}_over_{y}") in speed and speed[col].notna().any()
+    }
+
+
+def _comparison_columns(
+    row: dict[str, Any],
+    group: str,
+    ok: bool,
+    ev: RelationEvidence,
+    bounds: Mapping[str, float],
+    t_a: float,
+    e2e: Mapping[str, st.Estimate],
+) -> None:
+    """Speedups over A, B and C (makespan, with what a decision reads of
+    them, and end to end) and the overlap efficiencies (NaN for an excluded
+    point)."""
+    row["t_serial_measured_ns"] = t_a
+    for y in ("A", "B", "C"):
+        key = f"{group}/{y}"
+        e = (ev.estimates.get(key) if ok else None) or st.NAN_ESTIMATE
+        reps = ev.replicate_medians.get(key, []) if ok else []
+        t_lo, t_hi = ev.t_intervals.get(key, (math.nan, math.nan)) if ok else (math.nan, math.nan)
+        dec = (ev.decision.get(key) if ok else None) or st.NAN_ESTIMATE
+        row[f"speedup_over_{y}"] = e.value
+        row[f"speedup_over_{y}_lo"] = e.lo
+        row[f"speedup_over_{y}_hi"] = e.hi
+        # the replicates' own medians: how far independent runs agree
+        row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
+        row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
+        row[f"speedup_over_{y}_t_lo"], row[f"speedup_over_{y}_t_hi"] = t_lo, t_hi
+        row[f"speedup_over_{y}_bias"] = ev.bias.get(key, math.nan) if ok else math.nan
+        row[f"speedup_over_{y}_decision_lo"], row[f"speedup_over_{y}_decision_hi"] = dec.lo, dec.hi
+        ee = (e2e.get(f"{group}/{y}") if ok else None) or st.NAN_ESTIMATE
+        row[f"speedup_e2e_over_{y}"] = ee.value
+        row[f"speedup_e2e_over_{y}_lo"] = ee.lo
+        row[f"speedup_e2e_over_{y}_hi"] = ee.hi
+    is_group = group in mx.GROUPS and ok
+    # The alone times are task durations (device boundary), so
+    # these efficiencies compare them with the device time of the
+    # group; against measured A both sides are host makespans.
+    # Two references: T_ideal = max T_i (eta_vs_alone) and the
+    # resource-aware bound max(T_ideal, T_serial / k) (eta_vs_bound).
+    row["eta_vs_alone"] = (
+        mx.overlap_efficiency(bounds["t_serial_ns"], bounds["t_ideal_ns"], row["device_ns"]) if is_group else math.nan
+    )
+    row["eta_vs_bound"] = (
+        mx.overlap_efficiency_vs_bound(bounds["t_serial_ns"], bounds["t_bound_ns"], row["device_ns"])
+        if is_group
+        else math.nan
+    )
+    row["eta_vs_A"] = mx.overlap_efficiency(t_a, bounds["t_ideal_ns"], row["makespan_ns"]) if is_group else math.nan
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """Everything a verdict of one point x workload is computed from, so that
+    it can be recomputed on a subset of the replicates."""
+
+    speed: pd.DataFrame  # per-round paired speedups
+    speed_reps: np.ndarray | None
+    hits: pd.DataFrame  # per-round interference flags, aligned with speed
+    d_trials: pd.DataFrame  # group D's measured trials (progress and wall overlap)
+    groups: tuple[str, ...]
+    boot: Mapping[str, Any]
+    min_effect: float
+    overlap_threshold: float
+    full: RelationEvidence  # the evidence of every replicate (the summary's), not computed twice
+
+    def __call__(self, keep: Sequence[Any] | None = None) -> vd.Verdict:
+        speed, reps, hits, d = self.speed, self.speed_reps, self.hits, self.d_trials
+        ev = self.full
+        if keep is not None and reps is not None:
+            mask = np.isin(reps, list(keep))
+            speed, reps, hits = speed[mask], reps[mask], hits[mask]
+            d = d[d[mx.REPLICATE].isin(list(keep))]
+            ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect, hits)
+        d_reps = _replicates(d)
+        # progress evidence: CPU-time parallelism where the platform counts
+        # it, concurrent progress from the checkpoints where the runner
+        # records them (NaN estimates count as not measured)
+        par = _estimate(d, "parallelism", d_reps, self.boot)
+        conc = _estimate(d, "concurrent_progress_share", d_reps, self.boot)
+        wall = _median(d["overlap_max"]) if "overlap_max" in d else None
+        return vd.classify(
+            {k: e for k, e in ev.decision.items() if k in vd.RELATIONS},
+            par,
+            wall,
+            min_effect=self.min_effect,
+            overlap_threshold=self.overlap_threshold,
+            replicate_intervals=ev.replicate_intervals,
+            concurrent_progress=conc,
+        )
+
+
+def _labels(reps: Iterable[Any]) -> str:
+    """'replicate 2' / 'replicates 0, 2' ('the run' for a table without replicates)."""
+    r = [str(x) for x in reps if x is not None]
+    if not r:
+        return "the run"
+    return ("replicate " if len(r) == 1 else "replicates ") + ", ".join(r)
+
+
+def point_verdict(
+    disturbed: Mapping[Any, Sequence[str]], replicates: Sequence[Any], judge: _Judge
+) -> tuple[vd.Verdict, str]:
+    """The verdict of one point x workload and the replicates it leaves out.
+
+    ``disturbed`` maps each replicate whose machine was disturbed (loaded
+    before or after, too few free cores, a device fallback) to its findings.
+    The verdict is computed on every replicate and again without the
+    disturbed ones: it stands (on the clean replicates) when the row is the
+    same, and is withheld when leaving them out changes the row or no clean
+    replicate remains.  Returns the verdict and the text of what was left out."""
+    v_all = judge(None)
+    if not disturbed:
+        return v_all, ""
+    why = [t if r is None else f"{_labels([r])}: {t}" for r, ts in disturbed.items() for t in ts]
+    clean = [r for r in replicates if r not in disturbed]
+    if not clean:
+        return v_all.withheld(why), ""
+    v_clean = judge(clean)
+    left = f"{_labels(disturbed)} left out: " + "; ".join(why)
+    if v_clean.key != v_all.key:
+        reason = (
+            f"leaving out the disturbed {_labels(disturbed)} changes the row "
+            f"({v_all.key} with, {v_clean.key} without); " + "; ".join(why)
+        )
+        return v_clean.withheld([reason]), left
+    return v_clean, left
+
+
+def _verdict_columns(point: _Point, judge: _Judge) -> dict[str, Any]:
+    """The D row's verdict and what it rests on."""
+    emulated = emulated_flag(point.env.get("emulated"))
+    left = ""
+    if not point.ok:
+        v = vd.Verdict.of(vd.EXCLUDED)
+    elif emulated:
+        v = vd.Verdict.of(vd.EMULATED)
+    else:
+        v, left = point_verdict(point.disturbed, point.replicates, judge)
+    return {
+        "verdict": v.result,
+        "verdict_key": v.key,
+        "verdict_matches": ",".join(v.matches),
+        "relations": vd.relations_text(v.relations),
+        "progress_overlap": v.progress_overlap,
+        "wall_overlap": v.wall_overlap,
+        "d_equiv_b": v.d_equiv_b if point.ok and not emulated else None,
+        "d_vs_b": v.d_vs_b if point.ok and not emulated else None,
+        "replicates_left_out": left,
+        "inconclusive_reason": "; ".join(v.reasons),
+        "conclusion": v.conclusion,
+        "next_step": v.next_step,
+    }
+
+
+def _workload_rows(
+    point: _Point,
+    workload: str,
+    wdf: pd.DataFrame,
+    median_cols: Sequence[str],
+    boot: Mapping[str, Any],
+    cv_threshold: float,
+    overlap_threshold: float,
+    min_effect: float,
+) -> list[dict[str, Any]]:
+    """The summary rows (A-D and alone) of one workload of one point."""
+    meas = mx.measured(wdf)
+    tasks = mx.tasks_of(workload)
+    k = int(wdf["k_engines"].iloc[0]) if "k_engines" in wdf else len(tasks)
+    bounds = (
+        mx.serial_bounds(point.alone, tasks, k)
+        if len(tasks) > 1
+        else {"t_serial_ns": math.nan, "t_ideal_ns": math.nan, "t_bound_ns": math.nan}
+    )
+    speed = mx.paired_speedups(wdf, workload)
+    speed_reps = (
+        speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in (speed.index.names or []) else None
+    )
+    group_samples: dict[str, np.ndarray] = {}
+    group_rows: dict[str, dict[str, Any]] = {}
+    parallelism: dict[str, st.Estimate] = {}
+    t_a = math.nan
+    for group, gdf in meas.groupby("group", sort=False):
+        row, parallelism[group] = _group_row(point, workload, group, gdf, wdf, median_cols, boot)
+        row |= {"k_engines": k, **bounds}
+        if group in mx.GROUPS:
+            group_samples[str(group)] = gdf["makespan_ns"].to_numpy(float)
+        if group == "A":
+            t_a = row["makespan_ns"]
+        group_rows[group] = row
+
+    # reported: spread and outliers of each group's makespans (they
+    # include drift that pairing cancels, so they do not gate)
+    makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
+    hits = pd.concat([mx.interfered_rounds(wdf, workload), mx.round_shifts(wdf, workload)], axis=1).reindex(speed.index)
+    ev = relation_evidence(speed, speed_reps, group_samples, boot, min_effect, hits)
+    # reported: relations whose interference bound widened the decision
+    # interval by more than half the minimum effect (no veto: the widened
+    # interval decides)
+    noise = [
+        f"{k}: interference "
+        + (
+            "seen by the runner"
+            if ev.hit_source[k] == "measured"
+            else f"(MAD outliers in {ev.hit_share[k]:.0%} of its rounds)"
+        )
+        + f" could shift its median by up to {b:.1%}; decided on "
+        f"[{ev.decision[k].lo:.3f}, {ev.decision[k].hi:.3f}]"
+        for k, b in ev.bias.items()
+        if k in vd.RELATIONS and (math.isinf(b) or (math.isfinite(b) and b > min_effect / 2))
+    ]
+    judge = _Judge(
+        speed,
+        speed_reps,
+        hits,
+        meas[meas["group"] == "D"],
+        tuple(group_samples),
+        boot,
+        min_effect,
+        overlap_threshold,
+        ev,
+    )
+    e2e = _end_to_end_speedups(wdf, workload, group_samples, boot)
+    rows = []
+    for group, row in group_rows.items():
+        _comparison_columns(row, group, point.ok, ev, bounds, t_a, e2e)
+        row["noise_warning"] = "; ".join(noise) if group in mx.GROUPS else ""
+        row["makespan_noise"] = "; ".join(makespan_noise) if group in mx.GROUPS else ""
+        row["point_ok"] = point.ok
+        row["excluded_reason"] = point.reason
+        row |= {c: "" for c in VERDICT_TEXT_COLUMNS} | {"progress_overlap": None, "wall_overlap": None}
+        row |= {"d_equiv_b": None, "d_vs_b": None}
+        if group == "D":
+            row |= _verdict_columns(point, judge)
+        row |= point.env
+        rows.append(row)
+    return rows
+
+
+# Text columns of the verdict, empty on the rows other than D.
+VERDICT_TEXT_COLUMNS = (
+    "verdict",
+    "verdict_key",
+    "verdict_matches",
+    "relations",
+    "replicates_left_out",
+    "inconclusive_reason",
+    "conclusion",
+    "next_step",
+)
+VERDICT_COLUMNS = [
+    "verdict",
+    "verdict_key",
+    "verdict_matches",
+    "relations",
+    "progress_overlap",
+    "wall_overlap",
+    "d_equiv_b",
+    "d_vs_b",
+    "replicates_left_out",
+    "inconclusive_reason",
+    "conclusion",
+    "next_step",
+    "noise_warning",
+    "makespan_noise",
+    "point_ok",
+    "excluded_reason",
+]
+
+
+def _run_environment(pdf: pd.DataFrame) -> dict[str, Any]:
+    """ENV_SUMMARY_COLUMNS of one runner invocation (its first trial row:
+    every row of one invocation carries the same environment)."""
+    env: dict[str, Any] = {}
+    for c in ENV_SUMMARY_COLUMNS:
+        if c == "env_warning":
+            continue
+        v = pdf[c].iloc[0] if c in pdf and len(pdf) else None
+        if isinstance(v, (np.generic,)):
+            v = v.item()
+        if c in ("emulated", "engines_exceed_cores"):
+            v = bool(v) if v is not None and not (isinstance(v, float) and math.isnan(v)) else False
+        if c == "device_serial" and not (isinstance(v, str) and v):
+            v = None
+        env[c] = v
+    env["env_warning"] = "; ".join(environment_warnings(env))
+    return env
+
+
+def replicate_environments(pdf: pd.DataFrame) -> dict[Any, dict[str, Any]]:
+    """Each replicate's environment (:func:`_run_environment`), keyed by its
+    label in order; one entry keyed None when the table has no replicate column."""
+    if mx.REPLICATE not in pdf.columns:
+        return {None: _run_environment(pdf)}
+    return {r: _run_environment(g) for r, g in pdf.groupby(mx.REPLICATE, sort=True)}
+
+
+# A replicate with interference seen in at least this share of its measured
+# trials is disturbed: with half the rounds hit the median's shift has no
+# bound (hxfuse.analysis.stats.median_bias_bound_from_share).
+INTERFERED_REPLICATE_SHARE = 0.5
+
+
+def disturbed_replicates(pdf: pd.DataFrame, rep_envs: Mapping[Any, Mapping[str, Any]]) -> dict[Any, list[str]]:
+    """Each replicate whose machine was disturbed, with its findings: the
+    environment's disturbances (loaded before or after, fewer free cores
+    than engines, a device fallback) and interference the runner saw in at
+    least ``INTERFERED_REPLICATE_SHARE`` of its measured group trials."""
+    out: dict[Any, list[str]] = {}
+    meas = mx.measured(pdf)
+    meas = meas[meas["group"].isin(mx.GROUPS)]
+    for r, env in rep_envs.items():
+        found = disturbance_warnings(env)
+        rows = meas if r is None else meas[meas[mx.REPLICATE] == r]
+        flags = pd.to_numeric(rows["interfered"], errors="coerce") if "interfered" in rows else pd.Series(dtype=float)
+        share = float(flags.mean()) if len(flags) and flags.notna().all() else math.nan
+        if math.isfinite(share) and share >= INTERFERED_REPLICATE_SHARE:
+            found.append(
+                f"interference seen by the runner in {share:.0%} of its trials (its median shift is unbounded)"
+            )
+        if found:
+            out[r] = found
+    return out
+
+
+# Environment columns where the point reports the worst of its replicates.
+_WORST_OF_REPLICATES = (
+    "load_average_before",
+    "load_average_after",
+    "other_busy_cores_before",
+    "other_busy_cores_after",
+    "device_fallbacks",
+    "runner_wall_s",
+)
+
+
+def _point_environment(rep_envs: Mapping[Any, Mapping[str, Any]]) -> dict[str, Any]:
+    """ENV_SUMMARY_COLUMNS of one point from its replicates' environments:
+    the first replicate's machine description, the worst (largest) load
+    reading of any replicate, every phone the replicates ran on, and the
+    findings of every replicate, each naming the replicates it holds for
+    when not all of them."""
+    envs = list(rep_envs.values())
+    env = dict(envs[0])
+    for c in _WORST_OF_REPLICATES:
+        vals = [_float(e.get(c)) for e in envs]
+        vals = [v for v in vals if math.isfinite(v)]
+        env[c] = max(vals) if vals else env.get(c)
+    env["device_serial"] = ", ".join(sorted({str(e["device_serial"]) for e in envs if e.get("device_serial")})) or None
+    env["emulated"] = any(bool(e.get("emulated")) for e in envs)
+    seen: dict[str, list[Any]] = {}
+    for r, e in rep_envs.items():
+        for text in environment_warnings(e):
+            seen.setdefault(text, []).append(r)
+    env["env_warning"] = "; ".join(t if len(rs) == len(envs) else f"{t} ({_labels(rs)})" for t, rs in seen.items())
+    return env
+
+
+def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per point x workload: the verdict and the speedups it rests on (from the D rows)."""
+    if point_cols is None:
+        # summarize() writes the point parameters first, then "workload".
+        cols = list(summary.columns)
+        point_cols = cols[: cols.index("workload")] if "workload" in cols else []
+    d = summary[summary["group"] == "D"]
+    cols = [
+        *point_cols,
+        "workload",
+        "n",
+        "speedup_over_A",
+        "speedup_over_A_lo",
+        "speedup_over_A_hi",
+        "speedup_over_B",
+        "speedup_over_B_lo",
+        "speedup_over_B_hi",
+        "speedup_over_C",
+        "speedup_over_C_lo",
+        "speedup_over_C_hi",
+        *(f"speedup_over_{y}_{c}" for y in "ABC" for c in ("t_lo", "t_hi", "bias", "decision_lo", "decision_hi")),
+        "speedup_e2e_over_A",
+        "speedup_e2e_over_A_lo",
+        "speedup_e2e_over_A_hi",
+        "speedup_e2e_over_B",
+        "speedup_e2e_over_B_lo",
+        "speedup_e2e_over_B_hi",
+        "speedup_e2e_over_C",
+        "speedup_e2e_over_C_lo",
+        "speedup_e2e_over_C_hi",
+        "parallelism",
+        "parallelism_lo",
+        "parallelism_hi",
+        "concurrent_progress_share",
+        "concurrent_progress_share_lo",
+        "concurrent_progress_share_hi",
+        "n_replicates",
+        "overlap_max",
+        "eta_vs_alone",
+        "eta_vs_bound",
+        "eta_vs_A",
+        *VERDICT_COLUMNS,
+        "env_warning",
+    ]
+    return d[[c for c in cols if c in d.columns]].reset_index(drop=True)

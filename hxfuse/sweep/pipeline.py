@@ -1,0 +1,304 @@
+"""Glue between the pipeline's files and the pure analysis (hxfuse.analysis.aggregate).
+
+:func:`aggregate_target` reads every replicate of every point of one target
+(raw JSON Lines, the check verdict, the provenance sidecar, the .npy files),
+refuses raw files whose SHA-256 differs from their sidecar
+(hxfuse.runner.integrity), and writes
+
+- ``trials.csv.gz``: the tidy per-trial table (hxfuse.analysis.aggregate.trial_table)
+  of all points, with the point columns below, ``replicate`` (0-based: which
+  runner invocation) and ``check_ok``;
+- ``summary.csv``: one row per point x workload x group
+  (hxfuse.analysis.aggregate.summarize; columns in docs/columns.md);
+- ``summary.json``: provenance (config hash, git commit and dirty flag,
+  compilers; ``points``: the sidecar of each point's replicate 0, keyed by
+  point id; ``replicate_sidecars``: every replicate's, keyed
+  ``<point id>/rep<r>``; ``device_serials``: the phone each replicate of a
+  device farm ran on), ``replicates`` per point, the failed points with
+  their reasons, and the verdict table.
+
+Point columns (identify a point in both tables): ``target``, ``sweep``,
+``point_id`` (``sweep/workload/point``), ``point``, ``x``, ``label``.
+
+Every value comes in as an argument (the aggregate job's inputs and params:
+the points with their x, label and parameters, the analysis settings, the
+config hash, what the target is); nothing is read from the config, so a
+changed label or hash reruns this job.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from hxfuse.analysis import aggregate as agg
+from hxfuse.sweep import families
+from hxfuse.runner import integrity
+from hxfuse.runner import provenance
+from hxfuse.runner.records import IncompleteRunError, read_run
+from hxfuse.targets import emulated_flag, emulated_results
+
+POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+NOT_ASSESSED = "not assessed (emulated)"
+# verdict columns of hxfuse.analysis.aggregate.summarize that draw a conclusion
+_CONCLUSION_COLS = ("verdict_matches", "relations", "conclusion", "next_step")
+
+
+def group_mapping(prov: dict) -> dict:
+    """meta.group_mapping of the target's runs (from the provenance sidecars);
+    differing mappings are listed per point."""
+    maps = {
+        json.dumps((v.get("runner_env") or {}).get("group_mapping"), sort_keys=True): pid
+        for pid, v in prov.items()
+        if (v.get("runner_env") or {}).get("group_mapping")
+    }
+    if not maps:
+        return {}
+    if len(maps) == 1:
+        return json.loads(next(iter(maps)))
+    return {pid: json.loads(m) for m, pid in maps.items()}
+
+
+def device_serials(prov: dict) -> dict:
+    """{replicate id: serial of the phone it ran on} from the sidecars'
+    runner labels (kernels/hexagon/device.sh labels every device run)."""
+    out = {}
+    for rid, v in prov.items():
+        labels = (v.get("runner_env") or {}).get("labels")
+        if isinstance(labels, dict) and labels.get("device_serial"):
+            out[rid] = labels["device_serial"]
+    return out
+
+
+def label_target(summary: pd.DataFrame, target: str, emulated: bool, mapping: dict) -> pd.DataFrame:
+    """Add the target's labels to summarize()'s table: ``emulated`` (bool) and
+    ``group_mapping`` (what the row's group is on this target).  An emulated
+    target's timings are not performance: its verdicts are replaced by
+    "not assessed (emulated)" and no conclusion is drawn."""
+    summary = summary.copy()
+    summary["emulated"] = bool(emulated)
+    if mapping and all(isinstance(v, str) for v in mapping.values()):
+        summary["group_mapping"] = summary["group"].map(lambda g: mapping.get(g, ""))
+    else:
+        summary["group_mapping"] = ""
+    if emulated and "verdict" in summary:
+        d = summary["group"] == "D"
+        ok = summary.get("point_ok", pd.Series(True, index=summary.index)).astype(bool)
+        summary.loc[d & ok, "verdict"] = NOT_ASSESSED
+        summary.loc[d & ok, "verdict_key"] = "emulated"
+        for col in _CONCLUSION_COLS:
+            if col in summary:
+                summary.loc[d, col] = ""
+        for col in ("progress_overlap", "wall_overlap", "d_equiv_b"):
+            if col in summary:
+                summary.loc[d, col] = None
+    return summary
+
+
+def aggregate_target(
+    target: str,
+    points: Sequence[dict],
+    raws: Sequence[str],
+    checks: Sequence[str],
+    provenances: Sequence[str],
+    npys: Sequence[str] | None,
+    analysis: dict,
+    tolerance: dict,
+    config_hash: str,
+    target_info: dict,
+    out_trials: str,
+    out_summary: str,
+    out_json: str,
+) -> dict:
+    """Aggregate one target.  *points*: one dict per point (``id``, ``sweep``,
+    ``point``, ``x``, ``label``, ``params``, ``replicates``); *raws*,
+    *checks*, *provenances* and *npys*: one entry per replicate, point-major
+    (the replicates of points[0] first).  *target_info*: ``emulated``,
+    ``status``, ``group_b`` of the target.  Raises IntegrityError (naming
+    every file) when a raw file's SHA-256 differs from its sidecar."""
+    layout = [(p, r) for p in points for r in range(int(p["replicates"]))]
+    if not len(layout) == len(raws) == len(checks) == len(provenances):
+        raise ValueError(
+            f"{len(layout)} replicates in the point list but {len(raws)} raw, "
+            f"{len(checks)} check and {len(provenances)} provenance files"
+        )
+    npys = list(npys) if npys is not None else [None] * len(layout)
+    tables, prov, reasons = _read_replicates(target, layout, raws, checks, provenances, npys)
+    emulated = emulated_results(target, doc=target_info) or any(
+        emulated_flag((v.get("runner_env") or {}).get("emulated")) for v in prov.values()
+    )
+    # .copy(): one block per dtype, so the columns added below do not fragment it
+    trials = pd.concat(tables, ignore_index=True).copy() if tables else pd.DataFrame()
+    if len(trials):
+        # a point is correct only when every replicate passed its check
+        trials["check_ok"] = ~trials["point_id"].isin(set(reasons))
+    if "target" in trials:
+        trials["target"] = target  # meta target; keep the pipeline's name
+    else:
+        trials["target"] = pd.Series(dtype=str)
+    trials.to_csv(out_trials, index=False)
+    if len(trials):
+        extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
+        summary = agg.summarize(
+            trials,
+            point_cols=POINT_COLS,
+            n_resamples=analysis["bootstrap"],
+            level=analysis["ci"],
+            seed=analysis["seed"],
+            **extra,
+        )
+        summary = label_target(summary, target, emulated, group_mapping(prov))
+        # control overhead as a share of the makespan (the granularity family)
+        summary = families.add_control_share(summary)
+        verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
+    else:
+        summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
+    summary.to_csv(out_summary, index=False)
+    failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)} for pid, why in reasons.items()]
+    doc = _summary_doc(target, emulated, target_info, points, prov, failed, verdicts, tolerance, analysis, config_hash)
+    Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True, default=str) + "\n")
+    return doc
+
+
+def rerun_command(path: str) -> str:
+    """The command that redoes *path* and everything downstream of it."""
+    return f"snakemake --cores 4 -f {path} all"
+
+
+def _load_json(path: str, redo: str) -> dict:
+    """A JSON object from an intermediate file, or IntegrityError naming the
+    file and the command that redoes it (*redo*: the output whose job writes
+    it).  A file cut short or overwritten is a damaged result, not a bug."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else f"not valid JSON: {exc}"
+        raise integrity.IntegrityError(
+            f"hxfuse: {path}: damaged ({why}); redo it with: {rerun_command(redo)}"
+        ) from None
+    if not isinstance(doc, dict):
+        raise integrity.IntegrityError(
+            f"hxfuse: {path}: damaged (not a JSON object); redo it with: {rerun_command(redo)}"
+        )
+    return doc
+
+
+def _stale_problems(p: dict, rep: int, side: dict, raw: str) -> list[str]:
+    """The replicate when its sidecar's point_hash is not the current point's:
+    measured with other parameters (metadata lost, --touch, mtime-only rerun
+    triggers), it must not be aggregated as this point.  *p* carries the
+    current hashes (``point_hashes``, one per replicate) when the workflow
+    passes them."""
+    want = (p.get("point_hashes") or [None] * (rep + 1))[rep]
+    if want is None or side.get("point_hash") == want:
+        return []
+    return [
+        f"{raw}: measured for point_hash {side.get('point_hash')}, the point is now {want} "
+        f"(its parameters changed since; rerun it with: {rerun_command(raw)})"
+    ]
+
+
+def _read_replicates(
+    target: str,
+    layout: Sequence[tuple[dict, int]],
+    raws: Sequence[str],
+    checks: Sequence[str],
+    provenances: Sequence[str],
+    npys: Sequence[str | None],
+) -> tuple[list[pd.DataFrame], dict[str, dict], dict[str, list[str]]]:
+    """Each replicate's trial table, its provenance sidecar (keyed
+    ``<point id>/rep<r>``) and, per failed point, why each replicate failed.
+    Raises IntegrityError naming every raw file that differs from its sidecar."""
+    tables, prov, bad = [], {}, []
+    reasons: dict[str, list[str]] = {}  # point id -> why it failed, per replicate
+    for (p, rep), raw, chk, side, npy in zip(layout, raws, checks, provenances, npys):
+        pid = p["id"]
+        sweep, workload, name = pid.split("/")
+        rid = f"{pid}/rep{rep}"
+        check = _load_json(chk, chk)
+        # a damaged sidecar is redone by rerunning its replicate (the run job writes it)
+        prov[rid] = _load_json(side, raw)
+        bad += integrity.sha256_problems(prov[rid].get("raw_sha256"), raw, npy)
+        bad += _stale_problems(p, rep, prov[rid], raw)
+        ok = check.get("status") == "ok"
+        if not ok:
+            why = "; ".join(check.get("reasons", [])) or "check failed"
+            reasons.setdefault(pid, []).append(f"rep{rep}: {why}")
+        try:
+            run = read_run(raw)
+        except IncompleteRunError as exc:
+            if ok:
+                reasons.setdefault(pid, []).append(f"rep{rep}: {exc}")
+            continue
+        point = {"sweep": sweep, "point_id": pid, "point": name, "x": p["x"], "label": p["label"], "replicate": rep}
+        point.update(p["params"])
+        tables.append(agg.trial_table(run, point))
+    if bad:
+        raise integrity.IntegrityError(
+            f"hxfuse: aggregation of {target} refused: raw files differ from their provenance "
+            "sidecars (changed after the run, or measured with other parameters; rerun those "
+            "replicates with snakemake -f):\n  " + "\n  ".join(bad)
+        )
+    return tables, prov, reasons
+
+
+def _summary_doc(
+    target: str,
+    emulated: bool,
+    target_info: dict,
+    points: Sequence[dict],
+    prov: dict[str, dict],
+    failed: list[dict],
+    verdicts: pd.DataFrame,
+    tolerance: dict,
+    analysis: dict,
+    config_hash: str,
+) -> dict:
+    """summary.json: the target, its provenance, failed points and verdicts."""
+    base = provenance.base_record(config_hash)
+    commits = {(v.get("git_commit"), v.get("git_dirty")) for v in prov.values()}
+    return {
+        "target": target,
+        "emulated": emulated,
+        "target_status": target_info.get("status", ""),
+        # what A-D are in the runner on this target (its meta record), and what
+        # group B maps to on the target's backend or its limitation
+        "group_mapping": group_mapping(prov),
+        "group_b_backend": target_info.get("group_b", ""),
+        "provenance": {
+            **base,
+            "points_git": [{"git_commit": c, "git_dirty": d} for c, d in sorted(commits, key=str)],
+            "compilers": sorted({str(v.get("compiler")) for v in prov.values()}),
+            "runner_sha256": sorted({str(v.get("runner_sha256")) for v in prov.values()}),
+            # one sidecar per point (its replicate 0, as the environment page
+            # shows it) and every replicate's sidecar
+            "points": {pid: prov[f"{pid}/rep0"] for pid in (p["id"] for p in points) if f"{pid}/rep0" in prov},
+            "replicate_sidecars": prov,
+            # the phone of a device farm each replicate ran on (its records'
+            # labels.device_serial), keyed <point id>/rep<r>; empty elsewhere
+            "device_serials": device_serials(prov),
+        },
+        "n_points": len(points),
+        # independent runner invocations per point (run.replicates)
+        "replicates": {p["id"]: int(p["replicates"]) for p in points},
+        "failed_points": failed,
+        "verdicts": verdicts.to_dict(orient="records"),
+        "tolerance": tolerance,
+        "analysis": analysis,
+    }
