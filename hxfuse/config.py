@@ -101,7 +101,7 @@ AFFINITY_ENGINES = (
 # What hxrun accepts, per config key (kernels/src/args.c): the runner option,
 # and the inclusive bounds of each integer (of each element for shapes).  The
 # schema's bounds must be the same (schema_limit_problems); the test
-# tests/test_config_limits.py asks the built runner to refuse bound + 1.
+# tests/config/test_config_limits.py asks the built runner to refuse bound + 1.
 RUNNER_LIMITS = {
     "m_shape": ("--m-shape", 1, 8192),
     "v_shape": ("--v-shape", 1, 65536),
@@ -124,7 +124,7 @@ RUNNER_LIMITS = {
 }
 M_TILE_MULTIPLE = 8
 # Options with named values: what hxrun accepts for each config key (the
-# schema's enums must be the same; tests/test_config_limits.py asks the
+# schema's enums must be the same; tests/config/test_config_limits.py asks the
 # runner to accept each and refuse anything else).  `window` takes "all"
 # beside its integers; early_completion is a boolean passed as on/off.
 RUNNER_CHOICES = {

@@ -17,34 +17,22 @@ import pytest
 
 ENGINE_OF = {"M": "mx", "V": "vec", "D": "dma"}
 
-# Test modules marked ``slow``: they run the real pipeline (Snakemake, the
-# runner, often several times), cross-compile and emulate the Hexagon
-# runner, or compile against the SDK declarations, and take from ~10 s to
-# minutes each.  `pytest -m "not slow"` is the fast loop (under a minute on
-# a shared 2-core machine); CI and `python3 -m pytest` run everything.  A
-# module listed here must exist (tests/test_environment.py checks it).
-SLOW_MODULES = frozenset(
-    {
-        "test_pipeline_e2e.py",
-        "test_pipeline_signals.py",
-        "test_pipeline_study.py",
-        "test_pipeline_hexagon.py",
-        "test_external_pipeline.py",
-        "test_hexagon_qemu.py",
-        "test_hexagon_sdk.py",
-        "test_paper_pdf.py",
-        "test_device_farm.py",
-        "test_search_pipeline.py",
-        "test_interference.py",
-        "test_workflow_citizen.py",
-        "test_outputs_unchanged.py",
-    }
-)
+# The slow tests run the real pipeline (Snakemake, the runner, often several
+# times), cross-compile and emulate the Hexagon runner, compile against the
+# SDK declarations or need a quiet machine, and take from ~10 s to minutes
+# each.  They are chosen by place, not by a hand-kept list: every module
+# under tests/pipeline/ (the workflow end to end), and any other module that
+# says ``pytestmark = pytest.mark.slow`` itself.  `pytest -m "not slow"` is
+# the fast loop (under two minutes on a shared 2-core machine); CI and
+# `python3 -m pytest` run everything.
+SLOW_FOLDERS = ("pipeline",)
 
 
 def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
     for item in items:
-        if item.path.name in SLOW_MODULES:
+        rel = item.path.relative_to(here)
+        if rel.parts[0] in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
 
 

@@ -436,7 +436,7 @@ def decision_interval(
     Joined at every R >= 2, not only at small R: with drift between
     invocations as large as the rounds' own spread, the two-level bootstrap
     alone covered a true ratio in 79-81% of simulated studies at R = 3 and
-    86% at R = 5 (tests/test_analysis_coverage.py); the joined interval
+    86% at R = 5 (tests/analysis/test_analysis_coverage.py); the joined interval
     covers 94-95% at R = 3 and 92-93% at R = 5."""
     vals = _clean(cluster_values)
     if len(vals) < 2 or not math.isfinite(est.lo):

@@ -4,7 +4,7 @@ per-replay metrics, and their summary with intervals.
 Pure functions over tables; traces are :mod:`hxfuse.serve.trace`, the numpy
 check :mod:`hxfuse.serve.check`, configuration :mod:`hxfuse.serve.config`, figures :mod:`hxfuse.serve.plots`.
 
-Definitions (each has a known-answer test in tests/test_serve_metrics.py):
+Definitions (each has a known-answer test in tests/serve/test_serve_metrics.py):
 
 - latency of a request: ``end_ns - arrival_ns`` (its last task's end on its
   engine minus its arrival in the trace; the dispatcher's own lateness in

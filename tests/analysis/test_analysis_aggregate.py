@@ -13,7 +13,7 @@ US = 1000
 PLAN = {"M": 100 * US, "V": 80 * US, "D": 60 * US}
 
 
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "columns.md").read_text()
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "columns.md").read_text()
 
 
 def generic_name(col):

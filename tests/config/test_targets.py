@@ -14,7 +14,7 @@ import yaml
 from hxfuse import config as hc
 from hxfuse import targets as tg
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # name: (emulated, simulated, native, needs_sdk, hexagon, toolchain, sources, integer_only, defaults)
 KNOWN = {

@@ -6,7 +6,7 @@ import pandas as pd
 
 from hxfuse.render import latex
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_external_table_known_answers(tmp_path):

@@ -39,7 +39,10 @@ from hxfuse.analysis import metrics as mx
 
 from runner_util import build_runner, run_runner
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux scheduling and /proc")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux scheduling and /proc"),
+]
 
 CALIB = "M=2000,V=2000,D=2000"
 ROUNDS = 30

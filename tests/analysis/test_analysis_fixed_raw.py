@@ -23,7 +23,7 @@ from hxfuse.analysis import metrics as mx
 from hxfuse.analysis import stats as st
 from hxfuse.runner.records import parse_records
 
-DATA = Path(__file__).parent / "data" / "fixed_point"
+DATA = Path(__file__).parents[1] / "data" / "fixed_point"
 REPLICATES = (0, 1, 2)
 # what the rules give on the shipped files (regenerate with the command in
 # the data folder's README, then update these pins and say why in the commit)

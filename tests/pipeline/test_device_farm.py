@@ -42,7 +42,7 @@ import pytest
 
 from pipeline_util import TINY, copy_repo, job_counts, snakemake, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEVDIR = "/hxfuse-fake-device"
 POINTS = [f"tiny/{w}/{p}" for w in ("mv", "md", "mvd") for p in ("small", "big")]
 

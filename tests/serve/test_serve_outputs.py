@@ -10,7 +10,7 @@ from hxfuse.serve import stats as serve
 from hxfuse.serve import table as serve_latex
 from hxfuse.serve import plots as serve_plots
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "workflow" / "templates" / "serve_table.tex.j2"
 
 

@@ -135,7 +135,7 @@ def test_configfile_yaml_error_is_located_by_the_checker(checkout):
     )
     assert r.returncode == 0 and "1 points, 1 runner jobs" in r.stdout, r.stdout + r.stderr
     # (a one-point study run end to end, from its own config file, is what
-    # every test of tests/test_pipeline_e2e.py does)
+    # every test of tests/pipeline/test_pipeline_e2e.py does)
 
 
 def test_yaml_error_in_config_yaml_names_file_and_line(tmp_path):

@@ -16,8 +16,8 @@ import pytest
 from hxfuse.external import ort as hxort
 from hxfuse.runner.checks import check_point
 
-DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parents[1] / "data"
+REPO = Path(__file__).resolve().parents[2]
 TINY = dict(
     workloads=("mvd",),
     m=24,

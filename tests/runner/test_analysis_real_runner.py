@@ -17,7 +17,7 @@ from hxfuse.analysis import aggregate as ag
 from hxfuse.analysis import timeline as tl
 from hxfuse.runner.records import read_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

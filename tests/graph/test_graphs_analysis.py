@@ -19,7 +19,7 @@ from hxfuse.graph import stats as graphstats
 from hxfuse.graph import study as graphstudy
 from hxfuse.config import ConfigError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def hand_graph() -> dict:

@@ -33,7 +33,7 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LIMIT = 80
 PY_LIMIT = 60
 REASON = "long:"

@@ -155,7 +155,7 @@ def test_mechanism_section_needs_its_data(tmp_path):
 # --- the template cites only computed numbers --------------------------------
 
 
-PAPER = Path(__file__).resolve().parents[1] / "paper"
+PAPER = Path(__file__).resolve().parents[2] / "paper"
 # Digits the template may hold: LaTeX settings and names, not results.
 ALLOWED_DIGITS = [
     r"\\documentclass\[10pt\]",

@@ -11,7 +11,7 @@ from hxfuse.external import ort as hxort
 from hxfuse.analysis import timeline as tl
 from hxfuse.runner.records import parse_records
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 # tests/data/ort_profile_mvd_graph.json: the mvd graph under ORT_PARALLEL,
 # called from thread 18528; every node ran on the inter-op thread 18653.
 CALLER, POOL = 18528, 18653

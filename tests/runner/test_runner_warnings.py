@@ -74,7 +74,7 @@ def test_no_python_code_matches_a_warning_text():
     import re
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     c = (repo / "kernels" / "src" / "protocol.c").read_text()
     body = c[c.index("static void write_warnings(") :]
     body = body[: body.index("\n}\n")]

@@ -15,10 +15,14 @@ import pytest
 
 from pipeline_util import REPO, TINY, snakemake, write_config
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("latexmk") is None,
-    reason="latexmk is not installed (the paper rule needs LaTeX: see README, 'build the paper'; .ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        shutil.which("latexmk") is None,
+        reason="latexmk is not installed "
+        "(the paper rule needs LaTeX: see README, 'build the paper'; .ci/run installs it)",
+    ),
+]
 
 # \section titles of paper/main.tex and paper/related.tex, in order
 SECTIONS = [

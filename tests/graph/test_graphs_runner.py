@@ -16,7 +16,7 @@ from hxfuse.graph import build as graphs
 from hxfuse.graph.check import check_graph
 from hxfuse.graph.stats import node_table
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HXGRAPH = REPO / "kernels" / "build" / "host" / "hxgraph"
 
 

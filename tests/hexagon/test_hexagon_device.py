@@ -21,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"
 DEVDIR = "/hxfuse-fake-device"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pipeline_util import snakemake
 
-DATA = Path(__file__).parent / "data" / "golden_run"
+DATA = Path(__file__).parents[1] / "data" / "golden_run"
 EXPECTED = DATA / "expected.sha256"
 # what the workflow derives from the raw files: (path, compared as gzip content)
 OUTPUTS = (

@@ -19,7 +19,7 @@ import pytest
 from hxfuse.serve import stats as serve
 from hxfuse.serve.check import check_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MS = 1_000_000
 W_US = 20_000  # pairing window 20 ms: wide against scheduling noise
 SLACK_NS = 60 * MS  # a late wake-up on a loaded 2-core machine

@@ -12,7 +12,7 @@ import pytest
 
 from hxfuse.serve import config as sc
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_defaults_and_the_repository_config_are_valid():
