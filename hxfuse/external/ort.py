@@ -19,8 +19,8 @@ Usage::
 
     python -m hxfuse.external.ort --out FILE.jsonl [--npy-dir DIR] [hxrun options]
 
-This module is the command line: the parser, the point's validation and
-:func:`main`.  The
+This module is the command line: the parser, with hxrun's defaults in one
+table (:data:`HXRUN_DEFAULTS`), the point's validation and :func:`main`.  The
 point options are hxrun's (``hxfuse.config.runner_args``).  Each is either
 honoured (the tasks' sizes, the V variant, fp32, V's workers, the placement,
 rounds and seeds), recorded because it only shapes how hxrun schedules its
@@ -47,11 +47,46 @@ import os
 import sys
 from typing import Any, Sequence
 
+from hxfuse.config import RUNNER_DEFAULTS, RUNNER_LIMITS
 from hxfuse.external.ort_harness import Harness
 from hxfuse.external.ort_point import OrtHarnessError, Spec, engine_cores
 from hxfuse.external.ort_qnn import qnn_check
 from hxfuse.model import ENGINE_OF, V_VARIANT_DEFAULTS, WORKLOAD_TASKS
 
+# hxrun's defaults (kernels/src/args.c), the harness's one copy: an option
+# left out must give the point hxrun runs without it.  Those hxfuse.config's
+# runner table holds are taken from it; the rest are copied by hand and
+# pinned by tests/external/test_ort_parser.py.  The honoured options take
+# them as their parser defaults; a NOT_EXPRESSIBLE option is accepted only at
+# its value here.  None: unset (V's shape and passes then follow the variant,
+# hxfuse.model.V_VARIANT_DEFAULTS; D's source stride is twice its row bytes;
+# M's tile is the backend's own blocking).
+HXRUN_DEFAULTS: dict[str, Any] = {
+    "workloads": "mvd",
+    "precision": "fp32",
+    "m_shape": (256, 256, 256),
+    "v_variant": "onchip",
+    "v_shape": None,
+    "v_passes": None,
+    "v_workers": 1,
+    "d_shape": (1024, 2048),
+    "d_src_stride": None,
+    "d_desc_rows": 64,
+    "d_repeat": 1,
+    "warmup": 5,
+    "rounds": 30,
+    "seed": 1,
+    **{k: RUNNER_DEFAULTS[k] for k in ("m_tile", "d_buffers", "antagonist", "antagonist_bytes")},
+}
+# hxrun's least value of each number option the harness honours
+# (hxfuse.config.RUNNER_LIMITS).  Only the least: the harness has never
+# checked hxrun's upper bounds, and the config's validation holds the
+# pipeline's points to them.
+LEAST = {
+    k: RUNNER_LIMITS[k][1]
+    for k in ("m_shape", "v_shape", "v_passes", "v_workers", "d_shape", "d_src_stride", "d_repeat")
+    + ("warmup", "rounds", "seed")
+}
 # hxrun options that only shape how hxrun schedules its own groups (its
 # engines' waits, group D's fused entry and concurrency window) or bound its
 # scratch arena: ONNX Runtime's groups schedule themselves and the tasks' work
@@ -66,36 +101,46 @@ SCHEDULING_ONLY = {
     "v_release": "when group D's fused entry frees V's scratch",
 }
 # hxrun options that change the tasks' own work in a way the harness cannot
-# express: accepted at hxrun's default (kernels/src/args.c), refused otherwise
+# express: accepted at hxrun's default (HXRUN_DEFAULTS), refused otherwise
 # (before any work) rather than silently measuring a different point.
 NOT_EXPRESSIBLE = {
     "m_tile": (
-        None,
+        HXRUN_DEFAULTS["m_tile"],
         "--m-tile",
         "M's k-block is hxrun's GEMM blocking; ONNX Runtime's MatMul (MLAS) "
         "chooses its own and has no option to set it",
     ),
     "d_desc_rows": (
-        64,
+        HXRUN_DEFAULTS["d_desc_rows"],
         "--d-desc-rows",
         "D's descriptor chain is hxrun's copy engine; the ONNX graph's "
         "Slice copies a window in one kernel, with no descriptors",
     ),
     "d_buffers": (
-        1,
+        HXRUN_DEFAULTS["d_buffers"],
         "--d-buffers",
         "D's scratch windows are hxrun's buffer plan; ONNX Runtime's memory planner owns the graph's buffers",
     ),
     "antagonist": (
-        0,
+        HXRUN_DEFAULTS["antagonist"],
         "--antagonist",
         "the harness starts no bandwidth antagonists, so ONNX Runtime would run on an uncontended machine",
     ),
-    "antagonist_bytes": (1 << 26, "--antagonist-bytes", "the harness starts no bandwidth antagonists"),
+    "antagonist_bytes": (
+        HXRUN_DEFAULTS["antagonist_bytes"],
+        "--antagonist-bytes",
+        "the harness starts no bandwidth antagonists",
+    ),
 }
 
 
-def _ints(text: str, n: int, opt: str, lo: int = 1) -> list[int]:
+def _default_text(key: str) -> str | None:
+    """An honoured option's default as the option's text (None: unset)."""
+    v = HXRUN_DEFAULTS[key]
+    return None if v is None else ",".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
+def _ints(text: str, n: int, opt: str, lo: int) -> list[int]:
     try:
         vals = [int(x, 0) for x in text.split(",")]
     except ValueError:
@@ -116,6 +161,7 @@ def _int(text: str, opt: str, lo: int) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    d = _default_text
     p = argparse.ArgumentParser(
         prog="python -m hxfuse.external.ort",
         description="Run one point's M/V/D tasks under ONNX Runtime (groups A_ort, B_ort, "
@@ -123,19 +169,19 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", required=True, help="JSON Lines output (written to FILE.tmp, renamed on success)")
     p.add_argument("--npy-dir", help="write the verification run's inputs and outputs as .npy")
-    p.add_argument("--workloads", default="mvd")
-    p.add_argument("--precision", default="fp32")
-    p.add_argument("--m-shape", default="256,256,256")
-    p.add_argument("--v-variant", default="onchip")
-    p.add_argument("--v-shape")
-    p.add_argument("--v-passes")
-    p.add_argument("--v-workers", default="1")
-    p.add_argument("--d-shape", default="1024,2048")
-    p.add_argument("--d-src-stride")
-    p.add_argument("--d-repeat", default="1")
-    p.add_argument("--warmup", default="5")
-    p.add_argument("--rounds", default="30")
-    p.add_argument("--seed", default="1", help="input data (hxrun's generator) and, by default, the round order")
+    p.add_argument("--workloads", default=d("workloads"))
+    p.add_argument("--precision", default=d("precision"))
+    p.add_argument("--m-shape", default=d("m_shape"))
+    p.add_argument("--v-variant", default=d("v_variant"))
+    p.add_argument("--v-shape", default=d("v_shape"))
+    p.add_argument("--v-passes", default=d("v_passes"))
+    p.add_argument("--v-workers", default=d("v_workers"))
+    p.add_argument("--d-shape", default=d("d_shape"))
+    p.add_argument("--d-src-stride", default=d("d_src_stride"))
+    p.add_argument("--d-repeat", default=d("d_repeat"))
+    p.add_argument("--warmup", default=d("warmup"))
+    p.add_argument("--rounds", default=d("rounds"))
+    p.add_argument("--seed", default=d("seed"), help="input data (hxrun's generator) and, by default, the round order")
     p.add_argument("--order-seed", help="seed of the round order only (replicates: same inputs, new order)")
     p.add_argument("--affinity", help="spread, or engine=core pairs (mx, vec, dma, host)")
     p.add_argument("--calibrate", help="not supported: ONNX Runtime runs the real kernels")
@@ -223,21 +269,21 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
     bad = [w for w in workloads if w not in WORKLOAD_TASKS]
     if not workloads or bad or len(set(workloads)) != len(workloads):
         raise OrtHarnessError(f"--workloads: expected a comma list of distinct mv, md, mvd (got {ns.workloads!r})")
-    m, n, k = _ints(ns.m_shape, 3, "--m-shape")
+    m, n, k = _ints(ns.m_shape, 3, "--m-shape", LEAST["m_shape"])
     rows, cols, passes = V_VARIANT_DEFAULTS[ns.v_variant]
     if ns.v_shape:
-        rows, cols = _ints(ns.v_shape, 2, "--v-shape")
+        rows, cols = _ints(ns.v_shape, 2, "--v-shape", LEAST["v_shape"])
     if ns.v_passes:
-        passes = _int(ns.v_passes, "--v-passes", 1)
-    workers = _int(ns.v_workers, "--v-workers", 1)
+        passes = _int(ns.v_passes, "--v-passes", LEAST["v_passes"])
+    workers = _int(ns.v_workers, "--v-workers", LEAST["v_workers"])
     if workers > rows:
         raise OrtHarnessError(f"--v-workers: {workers} workers for {rows} rows")
-    d_rows, d_row_bytes = _ints(ns.d_shape, 2, "--d-shape")
+    d_rows, d_row_bytes = _ints(ns.d_shape, 2, "--d-shape", LEAST["d_shape"])
     # hxrun's default stride (unset): twice the row bytes
-    stride = _int(ns.d_src_stride, "--d-src-stride", 1) if ns.d_src_stride else 2 * d_row_bytes
+    stride = _int(ns.d_src_stride, "--d-src-stride", LEAST["d_src_stride"]) if ns.d_src_stride else 2 * d_row_bytes
     if stride < d_row_bytes:
         raise OrtHarnessError(f"--d-src-stride: {stride} is smaller than the row bytes {d_row_bytes}")
-    repeat = _int(ns.d_repeat, "--d-repeat", 1)
+    repeat = _int(ns.d_repeat, "--d-repeat", LEAST["d_repeat"])
     if d_rows * stride * repeat > 8 << 30:
         raise OrtHarnessError("--d-repeat: the DDR source of D would exceed 8 GiB")
     affinity = None if ns.affinity == "none" else ns.affinity
@@ -262,10 +308,10 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
         d_row_bytes=d_row_bytes,
         d_src_stride=stride,
         d_repeat=repeat,
-        warmup=_int(ns.warmup, "--warmup", 0),
-        rounds=_int(ns.rounds, "--rounds", 1),
-        seed=_int(ns.seed, "--seed", 0),
-        order_seed=_int(ns.order_seed, "--order-seed", 0) if ns.order_seed is not None else None,
+        warmup=_int(ns.warmup, "--warmup", LEAST["warmup"]),
+        rounds=_int(ns.rounds, "--rounds", LEAST["rounds"]),
+        seed=_int(ns.seed, "--seed", LEAST["seed"]),
+        order_seed=_int(ns.order_seed, "--order-seed", LEAST["seed"]) if ns.order_seed is not None else None,
         affinity=affinity,
         ignored=ignored,
     )

@@ -21,25 +21,27 @@ class OrtHarnessError(ValueError):
 
 @dataclass(frozen=True)
 class Spec:
-    """One point, in hxrun's terms (docs/runner.md)."""
+    """One point, in hxrun's terms (docs/runner.md).  No field has a default:
+    hxrun's defaults live once, in :data:`hxfuse.external.ort.HXRUN_DEFAULTS`,
+    and a point is built from parsed options (``spec_from_args``)."""
 
-    workloads: tuple[str, ...] = ("mvd",)
-    precision: str = "fp32"
-    m: int = 256
-    n: int = 256
-    k: int = 256
-    v_variant: str = "onchip"
-    v_rows: int = 512
-    v_cols: int = 1024
-    v_passes: int = 1
-    v_workers: int = 1
-    d_rows: int = 1024
-    d_row_bytes: int = 2048
-    d_src_stride: int = 4096
-    d_repeat: int = 1
-    warmup: int = 5
-    rounds: int = 30
-    seed: int = 1
+    workloads: tuple[str, ...]
+    precision: str
+    m: int
+    n: int
+    k: int
+    v_variant: str
+    v_rows: int
+    v_cols: int
+    v_passes: int
+    v_workers: int
+    d_rows: int
+    d_row_bytes: int
+    d_src_stride: int
+    d_repeat: int
+    warmup: int
+    rounds: int
+    seed: int
     order_seed: int | None = None  # None: seed
     affinity: str | None = None
     # recorded for provenance; they describe hxrun's engines, not ORT's

@@ -4,6 +4,7 @@ profile, argument errors, and one tiny harness run read back by hxfuse.runner.re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -43,15 +44,16 @@ TINY = dict(
 )
 
 
+def _parse(*argv: str) -> ort_point.Spec:
+    return hxort.spec_from_args(hxort.parser().parse_args(["--out", "x.jsonl", *argv]))
+
+
 def _spec(**kw) -> ort_point.Spec:
-    return ort_point.Spec(**(TINY | kw))
+    # hxrun's defaults (the parser's), then the tiny sizes
+    return dataclasses.replace(_parse(), **(TINY | kw))
 
 
 # ---------------------------------------------------------------- arguments
-
-
-def _parse(*argv: str) -> ort_point.Spec:
-    return hxort.spec_from_args(hxort.parser().parse_args(["--out", "x.jsonl", *argv]))
 
 
 def test_u8i8_is_refused_naming_the_precision():
