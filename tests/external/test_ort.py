@@ -1,9 +1,10 @@
-"""ONNX Runtime as group B (hxfuse/external/ort.py): graph builders against numpy, the
+"""ONNX Runtime as group B (hxfuse/external/ort*.py): graph builders against numpy, the
 inputs against hxrun's own, profile-to-interval conversion on a recorded
 profile, argument errors, and one tiny harness run read back by hxfuse.runner.records."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -13,7 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hxfuse.external import ort as hxort
+from hxfuse.external import (
+    ort as hxort,
+    ort_checks,
+    ort_inputs,
+    ort_point,
+    ort_profile,
+    ort_qnn,
+    ort_records,
+    ort_sessions,
+)
 from hxfuse.runner.checks import check_point
 
 DATA = Path(__file__).parents[1] / "data"
@@ -34,19 +44,20 @@ TINY = dict(
 )
 
 
-def _spec(**kw) -> hxort.Spec:
-    return hxort.Spec(**(TINY | kw))
+def _parse(*argv: str) -> ort_point.Spec:
+    return hxort.spec_from_args(hxort.parser().parse_args(["--out", "x.jsonl", *argv]))
+
+
+def _spec(**kw) -> ort_point.Spec:
+    # hxrun's defaults (the parser's), then the tiny sizes
+    return dataclasses.replace(_parse(), **(TINY | kw))
 
 
 # ---------------------------------------------------------------- arguments
 
 
-def _parse(*argv: str) -> hxort.Spec:
-    return hxort.spec_from_args(hxort.parser().parse_args(["--out", "x.jsonl", *argv]))
-
-
 def test_u8i8_is_refused_naming_the_precision():
-    with pytest.raises(hxort.OrtHarnessError, match=r"--precision: 'u8i8' is not supported.*fp32 only"):
+    with pytest.raises(ort_point.OrtHarnessError, match=r"--precision: 'u8i8' is not supported.*fp32 only"):
         _parse("--precision", "u8i8")
 
 
@@ -63,7 +74,7 @@ def test_u8i8_is_refused_naming_the_precision():
     ],
 )
 def test_bad_arguments_fail_before_any_work(argv, msg):
-    with pytest.raises(hxort.OrtHarnessError, match=msg):
+    with pytest.raises(ort_point.OrtHarnessError, match=msg):
         _parse(*argv)
 
 
@@ -101,7 +112,7 @@ def test_point_options_map_like_hxrun():
     assert (s.v_rows, s.v_cols, s.v_passes) == (64, 256, 32)  # hxrun's compute defaults
     assert s.d_src_stride == 4096 and s.d_repeat == 36
     assert s.tasks == ("M", "V") and s.ignored == {"wait": "spin"}
-    cores = hxort.engine_cores("spread", ["mvd"], 2)
+    cores = ort_point.engine_cores("spread", ["mvd"], 2)
     assert (cores["mx"], cores["vec"], cores["dma"], cores["host"]) == (0, 1, 0, -1)
 
 
@@ -159,7 +170,7 @@ def test_every_runner_option_is_honoured_recorded_or_refused():
     ],
 )
 def test_an_option_onnx_runtime_cannot_express_is_refused_naming_it(argv, option):
-    with pytest.raises(hxort.OrtHarnessError, match="^" + re.escape(option)):
+    with pytest.raises(ort_point.OrtHarnessError, match="^" + re.escape(option)):
         _parse(*argv)
 
 
@@ -234,19 +245,21 @@ def test_stream_variant_runs_hard_swish(tmp_path):
     from hxfuse.runner.checks import hswish_passes_f32
 
     spec = _spec(v_variant="stream", v_passes=2)
-    inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(spec, ["V"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p"))
+    inp = ort_inputs.runner_inputs(spec)
+    sess = ort_sessions.BoundSession(
+        spec, ["V"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p")
+    )
     sess.run()
     sess.end_profiling()
     assert [n for n in sess.options["nodes"] if "hswish" in n] == ["V_hswish0", "V_hswish1"]
     ref = hswish_passes_f32(inp["V_X"], 2)
     np.testing.assert_allclose(sess.outputs["V_Y"], ref, rtol=1e-6, atol=1e-6)
     arrays = {"V_X": inp["V_X"]} | sess.outputs
-    assert hxort.check_arrays(spec, arrays) == []
+    assert ort_checks.check_arrays(spec, arrays) == []
     # SiLU's outputs are not hard-swish's: the check tells the variants apart
-    silu = hxort.check_arrays(_spec(v_passes=2), arrays)
+    silu = ort_checks.check_arrays(_spec(v_passes=2), arrays)
     assert silu and "V.y" in silu[0]
-    assert hxort.task_meta(spec)["V"]["activation"] == "hardswish"
+    assert ort_records.task_meta(spec)["V"]["activation"] == "hardswish"
 
 
 def test_cli_refuses_an_inexpressible_point_before_any_work(tmp_path):
@@ -267,7 +280,7 @@ def test_cli_refuses_an_inexpressible_point_before_any_work(tmp_path):
 
 def test_splitmix64_matches_the_c_generator():
     # kernels/src/rng.h from state 0: the published splitmix64 test vector
-    out, state = hxort.splitmix64(0, 3)
+    out, state = ort_inputs.splitmix64(0, 3)
     assert [int(v) for v in out] == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
     assert state == (3 * 0x9E3779B97F4A7C15) & ((1 << 64) - 1)
 
@@ -307,7 +320,7 @@ def test_inputs_are_hxruns_inputs(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     npy = tmp_path / "npy" / "mvd"
-    inp = hxort.runner_inputs(spec)
+    inp = ort_inputs.runner_inputs(spec)
     assert np.array_equal(inp["M_A"], np.load(npy / "M_A.npy"))
     assert np.array_equal(inp["M_B"], np.load(npy / "M_B.npy"))
     assert np.array_equal(inp["V_X"], np.load(npy / "V_X.npy"))
@@ -316,7 +329,9 @@ def test_inputs_are_hxruns_inputs(tmp_path):
     # the copy is exact, so ORT's D checksum must equal hxrun's
     verify = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines() if '"verify"' in line][0]
     pytest.importorskip("onnxruntime")
-    sess = hxort.BoundSession(spec, ["D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p"))
+    sess = ort_sessions.BoundSession(
+        spec, ["D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p")
+    )
     sess.run()
     sess.end_profiling()
     assert sess.checksum("D") == verify["checksums"]["D"]
@@ -330,15 +345,15 @@ def test_inputs_are_hxruns_inputs(tmp_path):
 def test_graph_outputs_equal_numpy(tmp_path, tasks, repeat):
     pytest.importorskip("onnxruntime")
     spec = _spec(d_repeat=repeat)
-    inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(
+    inp = ort_inputs.runner_inputs(spec)
+    sess = ort_sessions.BoundSession(
         spec, tasks, inp, intra_threads=1, parallel=len(tasks) > 1, profile_prefix=str(tmp_path / "p")
     )
     sess.poison()
     sess.run()
     sess.end_profiling()
     for t in tasks:
-        ref = hxort.numpy_reference(spec, inp, t)
+        ref = ort_checks.numpy_reference(spec, inp, t)
         for name, want in ref.items():
             got = sess.outputs[name]
             assert got.shape == want.shape
@@ -347,14 +362,14 @@ def test_graph_outputs_equal_numpy(tmp_path, tasks, repeat):
             else:
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
     arrays = {k: v for k, v in inp.items() if k[0] in tasks} | sess.outputs
-    assert hxort.check_arrays(spec, arrays) == []
+    assert ort_checks.check_arrays(spec, arrays) == []
 
 
 def test_check_arrays_catches_a_wrong_element_and_a_stale_window(tmp_path):
     pytest.importorskip("onnxruntime")
     spec = _spec()
-    inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(
+    inp = ort_inputs.runner_inputs(spec)
+    sess = ort_sessions.BoundSession(
         spec, ["M", "V", "D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p")
     )
     sess.run()
@@ -363,15 +378,15 @@ def test_check_arrays_catches_a_wrong_element_and_a_stale_window(tmp_path):
     arrays["M_C"][3, 4] += 1e-2
     arrays["V_rowmax"][1] *= 1.01
     arrays["D_dst"][:] = inp["D_src"][:16, :40]  # the first window instead of the last
-    reasons = " | ".join(hxort.check_arrays(spec, arrays))
+    reasons = " | ".join(ort_checks.check_arrays(spec, arrays))
     assert "M.C: 1 of" in reasons and "V.rowmax: 1 of" in reasons and "D.dst" in reasons
 
 
 def test_poison_then_run_rewrites_every_output(tmp_path):
     pytest.importorskip("onnxruntime")
     spec = _spec()
-    inp = hxort.runner_inputs(spec)
-    sess = hxort.BoundSession(
+    inp = ort_inputs.runner_inputs(spec)
+    sess = ort_sessions.BoundSession(
         spec, ["M", "V", "D"], inp, intra_threads=1, parallel=False, profile_prefix=str(tmp_path / "p")
     )
     sess.run()
@@ -389,7 +404,7 @@ def test_poison_then_run_rewrites_every_output(tmp_path):
 def test_profile_runs_on_a_recorded_profile():
     doc = json.loads((DATA / "ort_profile_mvd_graph.json").read_text())
     start = doc["profiling_start_time_ns"]
-    runs = hxort.profile_runs(doc["events"], start, epoch_ns=start)
+    runs = ort_profile.profile_runs(doc["events"], start, epoch_ns=start)
     assert [r["run"] for r in runs] == [0, 1]
     us = lambda v: v * 1000  # noqa: E731  (epoch = profiler start: ns = ts * 1000)
     r0, r1 = runs[0], runs[1]
@@ -415,10 +430,10 @@ def test_profile_runs_aligns_on_the_epoch_and_maps_tasks():
         {"cat": "Session", "name": "model_run", "ts": 200, "dur": 10},
         {"cat": "Node", "name": "M_mm_kernel_time", "ts": 201, "dur": 8, "tid": 2},
     ]
-    runs = hxort.profile_runs(ev, start_ns=5_000_000, epoch_ns=4_000_000)
+    runs = ort_profile.profile_runs(ev, start_ns=5_000_000, epoch_ns=4_000_000)
     assert runs[0]["tasks"] == {"M": {"begin": 1_030_000, "end": 1_080_000, "nodes": 1, "tids": [1]}}
     assert runs[1]["tasks"]["M"]["begin"] == 1_201_000
-    every = hxort.profile_runs(ev, 0, task_of=lambda name: "all")
+    every = ort_profile.profile_runs(ev, 0, task_of=lambda name: "all")
     assert every[0]["tasks"]["all"]["nodes"] == 2 and every[0]["tasks"]["all"]["begin"] == 20_000
 
 
@@ -428,7 +443,7 @@ def test_profile_runs_rejects_a_node_outside_its_run():
         {"cat": "Node", "name": "M_mm_kernel_time", "ts": 15, "dur": 50, "tid": 1},
     ]
     with pytest.raises(ValueError, match="ends after its run"):
-        hxort.profile_runs(ev, 0)
+        ort_profile.profile_runs(ev, 0)
 
 
 # ---------------------------------------------------------------- harness end to end
@@ -516,10 +531,10 @@ def test_harness_writes_the_runner_schema(tmp_path):
 
 
 def test_qnn_check_on_the_htp_emulation(tmp_path):
-    if hxort.qnn_problems():
-        pytest.skip("; ".join(hxort.qnn_problems()))
+    if ort_qnn.qnn_problems():
+        pytest.skip("; ".join(ort_qnn.qnn_problems()))
     spec = _spec(workloads=("mvd",))
-    res = hxort.qnn_check(spec)
+    res = ort_qnn.qnn_check(spec)
     assert res["emulated"] and "x86 emulation" in res["backend"]
     assert res["status"] == "ok", res["reasons"]
     assert set(res["graphs"]) == {"M", "V", "D", "MVD"}
@@ -540,13 +555,13 @@ def test_qnn_check_names_what_is_missing(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_qnn)
     with pytest.raises(
-        hxort.OrtHarnessError, match=r"onnxruntime-qnn is not installed: pip install 'onnxruntime-qnn==2.7.0'"
+        ort_point.OrtHarnessError, match=r"onnxruntime-qnn is not installed: pip install 'onnxruntime-qnn==2.7.0'"
     ):
-        hxort.qnn_check(_spec())
+        ort_qnn.qnn_check(_spec())
 
 
 def test_round_order_is_seeded_per_round():
     items = list(range(9))
-    a = hxort.round_order(1, 0, items)
-    assert sorted(a) == items and a == hxort.round_order(1, 0, items)
-    assert a != hxort.round_order(1, 1, items) and a != hxort.round_order(2, 0, items)
+    a = ort_inputs.round_order(1, 0, items)
+    assert sorted(a) == items and a == ort_inputs.round_order(1, 0, items)
+    assert a != ort_inputs.round_order(1, 1, items) and a != ort_inputs.round_order(2, 0, items)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hxfuse.external import ort as hxort
+from hxfuse.external import ort_profile, ort_records
+from hxfuse.model import ENGINE_OF
 from hxfuse.analysis import timeline as tl
 from hxfuse.runner.records import parse_records
 
@@ -38,7 +39,7 @@ def _runs():
     doc = json.loads((DATA / "ort_profile_mvd_graph.json").read_text())
     start = doc["profiling_start_time_ns"]
     # epoch = the profiler's start: a node's ns = its ts (us) * 1000
-    return hxort.profile_runs(doc["events"], start, epoch_ns=start)
+    return ort_profile.profile_runs(doc["events"], start, epoch_ns=start)
 
 
 def test_recorded_profile_nodes_and_their_thread_lanes():
@@ -48,13 +49,13 @@ def test_recorded_profile_nodes_and_their_thread_lanes():
     assert {n["tid"] for r in runs for n in r["nodes"]} == {POOL}
     assert len(runs[1]["nodes"]) == 14
     # a thread of ONNX Runtime's pool gets ort1; a harness thread keeps its name
-    assert hxort.thread_lanes({"graph:mvd": runs}, {CALLER: "graph"}) == {POOL: "ort1"}
-    assert hxort.thread_lanes({"graph:mvd": runs}, {POOL: "dma"}) == {POOL: "dma"}
+    assert ort_profile.thread_lanes({"graph:mvd": runs}, {CALLER: "graph"}) == {POOL: "ort1"}
+    assert ort_profile.thread_lanes({"graph:mvd": runs}, {POOL: "dma"}) == {POOL: "dma"}
     two = [{"nodes": [{"tid": 7, "begin": 5}, {"tid": 3, "begin": 1}, {"tid": 9, "begin": 2}]}]
-    assert hxort.thread_lanes({"s": two}, {9: "mx"}) == {3: "ort1", 9: "mx", 7: "ort2"}
+    assert ort_profile.thread_lanes({"s": two}, {9: "mx"}) == {3: "ort1", 9: "mx", 7: "ort2"}
     lanes = {POOL: "ort1"}
-    assert hxort.task_nodes(runs[0], "M", lanes) == [["M_matmul", "ort1", 34877000, 34899000]]
-    assert [n[0] for n in hxort.task_nodes(runs[0], "V", lanes)] == [n[0] for n in RUN0 if n[1] == "V"]
+    assert ort_profile.task_nodes(runs[0], "M", lanes) == [["M_matmul", "ort1", 34877000, 34899000]]
+    assert [n[0] for n in ort_profile.task_nodes(runs[0], "V", lanes)] == [n[0] for n in RUN0 if n[1] == "V"]
 
 
 SUBMIT = 25_000_000  # the host's submit, ns on the profile's clock (before run 0's first node)
@@ -65,7 +66,7 @@ def _ort_file(tmp_path: Path) -> Path:
     run 0 of the recorded profile, one A_ort trial whose tasks ran on the
     harness's engine threads (run 1's nodes, as if its thread were each engine)."""
     runs = _runs()
-    lanes = hxort.thread_lanes({"graph:mvd": runs}, {CALLER: "graph"})
+    lanes = ort_profile.thread_lanes({"graph:mvd": runs}, {CALLER: "graph"})
 
     def task(t, r, engine, lanes):
         iv = r["tasks"][t]
@@ -80,7 +81,7 @@ def _ort_file(tmp_path: Path) -> Path:
             "cpu_ns": None,
             "cpu_begin": None,
             "cpu_end": None,
-            "nodes": hxort.task_nodes(r, t, lanes),
+            "nodes": ort_profile.task_nodes(r, t, lanes),
         }
 
     def trial(group, r, tasks, waits=()):
@@ -112,14 +113,14 @@ def _ort_file(tmp_path: Path) -> Path:
         }
 
     r0, r1 = runs
-    a_ort = [task(t, r1, hxort.ENGINE_OF[t], {POOL: hxort.ENGINE_OF[t]}) for t in "MVD"]
+    a_ort = [task(t, r1, ENGINE_OF[t], {POOL: ENGINE_OF[t]}) for t in "MVD"]
     recs = [
         {
             "record": "meta",
             "schema_version": 2,
             "target": "host",
             "backend": "onnxruntime 1.32.0 CPUExecutionProvider",
-            "group_mapping": hxort.GROUP_MAPPING,
+            "group_mapping": ort_records.GROUP_MAPPING,
             "emulated": False,
             "clock": {"source": "CLOCK_REALTIME"},
         },

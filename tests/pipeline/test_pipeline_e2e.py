@@ -266,9 +266,10 @@ RULES_OF_MODULE = {
     "analysis/aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "paper/answers": PAPER,
     "runner/checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
-    # the Snakefile's; no job script imports it (the rules pass what they
-    # need as params)
-    "config": set(),
+    # the Snakefile's; the rules pass what they need as params, and only the
+    # ONNX Runtime harness's parser imports it (hxrun's defaults and least
+    # values: RUNNER_DEFAULTS, RUNNER_LIMITS)
+    "config": {"ort_run"},
     "deps": set(),
     "external/compare": COMPARE,
     "sweep/families": {"aggregate", "figure_family", "families_tex"},
@@ -315,6 +316,16 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS
     | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "external/ort": {"ort_run"},
+    "external/ort_point": {"ort_run"},
+    "external/ort_inputs": {"ort_run"},
+    "external/ort_graphs": {"ort_run"},
+    "external/ort_checks": {"ort_run"},
+    "external/ort_sessions": {"ort_run"},
+    "external/ort_engines": {"ort_run"},
+    "external/ort_profile": {"ort_run"},
+    "external/ort_records": {"ort_run"},
+    "external/ort_harness": {"ort_run"},
+    "external/ort_qnn": {"ort_run"},
     "paper/sections": PAPER,
     "paper/workloads": PAPER,
     "sweep/pipeline": {"aggregate"},
@@ -325,7 +336,7 @@ RULES_OF_MODULE = {
     "search/compare": SEARCH_ANALYSIS,
     "search/plots": {"figure_search"},
     "search/confirm": SEARCH_RUN,
-    "search/space": set(),
+    "search/space": {"ort_run"},  # imported by config (its checks), which the harness's parser imports
     # the first-day ladder's reading (the selftest rule's script)
     "runner/selftest": {"selftest_target"},
     "serve/stats": {"serve_check", "serve_summary"},
@@ -338,7 +349,7 @@ RULES_OF_MODULE = {
     | COMPARE
     | SEARCH_ANALYSIS
     | PAPER,
-    "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"}
+    "targets": {"aggregate", "report_tables", "table", "ort_run", "external_table", "serve_table", "graph_table"}
     | FIG
     | COMPARE
     | PAPER
