@@ -269,6 +269,8 @@ RULES_OF_MODULE = {
     # the Snakefile's; no job script imports it (the rules pass what they
     # need as params)
     "config": set(),
+    # the table of hxrun's options: no job script imports it
+    "runner/cli": set(),
     "deps": set(),
     "external/compare": COMPARE,
     "sweep/families": {"aggregate", "figure_family", "families_tex"},
