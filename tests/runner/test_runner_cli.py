@@ -18,6 +18,7 @@ import subprocess
 import pytest
 from runner_util import build_runner, run_runner
 
+from hxfuse.config.params import POINT_KEYS
 from hxfuse.model import V_VARIANT_DEFAULTS
 from hxfuse.runner import cli
 
@@ -119,3 +120,12 @@ def test_the_pipelines_command_line_is_the_tables():
     assert cli.argv({**base, "calibrate": {}, "v_shape": None}) == want
     assert cli.argv({**base, "calibrate": {"V": 80.0, "M": 12.5}})[-2:] == ["--calibrate", "M=12.5,V=80"]
     assert cli.affinity_arg({"mx": 0, "host": 1, "bw0": 1}) == "host=1,mx=0,bw0=1"
+
+
+def test_every_option_from_a_point_is_a_point_parameter():
+    """The config's point parameters are the table's options less the run
+    settings (POINT_KEYS keeps its own order: a search space's canonical
+    order, and so which candidates a seed draws, follows it)."""
+    run_keys = {"workloads", "warmup", "rounds", "seed", "groups"}
+    assert set(POINT_KEYS) == set(cli.BY_KEY) - run_keys
+    assert len(POINT_KEYS) == len(set(POINT_KEYS))
