@@ -12,7 +12,7 @@ min_version("9.19.0")
 
 # A YAML error in config.yaml is reported with file and line (Snakemake's
 # own message names neither); study files are read the same way
-# (hxfuse.config.load_yaml).  A --configfile is read by Snakemake before this
+# (hxfuse.config.load.load_yaml).  A --configfile is read by Snakemake before this
 # file runs: `python3 -m hxfuse.config FILE` locates an error there.
 import os as _os
 import sys as _sys
@@ -20,7 +20,7 @@ import sys as _sys
 # this checkout's package (current_basedir: also when another workflow
 # imports this one as a module, where workflow.basedir is the importer's)
 _sys.path.insert(0, str(workflow.current_basedir))
-from hxfuse.config import ConfigError as _ConfigError, load_yaml as _load_yaml
+from hxfuse.config.load import ConfigError as _ConfigError, load_yaml as _load_yaml
 
 # config.yaml of the working directory, the file `configfile:` reads (as in
 # Snakemake's workflow template); a module given `config:` reads none.

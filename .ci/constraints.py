@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "constraints.txt"
 # Tools CI installs besides the package's own dependencies (pinned here too):
 # the linter, and zig, the hexagon-qemu cross compiler (its pin must equal
-# hxfuse.targets.ZIG_PIN, which a test checks).
+# hxfuse.config.targets.ZIG_PIN, which a test checks).
 TOOLS = ("ruff", "ziglang", "snakefmt", "clang-format")
 HEADER = (
     "# Exact versions of every Python package hxfuse depends on (closure of\n"

@@ -11,7 +11,7 @@ files as inputs, computed once at startup, so editing a module reruns
 exactly the jobs whose code ran it, and no hand-written list can fall behind.
 
 Modules are named by their path inside the package without ``.py``
-(``graph/stats``, ``config``; a package by its ``__init__``:
+(``graph/stats``, ``config/load``; a package by its ``__init__``:
 ``graph/__init__``).
 """
 

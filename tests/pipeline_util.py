@@ -138,7 +138,8 @@ def zig_and_qemu() -> tuple[bool, str]:
     """(available, skip message) for the hexagon-qemu target's tools."""
     import shutil
 
-    from hxfuse.config import ZIG_PIN, target_problems
+    from hxfuse.config.preflight import target_problems
+    from hxfuse.config.targets import ZIG_PIN
 
     missing = target_problems({"targets": ["hexagon-qemu"]})
     if not missing:
@@ -162,11 +163,12 @@ def aggregate_synthetic(
     runs after the files are written, before they are aggregated."""
     import json
 
-    from hxfuse import config as hc
+    from hxfuse.config import points as hxpoints
+    from hxfuse.config import targets as hxtargets
     from hxfuse.runner import integrity
     from hxfuse.sweep.pipeline import aggregate_target
 
-    pts = hc.aggregate_points(cfg, target)
+    pts = hxpoints.aggregate_points(cfg, target)
     raws, checks, provs = [], [], []
     i = 0
     for p in pts:
@@ -205,8 +207,8 @@ def aggregate_synthetic(
         None,
         cfg["analysis"],
         cfg["check"],
-        hc.config_hash(cfg),
-        hc.target_info(target),
+        hxpoints.config_hash(cfg),
+        hxtargets.info(target),
         str(out / "trials.csv.gz"),
         str(out / "summary.csv"),
         str(out / "summary.json"),

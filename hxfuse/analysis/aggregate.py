@@ -19,7 +19,7 @@ from hxfuse.analysis import metrics as mx
 from hxfuse.analysis import stats as st
 from hxfuse.analysis import verdicts as vd
 from hxfuse.runner.records import Run
-from hxfuse.targets import emulated_flag
+from hxfuse.config.targets import emulated_flag
 
 DEFAULT_CHECK_COL = "check_ok"
 

@@ -21,7 +21,7 @@ Usage::
 
 This module is the command line: the parser, with hxrun's defaults in one
 table (:data:`HXRUN_DEFAULTS`), the point's validation and :func:`main`.  The
-point options are hxrun's (``hxfuse.config.runner_args``).  Each is either
+point options are hxrun's (``hxfuse.config.points.runner_args``).  Each is either
 honoured (the tasks' sizes, the V variant, fp32, V's workers, the placement,
 rounds and seeds), recorded because it only shapes how hxrun schedules its
 own groups (:data:`SCHEDULING_ONLY`), or, where it changes the tasks' work
@@ -47,39 +47,31 @@ import os
 import sys
 from typing import Any, Sequence
 
-from hxfuse.config import RUNNER_DEFAULTS, RUNNER_LIMITS
+from hxfuse.runner.cli import BY_KEY, RUNNER_LIMITS
 from hxfuse.external.ort_harness import Harness
 from hxfuse.external.ort_point import OrtHarnessError, Spec, engine_cores
 from hxfuse.external.ort_qnn import qnn_check
 from hxfuse.model import ENGINE_OF, V_VARIANT_DEFAULTS, WORKLOAD_TASKS
 
-# hxrun's defaults (kernels/src/args.c), the harness's one copy: an option
-# left out must give the point hxrun runs without it.  Those hxfuse.config's
-# runner table holds are taken from it; the rest are copied by hand and
-# pinned by tests/external/test_ort_parser.py.  The honoured options take
-# them as their parser defaults; a NOT_EXPRESSIBLE option is accepted only at
-# its value here.  None: unset (V's shape and passes then follow the variant,
+# hxrun's defaults, taken from the one table of its options
+# (hxfuse.runner.cli, which tests/runner/test_runner_cli.py holds to the
+# runner itself): an option left out must give the point hxrun runs without
+# it.  The honoured options take them as their parser defaults; a
+# NOT_EXPRESSIBLE option is accepted only at its value here.  None: unset
+# (V's shape and passes then follow the variant,
 # hxfuse.model.V_VARIANT_DEFAULTS; D's source stride is twice its row bytes;
 # M's tile is the backend's own blocking).
 HXRUN_DEFAULTS: dict[str, Any] = {
-    "workloads": "mvd",
-    "precision": "fp32",
-    "m_shape": (256, 256, 256),
-    "v_variant": "onchip",
-    "v_shape": None,
-    "v_passes": None,
-    "v_workers": 1,
-    "d_shape": (1024, 2048),
-    "d_src_stride": None,
-    "d_desc_rows": 64,
-    "d_repeat": 1,
-    "warmup": 5,
-    "rounds": 30,
-    "seed": 1,
-    **{k: RUNNER_DEFAULTS[k] for k in ("m_tile", "d_buffers", "antagonist", "antagonist_bytes")},
+    "workloads": ",".join(BY_KEY["workloads"].default),
+    **{
+        k: BY_KEY[k].default
+        for k in ("precision", "m_shape", "v_variant", "v_shape", "v_passes", "v_workers", "d_shape")
+        + ("d_src_stride", "d_desc_rows", "d_repeat", "warmup", "rounds", "seed")
+        + ("m_tile", "d_buffers", "antagonist", "antagonist_bytes")
+    },
 }
 # hxrun's least value of each number option the harness honours
-# (hxfuse.config.RUNNER_LIMITS).  Only the least: the harness has never
+# (hxfuse.runner.cli.RUNNER_LIMITS).  Only the least: the harness has never
 # checked hxrun's upper bounds, and the config's validation holds the
 # pipeline's points to them.
 LEAST = {
@@ -252,7 +244,7 @@ def point_problems(ns: argparse.Namespace) -> list[str]:
 
 def args_problems(args: Sequence[str]) -> list[str]:
     """:func:`point_problems` of hxrun's options for a point (the list of
-    ``hxfuse.config.runner_args``); an option the harness does not know at
+    ``hxfuse.config.points.runner_args``); an option the harness does not know at
     all is a problem too."""
     ns, unknown = parser().parse_known_args(["--out", "-", *map(str, args)])
     return ([f"{' '.join(unknown)}: not an option the ONNX Runtime harness knows"] if unknown else []) + point_problems(

@@ -24,7 +24,7 @@ import inspect
 import re
 from pathlib import Path
 
-from hxfuse.config import ConfigError, load_yaml, study_path
+from hxfuse.config.load import ConfigError, load_yaml, study_path
 from hxfuse.graph.profile import levels
 from hxfuse.graph.build import BUILDERS, build
 

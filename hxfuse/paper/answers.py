@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from hxfuse.render.latex import tex_escape, verdict_tex
-from hxfuse.targets import emulated_results
+from hxfuse.config.targets import emulated_results
 
 # verdict keys that are not a row of the reading table
 NO_ROW = ("inconclusive", "undetermined", "no-match", "excluded", "emulated")

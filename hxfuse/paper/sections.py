@@ -5,7 +5,7 @@ outputs (``summary.json``: provenance, group mapping, target status;
 ``summary.csv``: the environment columns each runner recorded), never typed
 in: the paper must describe the machine the data came from, whichever it was.
 Targets that have no summary in this build are listed from
-:data:`hxfuse.targets.TARGETS` as *not run*, with what running them would give.
+:data:`hxfuse.config.targets.TARGETS` as *not run*, with what running them would give.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from hxfuse.paper import answers as ans
 from hxfuse.runner import mechanism as mech
 from hxfuse.paper import workloads as pw
-from hxfuse.targets import TARGETS, emulated_results, is_emulated
+from hxfuse.config.targets import TARGETS, emulated_results, is_emulated
 from hxfuse.render.latex import tex_escape
 
 

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from hxfuse.targets import emulated_results, is_emulated  # whose timings are not performance
+from hxfuse.config.targets import emulated_results, is_emulated  # whose timings are not performance
 from hxfuse.render.tex import tex_escape  # the one escaper (re-exported: answers, paper, tables import it from here)
 
 SPEEDUPS = [

@@ -16,7 +16,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from hxfuse import targets as _targets
+from hxfuse.config import targets as _targets
 
 FIRST_DAY = "kernels/hexagon/README.md, section First day"
 

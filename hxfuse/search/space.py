@@ -4,7 +4,7 @@ A *search* (``searches.<name>`` in a study file or a --configfile; schema in
 ``workflow/schemas/config.schema.yaml``) declares
 
 - ``space``: point parameter -> list of values (every runner option is a
-  point parameter, ``hxfuse.config.POINT_KEYS``; ``calibrate`` is not, it
+  point parameter, ``hxfuse.config.params.POINT_KEYS``; ``calibrate`` is not, it
   replaces the tasks).  A candidate takes one value of each, over ``base``;
 - ``fixed``: the fixed default configuration (overrides of ``base``);
 - ``budget``: how many candidates are evaluated (one runner invocation of
@@ -18,7 +18,7 @@ space's last parameter fastest), so the same seed always evaluates the same
 candidates and every candidate is its own cached target.
 
 Validation (:func:`search_problems`, called by
-``hxfuse.config.check_semantics``): the schema has already refused an
+``hxfuse.config.validate.check_semantics``): the schema has already refused an
 unknown parameter or a value the runner would refuse; here a value listed
 twice, and every candidate (all of them up to :data:`MAX_CHECKED`, otherwise
 every sampled one) and the fixed default go through the same semantic checks
@@ -26,7 +26,7 @@ as a sweep point (scratch plan, V workers against V's rows, placements naming
 threads that exist, cores this machine has), each problem naming the search
 and the candidate.  Nothing runs before all of that passes.
 
-Standard library and ``hxfuse.config`` only: the search's run jobs take their
+Standard library and ``hxfuse.config``'s params, points and semantics only: the search's run jobs take their
 arguments from here at planning time.
 """
 
@@ -39,10 +39,13 @@ import random
 import re
 from typing import Any
 
-from hxfuse import config as hxconfig
-from hxfuse import targets as hxtargets
+from hxfuse.config import targets as hxtargets
+from hxfuse.config.params import POINT_KEYS, target_settings
+from hxfuse.config.points import Point, runner_args
+from hxfuse.config.points import canonical as canonical_bytes
+from hxfuse.config.semantics import point_problems
 
-SPACE_KEYS = tuple(k for k in hxconfig.POINT_KEYS if k != "calibrate")
+SPACE_KEYS = tuple(k for k in POINT_KEYS if k != "calibrate")
 # spaces up to this size are checked candidate by candidate before any job;
 # larger ones: every sampled candidate
 MAX_CHECKED = 4096
@@ -119,10 +122,10 @@ def params_of(config: dict, name: str, values: dict, target: str) -> dict:
     its ``fixed``): defaults < the search's base < values <
     target_settings.<target>.params."""
     s = searches(config)[name]
-    p = {k: copy.deepcopy(config["defaults"][k]) for k in hxconfig.POINT_KEYS}
+    p = {k: copy.deepcopy(config["defaults"][k]) for k in POINT_KEYS}
     p.update(copy.deepcopy(s.get("base") or {}))
     p.update(copy.deepcopy(values))
-    p.update(copy.deepcopy(hxconfig.target_settings(config, target).get("params") or {}))
+    p.update(copy.deepcopy(target_settings(config, target).get("params") or {}))
     return p
 
 
@@ -152,14 +155,14 @@ def _runner_args(
     if isinstance(ts.get(target), dict):
         ts[target].pop("run", None)  # the search's own rounds, warm-up and groups
     cfg["target_settings"] = ts
-    p = hxconfig.Point(target, SWEEP_PREFIX + name, s["workload"], cid, 0.0, cid, params)
-    return hxconfig.runner_args(cfg, p, 0)
+    p = Point(target, SWEEP_PREFIX + name, s["workload"], cid, 0.0, cid, params)
+    return runner_args(cfg, p, 0)
 
 
 def args_hash(target: str, args: list[str]) -> str:
-    """What one search run depends on, hashed as hxfuse.config.point_hash
+    """What one search run depends on, hashed as hxfuse.config.points.point_hash
     hashes a replicate's (its provenance sidecar records it)."""
-    return hashlib.sha256(hxconfig._canonical({"target": target, "args": args})).hexdigest()[:12]
+    return hashlib.sha256(canonical_bytes({"target": target, "args": args})).hexdigest()[:12]
 
 
 def plan(config: dict, name: str, target: str) -> dict:
@@ -290,7 +293,7 @@ def search_problems(config: dict) -> list[str]:
         where.update({j + 1: f"{key}.space, candidate ({describe(v)}): " for j, v in enumerate(combos)})
         pat = re.compile(rf"^config\.sweeps\.{sname}\.points\[(\d+)\]\.")
         for target in search_targets(config):
-            for msg in hxconfig._point_problems(probe, target):
+            for msg in point_problems(probe, target):
                 line = pat.sub(lambda m, w=where: w[int(m.group(1))], msg)
                 if line not in mine:
                     mine.append(line)

@@ -40,7 +40,7 @@ from hxfuse.sweep import families
 from hxfuse.runner import integrity
 from hxfuse.runner import provenance
 from hxfuse.runner.records import IncompleteRunError, read_run
-from hxfuse.targets import emulated_flag, emulated_results
+from hxfuse.config.targets import emulated_flag, emulated_results
 
 POINT_COLS = ["target", "sweep", "point_id", "point", "x", "label"]
 

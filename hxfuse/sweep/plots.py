@@ -43,7 +43,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from hxfuse.model import GROUPS  # noqa: E402
-from hxfuse.targets import emulated_flag, emulated_results  # noqa: E402
+from hxfuse.config.targets import emulated_flag, emulated_results  # noqa: E402
 
 GROUP_TITLES = {
     "A": "A  existing serial",
@@ -120,7 +120,7 @@ def _emulated_notice(out: Sequence[str | Path], what: str) -> None:
 
 
 def _is_emulated_table(df: pd.DataFrame) -> bool:
-    """A summary or trial table of an emulated target (hxfuse.targets decides)."""
+    """A summary or trial table of an emulated target (hxfuse.config.targets decides)."""
     return emulated_results(table=df)
 
 

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from hxfuse.analysis.metrics import TASKS
-from hxfuse.targets import emulated_flag
+from hxfuse.config.targets import emulated_flag
 
 US = 1000.0
 

@@ -8,7 +8,9 @@ import copy
 
 import pytest
 
-import hxfuse.config as hc
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import points as hxpoints
+from hxfuse.config import preflight as hxpreflight
 from conftest import synthetic_run
 from hxfuse.runner.integrity import IntegrityError
 from pipeline_util import TINY, aggregate_synthetic
@@ -17,7 +19,7 @@ from pipeline_util import TINY, aggregate_synthetic
 def tiny_config():
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["workloads"] = ["mv"]
-    return hc.validate(cfg)
+    return hxvalidate.validate(cfg)
 
 
 def records(p, rep, i):
@@ -74,7 +76,7 @@ def test_stale_replicate_is_refused_with_its_rerun_command(tmp_path):
         aggregate_synthetic(tmp_path, cfg, "host", records, damage=make_stale)
     msg = str(err.value)
     raw = tmp_path / "raw/tiny/mv/small/rep1.jsonl"
-    want = [p for p in hc.aggregate_points(cfg, "host") if p["id"] == "tiny/mv/small"][0]["point_hashes"][1]
+    want = [p for p in hxpoints.aggregate_points(cfg, "host") if p["id"] == "tiny/mv/small"][0]["point_hashes"][1]
     assert f"{raw}: measured for point_hash 0123456789ab, the point is now {want}" in msg
     assert f"rerun it with: snakemake --cores 4 -f {raw} all" in msg
     assert "rep0" not in msg  # only the stale replicate is named
@@ -82,9 +84,9 @@ def test_stale_replicate_is_refused_with_its_rerun_command(tmp_path):
 
 def test_point_hashes_follow_the_parameters():
     cfg = tiny_config()
-    before = {p["id"]: p["point_hashes"] for p in hc.aggregate_points(cfg, "host")}
+    before = {p["id"]: p["point_hashes"] for p in hxpoints.aggregate_points(cfg, "host")}
     cfg["sweeps"]["tiny"]["points"][0]["v_passes"] = 2
-    after = {p["id"]: p["point_hashes"] for p in hc.aggregate_points(cfg, "host")}
+    after = {p["id"]: p["point_hashes"] for p in hxpoints.aggregate_points(cfg, "host")}
     assert before["tiny/mv/small"] != after["tiny/mv/small"]
     assert before["tiny/mv/big"] == after["tiny/mv/big"]
     assert len(set(before["tiny/mv/small"])) == 2  # each replicate its own seed
@@ -102,4 +104,4 @@ def test_point_hashes_follow_the_parameters():
     ],
 )
 def test_preflight_runs_only_on_targets_the_validation_accepted(cfg, error, ready):
-    assert hc.preflight_ready(cfg, error) is ready
+    assert hxpreflight.preflight_ready(cfg, error) is ready

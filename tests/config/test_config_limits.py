@@ -1,4 +1,4 @@
-"""One source of parameter limits: hxfuse.config.RUNNER_LIMITS.
+"""One source of parameter limits: hxfuse.runner.cli.RUNNER_LIMITS (the table of hxrun's options).
 
 The schema's bounds must equal the table (checked on every validation), the
 built runner must refuse each bound + 1 (and bound - 1 where that is a
@@ -17,26 +17,30 @@ import subprocess
 import pytest
 from pipeline_util import REPO, TINY
 
-import hxfuse.config as hc
+from hxfuse.config import load as hxload
+from hxfuse.config import schema as hxschema
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import points as hxpoints
+from hxfuse.runner import cli as hxrunnercli
 
 
 def validate(cfg):
-    return hc.validate(cfg, hc.load_schema())
+    return hxvalidate.validate(cfg, hxschema.load_schema())
 
 
 def test_schema_bounds_equal_the_runner_table():
-    assert hc.schema_limit_problems(hc.load_schema()) == []
+    assert hxschema.schema_limit_problems(hxschema.load_schema()) == []
 
 
 def test_a_schema_that_drifts_is_refused():
-    schema = hc.load_schema()
+    schema = hxschema.load_schema()
     schema["$defs"]["point_props"]["v_workers"]["maximum"] = 64
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"schema bounds of v_workers \[1, 64\] differ from "
         r"the runner's --v-workers \[1, 8\]",
     ):
-        hc.validate(copy.deepcopy(TINY), schema)
+        hxvalidate.validate(copy.deepcopy(TINY), schema)
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +77,9 @@ def _parse(runner, tmp_path, opt, value):
     return r.stderr.splitlines()[0], msg
 
 
-@pytest.mark.parametrize("key", sorted(hc.RUNNER_LIMITS))
+@pytest.mark.parametrize("key", sorted(hxrunnercli.RUNNER_LIMITS))
 def test_runner_refuses_each_bound_plus_one(runner, tmp_path, key):
-    opt, lo, hi = hc.RUNNER_LIMITS[key]
+    opt, lo, hi = hxrunnercli.RUNNER_LIMITS[key]
     # below the lower bound only where that is a non-negative number (the
     # schema refuses negatives; the runner's strtoull would wrap a negative seed)
     for bad in [v for v in (hi + 1, lo - 1) if v >= 0]:
@@ -112,14 +116,14 @@ def test_values_the_runner_refuses_are_refused_naming_the_key(key, path, value, 
     for k in path[:-1]:
         node = node.setdefault(k, {})
     node[path[-1]] = value
-    with pytest.raises(hc.ConfigError, match=message):
+    with pytest.raises(hxload.ConfigError, match=message):
         validate(cfg)
 
 
 def test_more_v_workers_than_rows_is_refused():
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][0].update({"v_shape": [4, 256], "v_workers": 8})
-    with pytest.raises(hc.ConfigError, match=r"points\[0\]\.v_workers: 8 vector workers for 4 rows"):
+    with pytest.raises(hxload.ConfigError, match=r"points\[0\]\.v_workers: 8 vector workers for 4 rows"):
         validate(cfg)
 
 
@@ -129,7 +133,7 @@ def test_mv_only_sweep_still_needs_room_for_ds_window():
     cfg["sweeps"]["tiny"]["workloads"] = ["mv"]
     cfg["defaults"].update({"v_variant": "compute", "d_shape": [1024, 2048], "scratch_bytes": 65536})
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"points\[0\]\.scratch_bytes: 65536 is less than the "
         r"2097152 bytes the runner plans for D's window",
     ):
@@ -150,7 +154,7 @@ def test_mv_only_sweep_still_needs_room_for_ds_window():
 def test_bad_affinity_is_refused(value, message):
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][1]["affinity"] = value
-    with pytest.raises(hc.ConfigError, match=r"points\[1\]\." + message):
+    with pytest.raises(hxload.ConfigError, match=r"points\[1\]\." + message):
         validate(cfg)
 
 
@@ -160,12 +164,12 @@ def test_affinity_reaches_the_runner_arguments():
     cfg["sweeps"]["tiny"]["points"][0]["v_workers"] = 2  # vec1 exists only with 2 workers
     cfg["sweeps"]["tiny"]["points"][1]["affinity"] = "none"
     cfg = validate(cfg)
-    a = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mv", "small"))
+    a = hxpoints.runner_args(cfg, hxpoints.find_point(cfg, "host", "tiny", "mv", "small"))
     assert a[a.index("--affinity") + 1] == "host=1,vec=1,mx=0,dma=0,vec1=0"
-    b = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mv", "big"))
+    b = hxpoints.runner_args(cfg, hxpoints.find_point(cfg, "host", "tiny", "mv", "big"))
     assert b[b.index("--affinity") + 1] == "none"
     plain = validate(copy.deepcopy(TINY))
-    c = hc.runner_args(plain, hc.find_point(plain, "host", "tiny", "md", "big"))
+    c = hxpoints.runner_args(plain, hxpoints.find_point(plain, "host", "tiny", "md", "big"))
     assert c[c.index("--affinity") + 1] == "spread"  # the schema's default
 
 
@@ -173,7 +177,7 @@ def test_old_run_affinity_key_gives_a_clear_message():
     cfg = copy.deepcopy(TINY)
     cfg["run"]["affinity"] = "spread"
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"config\.run\.affinity: placement is now a point "
         r"parameter: write `affinity: <value>` under `defaults`",
     ):
@@ -184,12 +188,12 @@ def test_replicates_seeds_and_bounds():
     cfg = copy.deepcopy(TINY)
     cfg["run"]["replicates"] = 3
     cfg = validate(cfg)
-    p = hc.find_point(cfg, "host", "tiny", "mv", "small")
-    seeds = [hc.runner_args(cfg, p, r)[hc.runner_args(cfg, p, r).index("--seed") + 1] for r in range(3)]
+    p = hxpoints.find_point(cfg, "host", "tiny", "mv", "small")
+    seeds = [hxpoints.runner_args(cfg, p, r)[hxpoints.runner_args(cfg, p, r).index("--seed") + 1] for r in range(3)]
     assert seeds == ["3", "4", "5"]
-    assert len({hc.point_hash(cfg, p, r) for r in range(3)}) == 3
+    assert len({hxpoints.point_hash(cfg, p, r) for r in range(3)}) == 3
     with pytest.raises(KeyError, match="no replicate 3"):
-        hc.runner_args(cfg, p, 3)
+        hxpoints.runner_args(cfg, p, 3)
     assert validate(copy.deepcopy({**TINY, "run": {}}))["run"]["replicates"] == 3  # default
 
 
@@ -199,7 +203,7 @@ def test_min_effect_in_the_schema():
     for bad in (0, 0.5, -0.1):
         c = copy.deepcopy(TINY)
         c["analysis"] = {"min_effect": bad}
-        with pytest.raises(hc.ConfigError, match=r"config\.analysis\.min_effect"):
+        with pytest.raises(hxload.ConfigError, match=r"config\.analysis\.min_effect"):
             validate(c)
 
 
@@ -214,10 +218,10 @@ def test_m_tile_must_be_a_multiple_of_8_in_the_runner_too(runner, tmp_path):
     assert sentinel in err
 
 
-@pytest.mark.parametrize("key", sorted(hc.RUNNER_CHOICES))
+@pytest.mark.parametrize("key", sorted(hxrunnercli.RUNNER_CHOICES))
 def test_runner_accepts_exactly_the_schemas_choices(runner, tmp_path, key):
-    opt, values = hc.RUNNER_CHOICES[key]
-    schema_values = validate(copy.deepcopy(TINY)) and hc.load_schema()["$defs"]["point_props"][key]
+    opt, values = hxrunnercli.RUNNER_CHOICES[key]
+    schema_values = validate(copy.deepcopy(TINY)) and hxschema.load_schema()["$defs"]["point_props"][key]
     for v in values:
         err, sentinel = _parse(runner, tmp_path, opt, v)
         assert sentinel in err, (key, v, err)
@@ -227,14 +231,14 @@ def test_runner_accepts_exactly_the_schemas_choices(runner, tmp_path, key):
 
 
 def test_a_schema_whose_choices_drift_is_refused():
-    schema = hc.load_schema()
+    schema = hxschema.load_schema()
     schema["$defs"]["point_props"]["v_release"]["enum"] = ["at-completion", "never"]
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"schema values of v_release .* differ from the "
         r"runner's --v-release",
     ):
-        hc.validate(copy.deepcopy(TINY), schema)
+        hxvalidate.validate(copy.deepcopy(TINY), schema)
 
 
 @pytest.mark.parametrize(
@@ -258,7 +262,7 @@ def test_a_schema_whose_choices_drift_is_refused():
 def test_a_bad_option_value_stops_naming_the_key(key, value, message):
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][0][key] = value
-    with pytest.raises(hc.ConfigError, match=r"config\.sweeps\.tiny\.points\[0\]\." + message):
+    with pytest.raises(hxload.ConfigError, match=r"config\.sweeps\.tiny\.points\[0\]\." + message):
         validate(cfg)
 
 
@@ -267,7 +271,7 @@ def test_the_wait_policy_moved_from_run_to_the_point(key):
     cfg = copy.deepcopy(TINY)
     cfg["run"][key] = {"wait": "spin", "spin_ns": 5, "early_completion": False}[key]
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=rf"config\.run\.{key}: the wait policy is now a point "
         rf"parameter: write `{key}: <value>` under `defaults`",
     ):
@@ -278,7 +282,7 @@ def test_default_options_keep_their_runner_arguments():
     """Options at the runner's default are not passed, so points that do not
     use them keep their arguments, point hash and cached results."""
     cfg = validate(copy.deepcopy(TINY))
-    a = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mvd", "small"))
+    a = hxpoints.runner_args(cfg, hxpoints.find_point(cfg, "host", "tiny", "mvd", "small"))
     for opt in ("--m-tile", "--d-buffers", "--v-release", "--window", "--antagonist", "--antagonist-bytes"):
         assert opt not in a
     assert a[a.index("--wait") + 1] == "spin-block" and a[a.index("--early-completion") + 1] == "on"
@@ -311,7 +315,7 @@ def test_every_option_of_a_point_reaches_the_runner(runner, tmp_path):
     cfg["run"].update({"warmup": 0, "rounds": 1, "groups": ["A", "D"]})
     cfg["sweeps"]["tiny"]["points"][0].update(ALL_OPTIONS)
     cfg = validate(cfg)
-    args = hc.runner_args(cfg, hc.find_point(cfg, "host", "tiny", "mvd", "small"))
+    args = hxpoints.runner_args(cfg, hxpoints.find_point(cfg, "host", "tiny", "mvd", "small"))
     out = tmp_path / "r.jsonl"
     r = subprocess.run([str(runner), "--out", str(out), *args], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -339,7 +343,7 @@ def test_scratch_check_counts_ds_second_window_like_the_runner(runner, tmp_path,
     runner plans the point, one byte less it refuses (exit 3) and so does
     validation, naming the key and D's windows."""
     ok = validate(_scratch_cfg(d_buffers, need))
-    args = hc.runner_args(ok, hc.find_point(ok, "host", "tiny", "mv", "small"))
+    args = hxpoints.runner_args(ok, hxpoints.find_point(ok, "host", "tiny", "mv", "small"))
     r = subprocess.run(
         [str(runner), "--out", str(tmp_path / "ok.jsonl"), *args], capture_output=True, text=True, timeout=60
     )
@@ -351,7 +355,7 @@ def test_scratch_check_counts_ds_second_window_like_the_runner(runner, tmp_path,
     assert r.returncode == 3 and "scratch overflow" in r.stderr, r.stderr
     windows = "D's two windows (d_buffers 2" if d_buffers == 2 else "D's window ("
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=rf"scratch_bytes: {need - 1} is less than the {need} "
         rf"bytes the runner plans for .*{re.escape(windows)}",
     ):
@@ -372,7 +376,7 @@ def test_scratch_check_counts_ds_second_window_like_the_runner(runner, tmp_path,
 def test_placed_threads_must_exist(params, message):
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["points"][0].update(params)
-    with pytest.raises(hc.ConfigError, match=r"points\[0\]\." + message):
+    with pytest.raises(hxload.ConfigError, match=r"points\[0\]\." + message):
         validate(cfg)
     ok = copy.deepcopy(TINY)
     ok["sweeps"]["tiny"]["points"][0].update({"antagonist": 3, "v_workers": 2, "affinity": {"bw2": 0, "vec1": 0}})
@@ -385,7 +389,7 @@ def test_m_tile_is_refused_for_a_fixed_blocking_backend():
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}}}
     cfg["sweeps"]["tiny"]["points"][0]["m_tile"] = 64
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"points\[0\]\.m_tile: target hexagon-qemu's GEMM .* "
         r"refuses --m-tile",
     ):

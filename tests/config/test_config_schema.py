@@ -5,7 +5,10 @@ import copy
 import pytest
 import yaml
 
-import hxfuse.config as hc
+from hxfuse.config import load as hxload
+from hxfuse.config import schema as hxschema
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import points as hxpoints
 from pipeline_util import REPO, TINY
 
 
@@ -14,12 +17,12 @@ def load_default():
 
 
 def validate(cfg):
-    return hc.validate(cfg, hc.load_schema())
+    return hxvalidate.validate(cfg, hxschema.load_schema())
 
 
 def test_default_config_is_valid_and_fills_defaults():
     cfg = validate(load_default())
-    pts = hc.points(cfg)
+    pts = hxpoints.points(cfg)
     assert {p.workload for p in pts} == {"mv", "md", "mvd"}
     # one point per (sweep, workload, point): ratio 3 x 3, pressure 2 x 4, quota 1 x 2,
     # granularity 1 x 2
@@ -33,7 +36,7 @@ def test_default_config_is_valid_and_fills_defaults():
 
 def test_tiny_config_is_valid():
     cfg = validate(copy.deepcopy(TINY))
-    assert len(hc.points(cfg)) == 6
+    assert len(hxpoints.points(cfg)) == 6
 
 
 def mutate(path, value, base=None):
@@ -82,7 +85,7 @@ BAD = {
 @pytest.mark.parametrize("kind", sorted(BAD))
 def test_bad_config_names_the_key(kind):
     path, value, pattern = BAD[kind]
-    with pytest.raises(hc.ConfigError, match=pattern):
+    with pytest.raises(hxload.ConfigError, match=pattern):
         validate(mutate(path, value))
 
 
@@ -119,14 +122,14 @@ def test_semantic_errors(kind):
     if kind == "log axis needs positive x":
         cfg["sweeps"]["tiny"]["points"][0]["x"] = 0
         pattern = r"points\[0\]\.x: 0 must be > 0 because config\.sweeps\.tiny\.log_x is true"
-    with pytest.raises(hc.ConfigError, match=pattern):
+    with pytest.raises(hxload.ConfigError, match=pattern):
         validate(cfg)
 
 
 def test_all_errors_reported_at_once():
     cfg = mutate(("run", "rounds"), 0)
     cfg["run"]["warmup"] = -1
-    with pytest.raises(hc.ConfigError) as exc:
+    with pytest.raises(hxload.ConfigError) as exc:
         validate(cfg)
     assert "config.run.rounds" in str(exc.value) and "config.run.warmup" in str(exc.value)
 
@@ -134,19 +137,19 @@ def test_all_errors_reported_at_once():
 def test_point_hash_changes_only_for_the_changed_point():
     a = validate(copy.deepcopy(TINY))
     b = validate(mutate(("sweeps", "tiny", "points", 1, "m_shape"), [80, 80, 80]))
-    ha = {p.id: hc.point_hash(a, p) for p in hc.points(a)}
-    hb = {p.id: hc.point_hash(b, p) for p in hc.points(b)}
+    ha = {p.id: hxpoints.point_hash(a, p) for p in hxpoints.points(a)}
+    hb = {p.id: hxpoints.point_hash(b, p) for p in hxpoints.points(b)}
     changed = sorted(k for k in ha if ha[k] != hb[k])
     assert changed == ["tiny/md/big", "tiny/mv/big", "tiny/mvd/big"]
-    assert hc.config_hash(a) != hc.config_hash(b)
+    assert hxpoints.config_hash(a) != hxpoints.config_hash(b)
 
 
 def test_runner_args_follow_the_point():
     cfg = validate(copy.deepcopy(TINY))
-    p = hc.find_point(cfg, "host", "tiny", "md", "big")
-    args = hc.runner_args(cfg, p)
+    p = hxpoints.find_point(cfg, "host", "tiny", "md", "big")
+    args = hxpoints.runner_args(cfg, p)
     assert args[args.index("--m-shape") + 1] == "64,64,64"
     assert args[args.index("--workloads") + 1] == "md"
     assert args[args.index("--rounds") + 1] == "4"
-    table = hc.point_table(cfg)
+    table = hxpoints.point_table(cfg)
     assert list(table["point"][:2]) == ["small", "big"] and len(table) == 6

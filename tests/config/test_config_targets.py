@@ -9,7 +9,11 @@ import stat
 import pytest
 import yaml
 
-import hxfuse.config as hc
+from hxfuse.config import load as hxload
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import params as hxparams
+from hxfuse.config import points as hxpoints
+from hxfuse.config import preflight as hxpreflight
 from pipeline_util import REPO, TINY
 
 
@@ -26,8 +30,8 @@ def test_hexagon_qemu_config_file_merges_over_the_default():
         yaml.safe_load((REPO / "config.yaml").read_text()),
         yaml.safe_load((REPO / "config/hexagon-qemu.yaml").read_text()),
     )
-    hc.validate(cfg)
-    pts = hc.points(cfg)
+    hxvalidate.validate(cfg)
+    pts = hxpoints.points(cfg)
     assert cfg["targets"] == ["host", "hexagon-qemu"] and len(pts) == 2 * 21  # every point on both
     host = [p for p in pts if p.target == "host"]
     qemu = [p for p in pts if p.target == "hexagon-qemu"]
@@ -36,29 +40,29 @@ def test_hexagon_qemu_config_file_merges_over_the_default():
     assert {tuple(p.params["m_shape"]) for p in qemu} == {(64, 64, 64)}
     vshort = next(p for p in qemu if p.point == "Vshort")
     assert vshort.params["v_passes"] == 1  # the point's own key survives
-    args = hc.runner_args(cfg, qemu[0])
+    args = hxpoints.runner_args(cfg, qemu[0])
     assert args[args.index("--rounds") + 1] == "5" and args[args.index("--warmup") + 1] == "1"
-    host_args = hc.runner_args(cfg, host[0])  # host keeps the study's rounds
+    host_args = hxpoints.runner_args(cfg, host[0])  # host keeps the study's rounds
     assert host_args[host_args.index("--rounds") + 1] == str(cfg["run"]["rounds"]) != "5"
-    assert hc.run_settings(cfg, "hexagon-qemu")["timeout_s"] == 120
-    assert hc.target_problems({"targets": ["host"]}) == []
+    assert hxparams.run_settings(cfg, "hexagon-qemu")["timeout_s"] == 120
+    assert hxpreflight.target_problems({"targets": ["host"]}) == []
 
 
 def test_default_config_needs_no_emulator_or_sdk():
-    cfg = hc.validate(yaml.safe_load((REPO / "config.yaml").read_text()))
+    cfg = hxvalidate.validate(yaml.safe_load((REPO / "config.yaml").read_text()))
     assert cfg["targets"] == ["host"]
-    assert hc.target_problems(cfg, environ={}, which=lambda _: None, zig_ok=lambda _: False) == []
+    assert hxpreflight.target_problems(cfg, environ={}, which=lambda _: None, zig_ok=lambda _: False) == []
 
 
 def test_target_params_win_over_point_and_change_only_that_targets_hash():
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["host", "hexagon-qemu"]
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8", "m_shape": [32, 32, 32]}}}
-    cfg = hc.validate(cfg)
-    big = {p.target: p for p in hc.points(cfg) if p.id == "tiny/mv/big"}
+    cfg = hxvalidate.validate(cfg)
+    big = {p.target: p for p in hxpoints.points(cfg) if p.id == "tiny/mv/big"}
     assert big["host"].params["m_shape"] == [64, 64, 64] and big["host"].params["precision"] == "fp32"
     assert big["hexagon-qemu"].params["m_shape"] == [32, 32, 32]
-    assert hc.point_hash(cfg, big["host"]) != hc.point_hash(cfg, big["hexagon-qemu"])
+    assert hxpoints.point_hash(cfg, big["host"]) != hxpoints.point_hash(cfg, big["hexagon-qemu"])
 
 
 @pytest.mark.parametrize("target", ["hexagon-qemu", "hexagon", "hexagon-sim"])
@@ -66,13 +70,13 @@ def test_hexagon_targets_need_integer_precision(target):
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = [target]
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=rf"precision: target {target} runs integer kernels only.*"
         rf"target_settings\.{target}\.params\.precision: u8i8",
     ):
-        hc.validate(cfg)
+        hxvalidate.validate(cfg)
     cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}}}
-    hc.validate(cfg)
+    hxvalidate.validate(cfg)
 
 
 def test_target_params_are_checked_like_points():
@@ -80,11 +84,11 @@ def test_target_params_are_checked_like_points():
     cfg["targets"] = ["hexagon-qemu"]
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8", "scratch_bytes": 8192}}}
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"scratch_bytes: 8192 is less than the 65536 bytes the "
         r"runner plans .*\[target hexagon-qemu, with target_settings",
     ):
-        hc.validate(cfg)
+        hxvalidate.validate(cfg)
 
 
 BAD = {
@@ -127,14 +131,14 @@ def test_bad_target_settings_name_the_key(kind):
     for k in path[:-1]:
         node = node.setdefault(k, {})
     node[path[-1]] = value
-    with pytest.raises(hc.ConfigError, match=pattern):
-        hc.validate(cfg)
+    with pytest.raises(hxload.ConfigError, match=pattern):
+        hxvalidate.validate(cfg)
 
 
 def test_device_defaults_are_filled():
     cfg = copy.deepcopy(TINY)
     cfg["target_settings"] = {"hexagon": {"device_serial": "R5CT1234"}}
-    cfg = hc.validate(cfg)
+    cfg = hxvalidate.validate(cfg)
     assert cfg["target_settings"]["hexagon"]["device_dir"] == "/data/local/tmp/hxfuse"
     assert cfg["target_settings"]["hexagon"]["arch"] == "v73"
 
@@ -155,7 +159,7 @@ def fake_sdk(root, sim=False):
 
 def test_preflight_names_everything_missing_for_the_device():
     cfg = {"targets": ["host", "hexagon"]}
-    lines = hc.target_problems(cfg, environ={}, which=lambda _: None)
+    lines = hxpreflight.target_problems(cfg, environ={}, which=lambda _: None)
     text = "\n".join(lines)
     assert len(lines) == 4, lines
     assert "HEXAGON_SDK_ROOT is not set" in text and "setup_sdk_env.source" in text
@@ -166,7 +170,9 @@ def test_preflight_names_everything_missing_for_the_device():
 
 
 def test_preflight_of_the_emulator():
-    lines = hc.target_problems({"targets": ["hexagon-qemu"]}, environ={}, which=lambda _: None, zig_ok=lambda _: False)
+    lines = hxpreflight.target_problems(
+        {"targets": ["hexagon-qemu"]}, environ={}, which=lambda _: None, zig_ok=lambda _: False
+    )
     assert lines == [
         "target hexagon-qemu: zig is not installed: pip install ziglang==0.17.1 (or set ZIG to a zig command)",
         "target hexagon-qemu: qemu-hexagon is not installed: apt-get install qemu-user "
@@ -181,19 +187,19 @@ def test_preflight_passes_with_an_sdk_and_device(tmp_path):
         "target_settings": {"hexagon": {"sdk_root": str(sdk), "device_serial": "R5CT1234"}},
     }
     which = {"adb": "/usr/bin/adb"}.get
-    assert hc.target_problems(cfg, environ={"HEXAGON_SDK_ROOT": str(sdk)}, which=which) == []
+    assert hxpreflight.target_problems(cfg, environ={"HEXAGON_SDK_ROOT": str(sdk)}, which=which) == []
     # the simulator binary is required for hexagon-sim only
     (sdk / "tools/HEXAGON_Tools/8.8.06/Tools/bin/hexagon-sim").unlink()
-    lines = hc.target_problems(cfg, environ={"HEXAGON_SDK_ROOT": str(sdk)}, which=which)
+    lines = hxpreflight.target_problems(cfg, environ={"HEXAGON_SDK_ROOT": str(sdk)}, which=which)
     assert len(lines) == 1 and lines[0].startswith("target hexagon-sim: hexagon-sim not found")
     # a directory that is not an SDK
-    lines = hc.target_problems({"targets": ["hexagon-sim"]}, environ={"HEXAGON_SDK_ROOT": str(tmp_path)})
+    lines = hxpreflight.target_problems({"targets": ["hexagon-sim"]}, environ={"HEXAGON_SDK_ROOT": str(tmp_path)})
     assert any("does not look like a Hexagon SDK" in m for m in lines)
 
 
 def test_make_vars_run_env_and_run_prefix_of_the_device(tmp_path):
     sdk = fake_sdk(tmp_path / "sdk")
-    cfg = hc.validate(
+    cfg = hxvalidate.validate(
         {
             **copy.deepcopy(TINY),
             "targets": ["hexagon"],
@@ -207,26 +213,26 @@ def test_make_vars_run_env_and_run_prefix_of_the_device(tmp_path):
             },
         }
     )
-    mv = hc.make_vars(cfg, "hexagon", environ={})
+    mv = hxpreflight.make_vars(cfg, "hexagon", environ={})
     assert f"HEXAGON_SDK_ROOT={sdk}" in mv and "HEXAGON_ARCH=v73" in mv and "HX_BUILD_ONLY=1" in mv
     assert any(v.startswith("HEXAGON_TOOLS_ROOT=") and v.endswith("8.8.06") for v in mv)
-    env = hc.run_env(cfg, "hexagon", environ={})
+    env = hxpreflight.run_env(cfg, "hexagon", environ={})
     assert env["HX_DEVICE_SERIAL"] == "R5CT1234" and env["HX_DEVICE_DIR"] == "/data/local/tmp/x"
     assert env["HEXAGON_SDK_ROOT"] == str(sdk)
-    assert hc.run_env(cfg, "host") == {}
+    assert hxpreflight.run_env(cfg, "host") == {}
     # RUN_PREFIX from kernels/targets/hexagon.mk, its script made absolute
-    prefix = hc.run_prefix(cfg, "hexagon")
+    prefix = hxpreflight.run_prefix(cfg, "hexagon")
     assert prefix == f"{REPO / 'kernels/hexagon/device.sh'} run --"
     assert os.access(prefix.split()[0], os.X_OK)
 
 
 def test_run_prefix_of_host_and_a_refusing_target():
-    cfg = hc.validate(copy.deepcopy(TINY))
-    assert hc.run_prefix(cfg, "host") == ""
+    cfg = hxvalidate.validate(copy.deepcopy(TINY))
+    assert hxpreflight.run_prefix(cfg, "host") == ""
     env_backup = os.environ.pop("HEXAGON_SDK_ROOT", None)
     try:
-        with pytest.raises(hc.ConfigError, match=r"target hexagon-sim: .*HEXAGON_SDK_ROOT"):
-            hc.run_prefix(cfg, "hexagon-sim")
+        with pytest.raises(hxload.ConfigError, match=r"target hexagon-sim: .*HEXAGON_SDK_ROOT"):
+            hxpreflight.run_prefix(cfg, "hexagon-sim")
     finally:
         if env_backup is not None:
             os.environ["HEXAGON_SDK_ROOT"] = env_backup
@@ -240,22 +246,22 @@ def _farm_cfg(**hexagon):
 
 
 def test_device_farm_sets_the_device_limit_and_the_lease_environment():
-    cfg = hc.validate(_farm_cfg(device_serials=["s1", "s2", "R5CT:5555"]))
-    assert hc.device_limit(cfg, environ={}) == 3
-    assert hc.device_env(cfg, environ={}) == {"HX_DEVICE_SERIALS": "s1 s2 R5CT:5555"}
+    cfg = hxvalidate.validate(_farm_cfg(device_serials=["s1", "s2", "R5CT:5555"]))
+    assert hxpreflight.device_limit(cfg, environ={}) == 3
+    assert hxpreflight.device_env(cfg, environ={}) == {"HX_DEVICE_SERIALS": "s1 s2 R5CT:5555"}
     # the farm is not a job parameter, and a stray HX_DEVICE_SERIAL is dropped
-    assert "HX_DEVICE_SERIALS" not in hc.run_env(cfg, "hexagon", environ={})
-    assert "HX_DEVICE_SERIAL" not in hc.run_env(cfg, "hexagon", environ={"HX_DEVICE_SERIAL": "x"})
-    one = hc.validate(_farm_cfg(device_serial="R5CT1234"))
-    assert hc.device_limit(one, environ={}) == 1
+    assert "HX_DEVICE_SERIALS" not in hxpreflight.run_env(cfg, "hexagon", environ={})
+    assert "HX_DEVICE_SERIAL" not in hxpreflight.run_env(cfg, "hexagon", environ={"HX_DEVICE_SERIAL": "x"})
+    one = hxvalidate.validate(_farm_cfg(device_serial="R5CT1234"))
+    assert hxpreflight.device_limit(one, environ={}) == 1
     # one phone: an empty list, so that a list in the caller's environment
     # cannot replace the configured phone ... unless the config names none
-    assert hc.device_env(one, environ={"HX_DEVICE_SERIALS": "a b"}) == {"HX_DEVICE_SERIALS": ""}
-    assert hc.run_env(one, "hexagon", environ={"HX_DEVICE_SERIALS": "a b"})["HX_DEVICE_SERIAL"] == "R5CT1234"
-    none = hc.validate(_farm_cfg())
-    assert hc.device_limit(none, environ={"HX_DEVICE_SERIALS": "a b"}) == 2
-    assert hc.device_limit(hc.validate(copy.deepcopy(TINY)), environ={"HX_DEVICE_SERIALS": "a b"}) == 1
-    assert hc.device_env(hc.validate(copy.deepcopy(TINY))) == {}
+    assert hxpreflight.device_env(one, environ={"HX_DEVICE_SERIALS": "a b"}) == {"HX_DEVICE_SERIALS": ""}
+    assert hxpreflight.run_env(one, "hexagon", environ={"HX_DEVICE_SERIALS": "a b"})["HX_DEVICE_SERIAL"] == "R5CT1234"
+    none = hxvalidate.validate(_farm_cfg())
+    assert hxpreflight.device_limit(none, environ={"HX_DEVICE_SERIALS": "a b"}) == 2
+    assert hxpreflight.device_limit(hxvalidate.validate(copy.deepcopy(TINY)), environ={"HX_DEVICE_SERIALS": "a b"}) == 1
+    assert hxpreflight.device_env(hxvalidate.validate(copy.deepcopy(TINY))) == {}
 
 
 @pytest.mark.parametrize(
@@ -275,20 +281,20 @@ def test_device_farm_sets_the_device_limit_and_the_lease_environment():
     ],
 )
 def test_bad_device_farms_are_refused_naming_the_key(hexagon, message):
-    with pytest.raises(hc.ConfigError, match=message):
-        hc.validate(_farm_cfg(**hexagon))
+    with pytest.raises(hxload.ConfigError, match=message):
+        hxvalidate.validate(_farm_cfg(**hexagon))
 
 
 def test_preflight_accepts_a_farm_and_checks_one_from_the_environment(tmp_path):
     sdk = fake_sdk(tmp_path / "sdk")
     env = {"HEXAGON_SDK_ROOT": str(sdk)}
     cfg = {"targets": ["hexagon"], "target_settings": {"hexagon": {"device_serials": ["s1", "s2"]}}}
-    assert hc.target_problems(cfg, environ=env, which={"adb": "/x/adb", "flock": "/x/flock"}.get) == []
-    lines = hc.target_problems(cfg, environ=env, which={"adb": "/x/adb"}.get)
+    assert hxpreflight.target_problems(cfg, environ=env, which={"adb": "/x/adb", "flock": "/x/flock"}.get) == []
+    lines = hxpreflight.target_problems(cfg, environ=env, which={"adb": "/x/adb"}.get)
     assert lines == [
         "target hexagon: flock is not installed (util-linux): a device farm leases its phones through lock files"
     ]
-    lines = hc.target_problems(
+    lines = hxpreflight.target_problems(
         {"targets": ["hexagon"]},
         environ={**env, "HX_DEVICE_SERIALS": "s1 s1"},
         which={"adb": "/x/adb", "flock": "/x/flock"}.get,
@@ -306,20 +312,20 @@ def test_sdk_targets_default_scratch_fits_vtcm_beside_the_hmx_region(target, mon
     cfg["defaults"]["scratch_bytes"] = 16 << 20
     cfg["targets"] = ["host", target]
     cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}}}
-    cfg = hc.validate(cfg)
-    by = {p.target: p.params["scratch_bytes"] for p in hc.points(cfg)}
+    cfg = hxvalidate.validate(cfg)
+    by = {p.target: p.params["scratch_bytes"] for p in hxpoints.points(cfg)}
     assert by == {"host": 16 << 20, target: 7 << 20}  # 8 MiB VTCM - 1 MiB HMX region
-    p = next(p for p in hc.points(cfg) if p.target == target)
-    args = hc.runner_args(cfg, p)
+    p = next(p for p in hxpoints.points(cfg) if p.target == target)
+    args = hxpoints.runner_args(cfg, p)
     assert args[args.index("--scratch-bytes") + 1] == str(7 << 20)
     # a smaller global default is kept; a smaller VTCM lowers the default
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = [target]
     cfg["target_settings"] = {target: {"params": {"precision": "u8i8"}, "vtcm_bytes": 4 << 20}}
     cfg["defaults"]["scratch_bytes"] = 2 << 20
-    assert {p.params["scratch_bytes"] for p in hc.points(hc.validate(copy.deepcopy(cfg)))} == {2 << 20}
+    assert {p.params["scratch_bytes"] for p in hxpoints.points(hxvalidate.validate(copy.deepcopy(cfg)))} == {2 << 20}
     cfg["defaults"]["scratch_bytes"] = 16 << 20
-    assert {p.params["scratch_bytes"] for p in hc.points(hc.validate(cfg))} == {3 << 20}
+    assert {p.params["scratch_bytes"] for p in hxpoints.points(hxvalidate.validate(cfg))} == {3 << 20}
 
 
 def test_a_scratch_larger_than_the_vtcm_is_refused_before_any_job(monkeypatch):
@@ -330,21 +336,21 @@ def test_a_scratch_larger_than_the_vtcm_is_refused_before_any_job(monkeypatch):
         return cfg
 
     monkeypatch.setenv("HEXKL_ROOT", "/opt/hexkl")  # HMX: 1 MiB of VTCM is HexKL's
-    hc.validate(cfg_with(7 << 20))
+    hxvalidate.validate(cfg_with(7 << 20))
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=(
             r"scratch_bytes: 7340033 bytes of scratch \(the arena is VTCM, in 4096-byte pages\) do not fit "
             r"target hexagon's VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) minus HexKL's "
             r"1048576-byte HMX tile region leave 7340032; use scratch_bytes <= 7340032"
         ),
     ):
-        hc.validate(cfg_with((7 << 20) + 1))
+        hxvalidate.validate(cfg_with((7 << 20) + 1))
     monkeypatch.delenv("HEXKL_ROOT")  # HVX only: the whole VTCM
-    hc.validate(cfg_with(8 << 20))
+    hxvalidate.validate(cfg_with(8 << 20))
     with pytest.raises(
-        hc.ConfigError,
+        hxload.ConfigError,
         match=r"VTCM: 8388608 bytes \(target_settings\.hexagon\.vtcm_bytes\) "
         r"leave 8388608",
     ):
-        hc.validate(cfg_with((8 << 20) + 1))
+        hxvalidate.validate(cfg_with((8 << 20) + 1))

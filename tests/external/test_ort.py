@@ -117,11 +117,13 @@ def test_point_options_map_like_hxrun():
 
 
 def test_hxfuse_config_runner_args_are_accepted():
-    from hxfuse import config as hxconfig
+    from hxfuse.config import load as hxload
+    from hxfuse.config import validate as hxvalidate
+    from hxfuse.config import points as hxpoints
 
-    cfg = hxconfig.validate(hxconfig.load_yaml(REPO / "config.yaml"))
-    p = hxconfig.find_point(cfg, "host", "ratio", "mvd", "similar")
-    s = hxort.spec_from_args(hxort.parser().parse_args(["--out", "x", *hxconfig.runner_args(cfg, p)]))
+    cfg = hxvalidate.validate(hxload.load_yaml(REPO / "config.yaml"))
+    p = hxpoints.find_point(cfg, "host", "ratio", "mvd", "similar")
+    s = hxort.spec_from_args(hxort.parser().parse_args(["--out", "x", *hxpoints.runner_args(cfg, p)]))
     assert (s.m, s.v_rows, s.v_passes, s.d_repeat) == (640, 512, 6, 36)
 
 
@@ -147,9 +149,9 @@ REFUSED_UNLESS_DEFAULT = {"m_tile", "d_desc_rows", "d_buffers", "antagonist", "a
 
 
 def test_every_runner_option_is_honoured_recorded_or_refused():
-    from hxfuse import config as hxconfig
+    from hxfuse.runner import cli as hxrunnercli
 
-    keys = set(hxconfig.RUNNER_LIMITS) | set(hxconfig.RUNNER_CHOICES)
+    keys = set(hxrunnercli.RUNNER_LIMITS) | set(hxrunnercli.RUNNER_CHOICES)
     assert keys == HONOURED | RECORDED | REFUSED_UNLESS_DEFAULT
     assert set(hxort.SCHEDULING_ONLY) == RECORDED | {"early_completion", "groups"}
     assert set(hxort.NOT_EXPRESSIBLE) == REFUSED_UNLESS_DEFAULT
@@ -206,14 +208,16 @@ def test_the_full_studys_points_onnx_runtime_refuses():
     """Known answer: of the full study's host points, exactly these change the
     tasks' work in a way ONNX Runtime cannot express; every other point runs
     (the pipeline's external_points keeps those), with its sizes and variant."""
-    from hxfuse import config as hxconfig
+    from hxfuse.config import load as hxload
+    from hxfuse.config import validate as hxvalidate
+    from hxfuse.config import points as hxpoints
 
-    cfg = hxconfig.load_yaml(REPO / "config.yaml")
+    cfg = hxload.load_yaml(REPO / "config.yaml")
     cfg["study"] = "full"
-    hxconfig.validate(cfg)
+    hxvalidate.validate(cfg)
     refused, specs = {}, {}
-    for p in hxconfig.points(cfg):
-        args = hxconfig.runner_args(cfg, p)
+    for p in hxpoints.points(cfg):
+        args = hxpoints.runner_args(cfg, p)
         problems = hxort.args_problems(args)
         if problems:
             refused[(p.sweep, p.workload, p.point)] = " | ".join(problems).split(":")[0]

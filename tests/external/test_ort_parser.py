@@ -1,7 +1,7 @@
 """The ONNX Runtime harness's parser against hxrun's defaults (hxfuse/external/ort.py).
 
 A point option left out must give the point hxrun runs without it, so the
-parser's defaults are hxrun's: those hxfuse.config's runner tables hold
+parser's defaults are hxrun's: those of the runner's option table (hxfuse.runner.cli)
 (RUNNER_DEFAULTS, RUNNER_LIMITS' least values) must agree with them, and the
 rest are a known answer copied from hxrun (kernels/src/args.c).  An edit to
 either side that breaks the agreement fails here."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from hxfuse import config as hxconfig
+from hxfuse.runner import cli as hxconfig
 from hxfuse.external import ort as hxort
 
 # hxrun's defaults as kernels/src/args.c sets them (None: unset, hxrun derives

@@ -17,7 +17,7 @@ from hxfuse.graph import profile as graphprofile
 from hxfuse.graph import build as graphs
 from hxfuse.graph import stats as graphstats
 from hxfuse.graph import study as graphstudy
-from hxfuse.config import ConfigError
+from hxfuse.config.load import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 

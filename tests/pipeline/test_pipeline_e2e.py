@@ -266,10 +266,15 @@ RULES_OF_MODULE = {
     "analysis/aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "paper/answers": PAPER,
     "runner/checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
-    # the Snakefile's; the rules pass what they need as params, and only the
-    # ONNX Runtime harness's parser imports it (hxrun's defaults and least
-    # values: RUNNER_DEFAULTS, RUNNER_LIMITS)
-    "config": {"ort_run"},
+    # the Snakefile's; no job script imports them (the rules pass what they
+    # need as params)
+    **{
+        f"config/{m}": set()
+        for m in ("__main__", "cli", "load", "params", "points", "preflight", "schema", "semantics", "validate")
+    },
+    # the table of hxrun's options: the ONNX Runtime harness's parser takes
+    # hxrun's defaults and least values from it
+    "runner/cli": {"ort_run"},
     "deps": set(),
     "external/compare": COMPARE,
     "sweep/families": {"aggregate", "figure_family", "families_tex"},
@@ -336,7 +341,7 @@ RULES_OF_MODULE = {
     "search/compare": SEARCH_ANALYSIS,
     "search/plots": {"figure_search"},
     "search/confirm": SEARCH_RUN,
-    "search/space": {"ort_run"},  # imported by config (its checks), which the harness's parser imports
+    "search/space": set(),  # imported by the config's validation, which no job script runs
     # the first-day ladder's reading (the selftest rule's script)
     "runner/selftest": {"selftest_target"},
     "serve/stats": {"serve_check", "serve_summary"},
@@ -349,7 +354,7 @@ RULES_OF_MODULE = {
     | COMPARE
     | SEARCH_ANALYSIS
     | PAPER,
-    "targets": {"aggregate", "report_tables", "table", "ort_run", "external_table", "serve_table", "graph_table"}
+    "config/targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"}
     | FIG
     | COMPARE
     | PAPER
@@ -495,7 +500,7 @@ def test_touching_a_module_replans_exactly_the_rules_that_import_it(work):
     # every module's rule set is checked against hxfuse.deps without Snakemake
     # (test_derived_code_dependencies_match_the_imports); here a dry run per
     # module of each kind shows the workflow uses them (2-3 s per dry run)
-    for mod in ("analysis/timeline", "targets", "runner/integrity", "runner/runpoint", "sweep/report"):
+    for mod in ("analysis/timeline", "config/targets", "runner/integrity", "runner/runpoint", "sweep/report"):
         # an edit, not a bare touch: Snakemake compares a newer input's
         # checksum with the one it recorded and ignores a touch
         path = work / "hxfuse" / f"{mod}.py"
@@ -527,9 +532,10 @@ def test_changing_a_label_reruns_summary_figures_table_not_runs(work):
         s = pd.read_csv(work / "results/host/summary.csv")
         big = s[s["point"] == "big"]
         assert set(big["label"]) == {"a renamed point"} and set(big["x"]) == {3}
-        import hxfuse.config as hc
+        from hxfuse.config import validate as hxvalidate
+        from hxfuse.config import points as hxpoints
 
-        new_hash = hc.config_hash(hc.validate(copy.deepcopy(cfg)))
+        new_hash = hxpoints.config_hash(hxvalidate.validate(copy.deepcopy(cfg)))
         assert json.loads((work / "results/host/summary.json").read_text())["provenance"]["config_hash"] == new_hash
         assert new_hash in (work / "paper/generated/results_macros.tex").read_text()
     finally:

@@ -18,7 +18,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from hxfuse import config as hxconfig
+from hxfuse.config import load as hxload
+from hxfuse.config import schema as hxschema
+from hxfuse.config import validate as hxvalidate
 from hxfuse.search import compare as search
 from hxfuse.search import space as searchspace
 
@@ -43,8 +45,8 @@ def cfg_with(search_cfg: dict, name: str = "t") -> dict:
 
 
 def problems(search_cfg: dict) -> str:
-    with pytest.raises(hxconfig.ConfigError) as exc:
-        hxconfig.validate(cfg_with(search_cfg))
+    with pytest.raises(hxload.ConfigError) as exc:
+        hxvalidate.validate(cfg_with(search_cfg))
     return str(exc.value)
 
 
@@ -93,7 +95,7 @@ def test_missing_budget_and_empty_space_are_refused():
 def test_space_schema_lists_every_runner_option():
     """Every point parameter but calibrate may be searched, and the schema
     says so: the two cannot drift apart."""
-    schema = hxconfig.load_schema()
+    schema = hxschema.load_schema()
     space = schema["properties"]["searches"]["additionalProperties"]["properties"]["space"]
     assert sorted(space["properties"]) == sorted(searchspace.SPACE_KEYS)
     assert "calibrate" not in searchspace.SPACE_KEYS
@@ -109,7 +111,7 @@ def test_study_file_gives_searches(tmp_path):
     cfg = copy.deepcopy(BASE)
     del cfg["sweeps"]
     cfg["study"] = str(study)
-    hxconfig.validate(cfg)
+    hxvalidate.validate(cfg)
     assert list(cfg["searches"]) == ["u"]
     # defaults filled
     assert cfg["searches"]["u"]["confirm"] == {"pairs": 3, "rounds": 20, "warmup": 2}
@@ -118,8 +120,8 @@ def test_study_file_gives_searches(tmp_path):
     del cfg["sweeps"]
     cfg["study"] = str(study)
     cfg["searches"] = {"u": {"space": {"v_workers": [1]}, "budget": {"candidates": 1}}}
-    with pytest.raises(hxconfig.ConfigError, match="'u' given by both the study and the config"):
-        hxconfig.validate(cfg)
+    with pytest.raises(hxload.ConfigError, match="'u' given by both the study and the config"):
+        hxvalidate.validate(cfg)
     # a problem inside the study file names the file
     study.write_text(
         yaml.safe_dump(
@@ -129,8 +131,8 @@ def test_study_file_gives_searches(tmp_path):
     cfg = copy.deepcopy(BASE)
     del cfg["sweeps"]
     cfg["study"] = str(study)
-    with pytest.raises(hxconfig.ConfigError) as exc:
-        hxconfig.validate(cfg)
+    with pytest.raises(hxload.ConfigError) as exc:
+        hxvalidate.validate(cfg)
     assert f"{study}: searches.u.space.v_workers[1]: 0 is less than the minimum of 1" in str(exc.value)
 
 
@@ -157,7 +159,7 @@ def test_combo_at_enumerates_the_space_once():
 
 def test_budget_evaluates_exactly_that_many_deterministic_for_a_seed():
     cfg = cfg_with({"space": SPACE, "budget": {"candidates": 7, "rounds": 5}, "seed": 11})
-    hxconfig.validate(cfg)
+    hxvalidate.validate(cfg)
     plan = searchspace.plan(cfg, "t", "host")
     assert len(plan["candidates"]) == 7 and not plan["exhaustive"]
     values = [json.dumps(c["values"], sort_keys=True) for c in plan["candidates"]]
@@ -188,7 +190,7 @@ def test_budget_evaluates_exactly_that_many_deterministic_for_a_seed():
 def test_a_space_within_the_budget_is_searched_exhaustively():
     space = {"v_workers": [1, 2], "affinity": ["spread", ONE_CORE]}
     cfg = cfg_with({"space": space, "budget": {"candidates": 10}})
-    hxconfig.validate(cfg)
+    hxvalidate.validate(cfg)
     plan = searchspace.plan(cfg, "t", "host")
     assert plan["exhaustive"] and len(plan["candidates"]) == 4
     # canonical order (POINT_KEYS): v_workers before affinity, the last fastest
@@ -302,7 +304,7 @@ def test_a_candidate_whose_run_failed_is_kept_failed_with_its_reason(tmp_path):
     from hxfuse.search import confirm as searchrun
 
     cfg = cfg_with({"space": {"v_workers": [1]}, "budget": {"candidates": 1}})
-    hxconfig.validate(cfg)
+    hxvalidate.validate(cfg)
     plan = searchspace.plan(cfg, "t", "host")
     files = []
     for cid in ("c0", "fixed"):

@@ -7,7 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-import hxfuse.config as hc
+from hxfuse.config import load as hxload
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import points as hxpoints
 from hxfuse.sweep import families as fam
 from pipeline_util import REPO, TINY
 
@@ -15,9 +17,9 @@ FAMILY_STUDIES = ("granularity", "ratio", "share", "bandwidth", "wait")
 
 
 def _study(name):
-    cfg = hc.load_yaml(REPO / "config.yaml")
+    cfg = hxload.load_yaml(REPO / "config.yaml")
     cfg["study"] = name
-    return hc.validate(cfg)
+    return hxvalidate.validate(cfg)
 
 
 @pytest.mark.parametrize("name", FAMILY_STUDIES)
@@ -33,7 +35,7 @@ def test_full_study_is_every_family_sweep_exactly_once():
     for name in FAMILY_STUDIES:
         want.update(_study(name)["sweeps"])
     assert full["sweeps"] == want
-    assert len(hc.points(full)) == sum(len(hc.points(_study(n))) for n in FAMILY_STUDIES)
+    assert len(hxpoints.points(full)) == sum(len(hxpoints.points(_study(n))) for n in FAMILY_STUDIES)
 
 
 def test_family_points_use_the_option_they_vary():
@@ -41,7 +43,7 @@ def test_family_points_use_the_option_they_vary():
     arguments show it), so a variant never measures the base by mistake."""
 
     def args(cfg, sweep, point, workload="mvd"):
-        return hc.runner_args(cfg, hc.find_point(cfg, "host", sweep, workload, point))
+        return hxpoints.runner_args(cfg, hxpoints.find_point(cfg, "host", sweep, workload, point))
 
     wait = _study("wait")
     assert args(wait, "wait", "spin")[args(wait, "wait", "spin").index("--wait") + 1] == "spin"
@@ -71,24 +73,24 @@ def test_include_cycles_and_duplicate_sweeps_name_the_file(tmp_path):
     cfg = copy.deepcopy(TINY)
     del cfg["sweeps"]
     cfg["study"] = str(a)
-    with pytest.raises(hc.ConfigError, match=r"a\.yaml: includes itself"):
-        hc.validate(copy.deepcopy(cfg))
+    with pytest.raises(hxload.ConfigError, match=r"a\.yaml: includes itself"):
+        hxvalidate.validate(copy.deepcopy(cfg))
     dup = _write_study(tmp_path, "dup", {"include": ["wait"], "sweeps": {"wait": TINY["sweeps"]["tiny"]}})
     cfg["study"] = str(dup)
-    with pytest.raises(hc.ConfigError, match=r"dup\.yaml: sweep 'wait' is given by both .*wait\.yaml"):
-        hc.validate(copy.deepcopy(cfg))
+    with pytest.raises(hxload.ConfigError, match=r"dup\.yaml: sweep 'wait' is given by both .*wait\.yaml"):
+        hxvalidate.validate(copy.deepcopy(cfg))
     bad = _write_study(tmp_path, "bad", {"include": ["nosuch"]})
     cfg["study"] = str(bad)
-    with pytest.raises(hc.ConfigError, match=r"bad\.yaml: no study file .*nosuch\.yaml"):
-        hc.validate(copy.deepcopy(cfg))
+    with pytest.raises(hxload.ConfigError, match=r"bad\.yaml: no study file .*nosuch\.yaml"):
+        hxvalidate.validate(copy.deepcopy(cfg))
 
 
 def test_bad_family_keys_stop_naming_the_key():
     cfg = copy.deepcopy(TINY)
     cfg["sweeps"]["tiny"]["family"] = "granular"
     cfg["sweeps"]["tiny"]["x_measured"] = "M/X"
-    with pytest.raises(hc.ConfigError) as err:
-        hc.validate(cfg)
+    with pytest.raises(hxload.ConfigError) as err:
+        hxvalidate.validate(cfg)
     assert "config.sweeps.tiny.family: 'granular' is not one of" in str(err.value)
     assert "config.sweeps.tiny.x_measured: 'M/X' is not one of" in str(err.value)
 

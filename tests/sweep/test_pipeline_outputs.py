@@ -5,7 +5,9 @@ import copy
 import pandas as pd
 import pytest
 
-import hxfuse.config as hc
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import points as hxpoints
+from hxfuse.config import targets as hxtargets
 from conftest import synthetic_run
 from hxfuse.render import latex
 from hxfuse.sweep import plots
@@ -17,7 +19,7 @@ def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("syn")
     cfg = copy.deepcopy(TINY)
     cfg["run"]["replicates"] = 2
-    cfg = hc.validate(cfg)
+    cfg = hxvalidate.validate(cfg)
 
     def records(p, rep, i):
         d = {"M": 100_000 * p["x"], "V": 80_000, "D": 60_000}
@@ -114,7 +116,7 @@ def emulated_results(tmp_path_factory):
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["hexagon-qemu"]
     cfg["target_settings"] = {"hexagon-qemu": {"params": {"precision": "u8i8"}, "run": {"replicates": 1}}}
-    cfg = hc.validate(cfg)
+    cfg = hxvalidate.validate(cfg)
     mapping = {g: f"group {g} on the emulator" for g in "ABCD"}
 
     def records(p, rep, i):
@@ -214,7 +216,7 @@ def test_replicates_in_trials_and_summary(results):
         ("tiny/md/big", "rep1: D.dst: 3 of 100 elements differ")
     ]
     assert not t.loc[t["point_id"] == "tiny/md/big", "check_ok"].any()
-    assert doc["provenance"]["config_hash"] == hc.config_hash(cfg)
+    assert doc["provenance"]["config_hash"] == hxpoints.config_hash(cfg)
     prov = doc["provenance"]
     assert set(prov["points"]) == set(doc["replicates"])  # keyed by point id (environment page)
     assert len(prov["replicate_sidecars"]) == 2 * len(prov["points"])
@@ -228,7 +230,7 @@ def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
     cfg = copy.deepcopy(TINY)
     cfg["run"]["replicates"] = 1
     cfg["sweeps"]["tiny"]["workloads"] = ["mv"]
-    cfg = hc.validate(cfg)
+    cfg = hxvalidate.validate(cfg)
 
     def records(p, rep, i):
         return synthetic_run({"M": 100_000, "V": 80_000}, workloads=("mv",), rounds=3, seed=i)
@@ -241,7 +243,7 @@ def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
     from hxfuse.runner import integrity
     from hxfuse.sweep.pipeline import aggregate_target
 
-    pts = hc.aggregate_points(cfg, "host")
+    pts = hxpoints.aggregate_points(cfg, "host")
     ids = [p["id"] for p in pts]
     with pytest.raises(integrity.IntegrityError, match=rf"{raw}: SHA-256 differs from its provenance"):
         aggregate_target(
@@ -254,7 +256,7 @@ def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
             cfg["analysis"],
             cfg["check"],
             "h",
-            hc.target_info("host"),
+            hxtargets.info("host"),
             str(tmp_path / "t.csv.gz"),
             str(tmp_path / "s.csv"),
             str(tmp_path / "s.json"),

@@ -15,7 +15,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-import hxfuse.config as hc
+from hxfuse.config import validate as hxvalidate
+from hxfuse.config import targets as hxtargets
 from conftest import synthetic_run
 from hxfuse.runner import provenance
 from pipeline_util import REPO, TINY, aggregate_synthetic
@@ -41,7 +42,7 @@ def test_constraints_pin_every_dependency_at_pyprojects_version():
         assert name in got, f"{req.name} (pyproject.toml) is not pinned in constraints.txt"
         # a pin in pyproject.toml and the constraint must be the same version
         assert req.specifier.contains(got[name]), (req, got[name])
-    assert got["ziglang"] == hc.ZIG_PIN
+    assert got["ziglang"] == hxtargets.ZIG_PIN
     assert "ruff" in got
     # the analysis stack provenance records is pinned, matplotlib included
     # (seaborn pulls it in)
@@ -98,7 +99,7 @@ def test_missing_package_is_recorded_as_none():
 def test_summary_json_records_installed_analysis_stack(tmp_path):
     cfg = copy.deepcopy(TINY)
     cfg["run"]["replicates"] = 1
-    cfg = hc.validate(cfg)
+    cfg = hxvalidate.validate(cfg)
 
     def records(p, rep, i):
         d = {"M": 100_000, "V": 80_000, "D": 60_000}

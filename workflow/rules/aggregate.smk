@@ -19,11 +19,11 @@ rule aggregate:
         summary="results/{target}/summary.csv",
         summary_json="results/{target}/summary.json",
     params:
-        points=lambda wc: hxconfig.aggregate_points(config, wc.target),
+        points=lambda wc: hxpoints.aggregate_points(config, wc.target),
         analysis=config["analysis"],
         tolerance=config["check"],
         config_hash=CONFIG_HASH,
-        target_info=lambda wc: hxconfig.target_info(wc.target),
+        target_info=lambda wc: hxtargets.info(wc.target),
     log:
         "logs/{target}/aggregate.log",
     conda:

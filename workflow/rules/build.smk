@@ -13,7 +13,7 @@ rule build:
     params:
         kernels=lambda wc, input: os.path.dirname(input.makefile),
         # per target: CFLAGS override; SDK location/arch for the Hexagon SDK targets
-        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxconfig.make_vars(config, wc.target)),
+        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxpreflight.make_vars(config, wc.target)),
     log:
         "logs/{target}/build.log",
     threads: config["build"]["jobs"]

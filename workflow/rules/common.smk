@@ -24,29 +24,34 @@ def repo_path(*parts):
     return os.path.relpath(REPO.joinpath(*parts))
 
 
-import hxfuse.config as hxconfig
+import hxfuse.config.load as hxload
+import hxfuse.config.params as hxparams
+import hxfuse.config.points as hxpoints
+import hxfuse.config.preflight as hxpreflight
+import hxfuse.config.schema as hxschema
+import hxfuse.config.targets as hxtargets
+import hxfuse.config.validate as hxvalidate
 import hxfuse.deps as hxdeps
 import hxfuse.runner.selftest as hxselftest
-import hxfuse.targets as hxtargets
 
 # 1. friendly schema check naming every bad key + semantic checks
-#    (hxfuse/config.py), 2. snakemake's own validation, which fills defaults.
+#    (hxfuse/config/validate.py), 2. snakemake's own validation, which fills defaults.
 # 3. preflight of the targets: a target this machine cannot build or run
 #    (no zig/qemu-hexagon; no Hexagon SDK, hexagon-clang, adb or device
 #    serial) stops the workflow here, before any job, naming what is missing
 #    and how to provide it (reported together with any config error).
 try:
     # also puts the study's sweeps into config (a study file replaces the
-    # sweeps whole; hxfuse.config.resolve_study)
-    hxconfig.validate(config, hxconfig.load_schema(REPO / "workflow/schemas/config.schema.yaml"))
+    # sweeps whole; hxfuse.config.load.resolve_study)
+    hxvalidate.validate(config, hxschema.load_schema(REPO / "workflow/schemas/config.schema.yaml"))
     _config_error = ""
-except hxconfig.ConfigError as err:
+except hxload.ConfigError as err:
     _config_error = f"hxfuse: {err}"
 # The preflight asks only about targets the validation accepted: a refused
 # target list (an unknown name, a non-string) or refused target settings are
 # already named by the message above, and looking them up here would only
 # replace that message by a traceback.
-_missing = hxconfig.target_problems(config) if hxconfig.preflight_ready(config, _config_error) else []
+_missing = hxpreflight.target_problems(config) if hxpreflight.preflight_ready(config, _config_error) else []
 if _missing:
     _config_error += ("\n" if _config_error else "") + (
         "hxfuse: cannot build or run the configured targets on this machine:\n  "
@@ -57,8 +62,8 @@ if _config_error:
     raise ValueError(_config_error)
 validate(config, "../schemas/config.schema.yaml")
 
-POINTS = hxconfig.points(config)
-CONFIG_HASH = hxconfig.config_hash(config)
+POINTS = hxpoints.points(config)
+CONFIG_HASH = hxpoints.config_hash(config)
 POINT_WC = "{sweep}/{workload}/{point}"
 # one replicate (runner invocation) of a point: .../<point>/rep<r>
 REP_WC = "{sweep}/{workload}/{point}/rep{rep}"
@@ -75,8 +80,8 @@ CODE = {
 # (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
 # SDK targets).
 try:
-    TARGET_PREFIX = {t: hxconfig.run_prefix(config, t, REPO / "kernels") for t in config["targets"]}
-except hxconfig.ConfigError as err:
+    TARGET_PREFIX = {t: hxpreflight.run_prefix(config, t, REPO / "kernels") for t in config["targets"]}
+except hxload.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
 
 # The `device` resource (every run job takes device=1): how many run jobs may
@@ -85,7 +90,7 @@ except hxconfig.ConfigError as err:
 # to type --resources; a smaller --resources device=N is honoured, a larger
 # one is lowered to the number of phones (more runs than phones would only
 # wait for a phone with their timeout running).
-_device_limit = hxconfig.device_limit(config)
+_device_limit = hxpreflight.device_limit(config)
 _device_given = workflow.global_resources.get("device").value
 if _device_given is None or _device_given > _device_limit:
     if _device_given is not None:
@@ -100,7 +105,7 @@ DEVICE_LIMIT = workflow.global_resources.get("device").value
 # exported to every job rather than passed as a parameter: which phones there
 # are must not rerun a measurement.  (A remote job's Snakemake reads this file
 # again and exports the same.)
-os.environ.update(hxconfig.device_env(config))
+os.environ.update(hxpreflight.device_env(config))
 
 
 wildcard_constraints:
@@ -112,7 +117,7 @@ wildcard_constraints:
 
 
 def is_emulated(target):
-    """Timings not performance (hxfuse.targets decides)."""
+    """Timings not performance (hxfuse.config.targets decides)."""
     return hxtargets.is_emulated(target)
 
 
@@ -154,7 +159,7 @@ def selftest_gate(wc):
 
 
 def point_of(wc):
-    return hxconfig.find_point(config, wc.target, wc.sweep, wc.workload, wc.point)
+    return hxpoints.find_point(config, wc.target, wc.sweep, wc.workload, wc.point)
 
 
 def run_point_info(wc):
@@ -168,7 +173,7 @@ def run_point_info(wc):
         "point": p.point,
         "replicate": rep,
         "params": p.params,
-        "point_hash": hxconfig.point_hash(config, p, rep),
+        "point_hash": hxpoints.point_hash(config, p, rep),
     }
 
 
@@ -177,7 +182,7 @@ def target_points(target):
 
 
 def replicates_of(p):
-    return range(hxconfig.replicates(config, p.target))
+    return range(hxparams.replicates(config, p.target))
 
 
 def raw_of(p, rep=0):

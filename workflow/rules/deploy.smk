@@ -14,9 +14,9 @@ rule deploy:
     params:
         prefix=lambda wc: TARGET_PREFIX[wc.target],
         device_sh=repo_path("kernels", "hexagon", "device.sh"),
-        env=lambda wc: hxconfig.run_env(config, wc.target),
-        target_info=lambda wc: hxconfig.target_info(wc.target),
-        farm_spans_hosts=lambda wc: bool(hxconfig.target_settings(config, wc.target).get("farm_spans_hosts")),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
+        target_info=lambda wc: hxtargets.info(wc.target),
+        farm_spans_hosts=lambda wc: bool(hxparams.target_settings(config, wc.target).get("farm_spans_hosts")),
     log:
         "logs/{target}/deploy.log",
     conda:

@@ -28,10 +28,10 @@ rule ort_run:
     output:
         jsonl=f"{EXTERNAL_DIR}/raw/{{sweep}}/{{workload}}/{{point}}/ort{{rep}}.jsonl",
     params:
-        args=lambda wc: hxconfig.runner_args(config, external_point(wc)),
+        args=lambda wc: hxpoints.runner_args(config, external_point(wc)),
         point_id=lambda wc: external_point(wc).id,
         # the point's seed keeps hxrun's inputs; a new round order per replicate
-        order_seed=lambda wc: int(hxconfig.run_settings(config, "host")["seed"]) + 7919 * int(wc.rep),
+        order_seed=lambda wc: int(hxparams.run_settings(config, "host")["seed"]) + 7919 * int(wc.rep),
     resources:
         device=1,
     threads: all_cores

@@ -5,7 +5,7 @@
 import hxfuse.external.ort as hxort
 
 # as many ONNX Runtime invocations per point as the runner has replicates
-EXTERNAL_REPLICATES = hxconfig.replicates(config, "host") if "host" in config["targets"] else 1
+EXTERNAL_REPLICATES = hxparams.replicates(config, "host") if "host" in config["targets"] else 1
 EXTERNAL_DIR = "results/host/external"
 
 
@@ -13,7 +13,7 @@ def external_points():
     """Host points ONNX Runtime can run: those whose every option the harness
     honours or records (fp32, real kernels, no option that changes the tasks'
     work in a way ONNX Runtime cannot express: hxfuse.external.ort.args_problems)."""
-    return [p for p in POINTS if p.target == "host" and not hxort.args_problems(hxconfig.runner_args(config, p))]
+    return [p for p in POINTS if p.target == "host" and not hxort.args_problems(hxpoints.runner_args(config, p))]
 
 
 def external_default_points():
@@ -49,7 +49,7 @@ def external_timelines(points):
 
 
 def external_point(wc):
-    return hxconfig.find_point(config, "host", wc.sweep, wc.workload, wc.point)
+    return hxpoints.find_point(config, "host", wc.sweep, wc.workload, wc.point)
 
 
 def ort_raws(wc):

@@ -12,7 +12,7 @@ rule graph_runner:
         "results/{target}/build/hxgraph",
     params:
         kernels=lambda wc, input: os.path.dirname(input.makefile),
-        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxconfig.make_vars(config, wc.target)),
+        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxpreflight.make_vars(config, wc.target)),
     log:
         "logs/{target}/build_hxgraph.log",
     conda:
@@ -54,7 +54,7 @@ rule graph_run:
             *hxgraphstudy.runner_args(GRAPH_RUN, int(wc.rep), config["run"]["seed"]),
         ],
         prefix=lambda wc: TARGET_PREFIX[wc.target],
-        env=lambda wc: hxconfig.run_env(config, wc.target),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
         emulated=False,
         point=lambda wc: {
             "target": wc.target,

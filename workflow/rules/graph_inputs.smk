@@ -11,7 +11,7 @@ import hxfuse.graph.study as hxgraphstudy
 
 try:
     GRAPH_STUDY = hxgraphstudy.load_study(config.get("graph_study"))
-except hxconfig.ConfigError as err:
+except hxload.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
 GRAPH_POINTS = {p["name"]: p for p in GRAPH_STUDY["points"]}
 GRAPH_RUN = GRAPH_STUDY["run"]

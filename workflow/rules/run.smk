@@ -38,9 +38,9 @@ rule run:
     params:
         # the runner's arguments: a change to this point's parameters reruns
         # this point only (rerun trigger `params`)
-        args=lambda wc: hxconfig.runner_args(config, point_of(wc), int(wc.rep)),
+        args=lambda wc: hxpoints.runner_args(config, point_of(wc), int(wc.rep)),
         prefix=lambda wc: TARGET_PREFIX[wc.target],
-        env=lambda wc: hxconfig.run_env(config, wc.target),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
         point=run_point_info,
         emulated=lambda wc: is_emulated(wc.target),
     resources:
@@ -48,7 +48,7 @@ rule run:
         # not a param: changing the timeout reruns nothing (per target:
         # target_settings.<target>.run.timeout_s over run.timeout_s; a string
         # because Snakemake resources are integers or strings)
-        timeout_s=lambda wc: str(float(hxconfig.run_settings(config, wc.target)["timeout_s"])),
+        timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     threads: all_cores
     log:
         f"logs/{{target}}/run/{REP_WC}.log",

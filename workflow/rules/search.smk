@@ -33,12 +33,12 @@ rule search_run:
     params:
         args=lambda wc: search_candidate(wc)["args"],
         prefix=lambda wc: TARGET_PREFIX[wc.target],
-        env=lambda wc: hxconfig.run_env(config, wc.target),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
         point=search_run_info,
         emulated=lambda wc: is_emulated(wc.target),
     resources:
         device=1,
-        timeout_s=lambda wc: str(float(hxconfig.run_settings(config, wc.target)["timeout_s"])),
+        timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     threads: all_cores
     log:
         f"logs/{{target}}/search/{{search}}/run/{{cand}}.log",
@@ -81,7 +81,7 @@ rule search_confirm:
         fixed_args=lambda wc: search_plan(wc)["fixed"]["confirm_args"],
         best=search_best,
         prefix=lambda wc: TARGET_PREFIX[wc.target],
-        env=lambda wc: hxconfig.run_env(config, wc.target),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
         point=lambda wc: {
             "target": wc.target,
             "sweep": hxsearchspace.SWEEP_PREFIX + wc.search,
@@ -91,7 +91,7 @@ rule search_confirm:
         },
     resources:
         device=1,
-        timeout_s=lambda wc: str(float(hxconfig.run_settings(config, wc.target)["timeout_s"])),
+        timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     threads: all_cores
     log:
         f"logs/{{target}}/search/{{search}}/confirm.log",

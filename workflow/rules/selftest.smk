@@ -18,10 +18,10 @@ rule selftest_target:
         "results/{target}/selftest.jsonl",
     params:
         prefix=lambda wc: TARGET_PREFIX[wc.target],
-        env=lambda wc: hxconfig.run_env(config, wc.target),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
     resources:
         device=1,
-        timeout_s=lambda wc: str(float(hxconfig.run_settings(config, wc.target)["timeout_s"])),
+        timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     log:
         "logs/{target}/selftest.log",
     conda:

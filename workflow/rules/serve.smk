@@ -21,7 +21,7 @@ rule serve_build:
         "results/host/build/hxserve",
     params:
         kernels=lambda wc, input: os.path.dirname(input.makefile),
-        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxconfig.make_vars(config, "host")),
+        make_vars=lambda wc: " ".join(shlex.quote(v) for v in hxpreflight.make_vars(config, "host")),
     log:
         f"{SERVE_LOG}/build.log",
     conda:
