@@ -22,43 +22,36 @@ helpers.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from hxfuse.analysis import stats
+from hxfuse.analysis import environment, stats
 from hxfuse.model import GROUPS
+from hxfuse.runner import jsonl
 
-# A replicate ran on a loaded machine when other work kept more than this
-# many cores busy per online core around it (the sweep points' rule,
-# hxfuse.analysis.aggregate.BUSY_PER_CORE; a test keeps the two equal).  A point with
-# such a replicate keeps its intervals but no verdict: "inconclusive (loaded)".
-BUSY_PER_CORE = 0.25
 SPEEDUPS = (("DA", "A"), ("DB", "B"), ("DC", "C"))
 TIMES = ("device", "e2e")
 
 
-def read_records(jsonl: str | Path) -> list[dict]:
-    return [json.loads(line) for line in Path(jsonl).read_text().splitlines() if line.strip()]
+def read_records(path: str | Path) -> list[dict]:
+    """Every record of one graph runner output, meta first and end last
+    (hxfuse.runner.jsonl, the one reader: IncompleteRunError naming the file
+    and line of a malformed or unfinished run)."""
+    return jsonl.read_records(path).records
 
 
 def machine_load(records: list[dict]) -> dict:
     """Cores other work kept busy around one replicate (the runner's meta
     and end records; -1 or missing where unreadable): the larger of before
-    and after, and the 1-minute load average before."""
-    meta, end = records[0], records[-1]
-    busy = [
-        v
-        for v in (meta.get("other_busy_cores_before"), end.get("other_busy_cores_after"))
-        if isinstance(v, (int, float)) and v >= 0
-    ]
+    and after, and the 1-minute load average before (hxfuse.analysis.environment)."""
+    fields = environment.load_fields(records[0], records[-1], missing=math.nan)
     return {
-        "other_busy_cores": max(busy) if busy else math.nan,
-        "load_average_before": meta.get("load_average_before", math.nan),
-        "online_cores": meta.get("online_cores", math.nan),
+        "other_busy_cores": environment.other_busy_max(fields),
+        "load_average_before": fields["load_average_before"],
+        "online_cores": fields["online_cores"],
     }
 
 
@@ -203,7 +196,9 @@ def summarise(
         }
         reps = [x for x in (load or {}).get(name, []) if np.isfinite(x["other_busy_cores"])]
         row["other_busy_cores_max"] = max(x["other_busy_cores"] for x in reps) if reps else math.nan
-        row["loaded"] = any(x["other_busy_cores"] > BUSY_PER_CORE * x["online_cores"] for x in reps)
+        # a point with a replicate on a loaded machine keeps its intervals
+        # but gets no verdict: "inconclusive (loaded)"
+        row["loaded"] = any(environment.busy_loaded(x["other_busy_cores"], x["online_cores"]) for x in reps)
         row.update(
             summarise_point(
                 sub,

@@ -310,9 +310,6 @@ def test_machine_load_takes_the_larger_readable_value():
 
 
 def test_a_loaded_replicate_makes_the_verdict_inconclusive():
-    from hxfuse.analysis import aggregate
-
-    assert graphstats.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
     points = [{"name": "p", "model": "mobilenetv2", "label": "p", "reuse": False}]
     prof = {"p": graphprofile.profile_summary(hand_graph())}

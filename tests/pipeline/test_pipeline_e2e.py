@@ -263,7 +263,13 @@ RULES_OF_MODULE = {
     | NOT_IN_ALL
     | SERVE
     | GRAPH,
-    "analysis/aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
+    "analysis/aggregate": {"aggregate"},
+    # the one reading of the machine's load: aggregate and every study that
+    # judges a loaded machine (the ONNX Runtime comparison, the search's
+    # confirmation, graphs, the service mode)
+    "analysis/environment": {"aggregate", "graph_summary", "graph_figure_timeline", "serve_check", "serve_summary"}
+    | COMPARE
+    | SEARCH_ANALYSIS,
     "paper/answers": PAPER,
     "runner/checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
     # the Snakefile's; no job script imports it (the rules pass what they
@@ -293,11 +299,12 @@ RULES_OF_MODULE = {
     }
     | SEARCH_RUN
     | SEARCH_ANALYSIS,
-    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
+    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism", "figure_search"},
     "runner/records": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
     "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
+    | {"serve_summary", "graph_summary", "graph_figure_timeline"}
     | ANALYSIS
     | COMPARE
     | PAPER
@@ -305,14 +312,14 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS,
     "render/latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "runner/mechanism": PAPER | {"mechanism"},
-    "analysis/metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/metrics": ANALYSIS | COMPARE | PAPER | {"figure_search"},
     # imported by metrics (and timeline)
-    "analysis/progress": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/progress": ANALYSIS | COMPARE | PAPER | {"figure_search"},
     # the vocabulary (tasks, workloads, groups, pairs, V defaults)
     "model": ANALYSIS
     | COMPARE
     | PAPER
-    | SEARCH_ANALYSIS
+    | {"figure_search"}
     | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "external/ort": {"ort_run"},
     "paper/sections": PAPER,
@@ -339,6 +346,7 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS
     | PAPER,
     "targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"}
+    | {"serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
     | FIG
     | COMPARE
     | PAPER
@@ -356,7 +364,7 @@ RULES_OF_MODULE = {
     | {"search_table"}
     | PAPER,
     "analysis/timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
-    "analysis/verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS | PAPER,
+    "analysis/verdicts": {"aggregate"} | COMPARE | PAPER,
 }
 
 
