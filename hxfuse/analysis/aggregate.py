@@ -273,7 +273,7 @@ class _Point:
 
 
 def _median_columns(trials: pd.DataFrame) -> list[str]:
-    """Columns summarised by their plain median (no interval)."""
+    """Columns summarized by their plain median (no interval)."""
     engine_cols = [
         c
         for c in trials.columns

@@ -9,7 +9,7 @@
   engines in use when they really run at once).
 - :func:`node_table`: one row per node per trial (launch, begin, end,
   engine), for timelines and for the group-semantics tests.
-- :func:`summarise`: per point and group the median device and end-to-end
+- :func:`summarize`: per point and group the median device and end-to-end
   times with two-level bootstrap intervals (replicates, then rounds:
   hxfuse.analysis.stats), and the paired speedups of D over A, B and C (ratio of the
   two groups' times in the same round of the same replicate), for device
@@ -122,7 +122,7 @@ def paired_ratios(trials: pd.DataFrame, num: str, den: str, time: str = "device"
     return r
 
 
-def summarise_point(
+def summarize_point(
     trials: pd.DataFrame,
     failed: bool,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
@@ -165,7 +165,7 @@ def verdict(lo: float, hi: float, min_effect: float) -> str:
     return "undetermined"
 
 
-def summarise(
+def summarize(
     trials: pd.DataFrame,
     points: list[dict],
     checks: dict[str, list[dict]],
@@ -200,7 +200,7 @@ def summarise(
         # but gets no verdict: "inconclusive (loaded)"
         row["loaded"] = any(environment.busy_loaded(x["other_busy_cores"], x["online_cores"]) for x in reps)
         row.update(
-            summarise_point(
+            summarize_point(
                 sub,
                 bool(reasons),
                 analysis.get("bootstrap", stats.DEFAULT_RESAMPLES),
