@@ -299,8 +299,8 @@ RULES_OF_MODULE = {
     }
     | SEARCH_RUN
     | SEARCH_ANALYSIS,
-    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism", "figure_search"},
-    "runner/records": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
+    "runner/records": ANALYSIS | COMPARE | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
     "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
@@ -312,20 +312,24 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS,
     "render/latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "runner/mechanism": PAPER | {"mechanism"},
-    "analysis/metrics": ANALYSIS | COMPARE | PAPER | {"figure_search"},
+    "analysis/metrics": ANALYSIS | COMPARE,
     # imported by metrics (and timeline)
-    "analysis/progress": ANALYSIS | COMPARE | PAPER | {"figure_search"},
+    "analysis/progress": ANALYSIS | COMPARE,
     # the vocabulary (tasks, workloads, groups, pairs, V defaults)
-    "model": ANALYSIS
-    | COMPARE
-    | PAPER
-    | {"figure_search"}
-    | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
+    "model": ANALYSIS | COMPARE | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "external/ort": {"ort_run"},
     "paper/sections": PAPER,
     "paper/workloads": PAPER,
+    "paper/prose": PAPER,
+    "paper/graph_section": PAPER,
+    "paper/serve_section": PAPER,
+    "paper/search_section": PAPER,
     "sweep/pipeline": {"aggregate"},
-    "sweep/plots": FIG | PAPER | {"figure_search"},
+    "sweep/plots": FIG,
+    # the one plot style: every rule that draws a figure
+    "render/style": FIG
+    | PAPER
+    | {"figure_search", "graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline", "serve_figures"},
     "runner/provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
     "sweep/report": {"report_tables"},
     "runner/runpoint": {"run", "graph_run"} | SEARCH_RUN,
@@ -363,7 +367,7 @@ RULES_OF_MODULE = {
     }
     | {"search_table"}
     | PAPER,
-    "analysis/timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
+    "analysis/timeline": FIG | {"perfetto", "ort_perfetto"},
     "analysis/verdicts": {"aggregate"} | COMPARE | PAPER,
 }
 
