@@ -355,6 +355,19 @@ def other_busy_max(fields: Mapping[str, Any]) -> float:
     return max(busy) if busy else math.nan
 
 
+def replicate_load(meta: Mapping[str, Any], end: Mapping[str, Any]) -> dict[str, Any]:
+    """One replicate's load as the graph summary keeps it: the larger
+    readable sample of other work (:func:`other_busy_max`), the 1-minute
+    load average before and the online cores as the runner wrote them (NaN
+    where absent)."""
+    fields = load_fields(meta, end, missing=math.nan)
+    return {
+        "other_busy_cores": other_busy_max(fields),
+        "load_average_before": fields["load_average_before"],
+        "online_cores": fields["online_cores"],
+    }
+
+
 def busy_loaded(busy: Any, cores: Any) -> bool:
     """The busy-sample rule of :func:`environment_findings`: other work kept
     more than ``BUSY_PER_CORE`` x online cores busy (False where the cores

@@ -47,12 +47,7 @@ def machine_load(records: list[dict]) -> dict:
     """Cores other work kept busy around one replicate (the runner's meta
     and end records; -1 or missing where unreadable): the larger of before
     and after, and the 1-minute load average before (hxfuse.analysis.environment)."""
-    fields = environment.load_fields(records[0], records[-1], missing=math.nan)
-    return {
-        "other_busy_cores": environment.other_busy_max(fields),
-        "load_average_before": fields["load_average_before"],
-        "online_cores": fields["online_cores"],
-    }
+    return environment.replicate_load(records[0], records[-1])
 
 
 def trial_table(records: list[dict], point: str, replicate: int) -> pd.DataFrame:
