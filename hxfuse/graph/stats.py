@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hxfuse.analysis import environment, stats
+from hxfuse.analysis import environment, stats, verdicts
 from hxfuse.model import GROUPS
 from hxfuse.runner import jsonl
 
@@ -149,15 +149,7 @@ def summarize_point(
 def verdict(lo: float, hi: float, min_effect: float) -> str:
     """The reading of a speedup interval against the minimum effect band
     (as for the sweep points, docs/metrics.md)."""
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "none"
-    if lo > 1 + min_effect:
-        return "faster"
-    if hi < 1 - min_effect:
-        return "slower"
-    if lo >= 1 - min_effect and hi <= 1 + min_effect:
-        return "no difference"
-    return "undetermined"
+    return verdicts.side_word(lo, hi, min_effect)
 
 
 def summarize(

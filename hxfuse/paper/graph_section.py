@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from hxfuse.analysis.verdicts import side_word
 from hxfuse.paper.prose import HEADER, as_float, interval_text, is_finite, ms_text, span_pct, tex_path, tex_tt, truthy
 from hxfuse.render.latex import tex_escape
 from hxfuse.runner.mechanism import ONE_CORE_MAX
@@ -52,18 +53,10 @@ def _graph_reading(r: Mapping, key: str, t: str) -> str:
 
 
 def interval_reading(lo: float, hi: float, m: float) -> str:
-    """An interval against the band 1 +- m: the rule of the graph summary's
-    readings (hxfuse.graph.stats.verdict; a test keeps the two equal), applied
-    here to a loaded point, whose summary reading is withheld."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "none"
-    if lo > 1 + m:
-        return "faster"
-    if hi < 1 - m:
-        return "slower"
-    if lo >= 1 - m and hi <= 1 + m:
-        return "no difference"
-    return "undetermined"
+    """An interval against the band 1 +- m: the graph summary's rule
+    (hxfuse.analysis.verdicts.side_word, as hxfuse.graph.stats.verdict),
+    applied here to a loaded point, whose summary reading is withheld."""
+    return side_word(lo, hi, m)
 
 
 def _graph_relation(r: Mapping, key: str, t: str, m: float) -> str:

@@ -368,7 +368,7 @@ RULES_OF_MODULE = {
     | {"search_table"}
     | PAPER,
     "analysis/timeline": FIG | {"perfetto", "ort_perfetto"},
-    "analysis/verdicts": {"aggregate"} | COMPARE | PAPER,
+    "analysis/verdicts": {"aggregate", "graph_summary", "graph_figure_timeline"} | COMPARE | PAPER,
 }
 
 
