@@ -239,6 +239,19 @@ def side(bounds: tuple[float, float], min_effect: float = DEFAULT_MIN_EFFECT) ->
     return "?"
 
 
+# The words of the band's sides, as the graph summary and the paper read an
+# interval.
+SIDE_WORDS = {"<": "faster", ">": "slower", "~": "no difference", "?": "undetermined"}
+
+
+def side_word(lo: float, hi: float, min_effect: float = DEFAULT_MIN_EFFECT) -> str:
+    """:func:`side` of a speedup interval in words (``SIDE_WORDS``); "none"
+    where the interval is not known."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "none"
+    return SIDE_WORDS[side((lo, hi), min_effect)]
+
+
 def replicate_disagreements(
     replicate_intervals: Mapping[str, Sequence[Interval]],
     min_effect: float = DEFAULT_MIN_EFFECT,

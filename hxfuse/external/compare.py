@@ -41,7 +41,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from hxfuse.analysis.aggregate import BUSY_PER_CORE, LOADED_PER_CORE
+from hxfuse.analysis.environment import BUSY_PER_CORE, LOADED_PER_CORE, environment
 from hxfuse.runner.records import Run, read_run
 from hxfuse.analysis.metrics import trial_metrics
 from hxfuse.model import ORT_GROUPS, WORKLOAD_TASKS
@@ -164,12 +164,13 @@ def _paired(tm: pd.DataFrame, x: str, y: str, workload: str) -> tuple[np.ndarray
 def _env_max(runs: Sequence[Run], before: str, after: str) -> float:
     """Largest value over the replicates' meta[before] and end[after]; negative
     values mean unreadable and are skipped; NaN when none is known."""
-    vals = [v for r in runs for v in (r.meta.get(before), r.end.get(after)) if isinstance(v, (int, float)) and v >= 0]
+    # hxfuse.analysis.environment reads the fields (NaN where unreadable)
+    vals = [v for env in map(environment, runs) for v in (env[before], env[after]) if math.isfinite(v)]
     return float(max(vals)) if vals else math.nan
 
 
 def _loaded(row: Mapping[str, Any], cores: Any) -> bool:
-    """The rule of hxfuse.analysis.aggregate's environment findings, on either side: other
+    """The rule of hxfuse.analysis.environment's findings, on either side: other
     processes kept more than BUSY_PER_CORE x cores busy, or (where that sample is
     missing) the load average exceeded LOADED_PER_CORE x cores."""
     if not isinstance(cores, (int, float)) or cores < 1:

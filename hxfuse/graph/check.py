@@ -42,6 +42,7 @@ import numpy as np
 
 from hxfuse.runner import integrity
 from hxfuse.runner.checks import checksum_hex, hx_checksum
+from hxfuse.runner.jsonl import IncompleteRunError, read_records
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
@@ -197,9 +198,10 @@ def check_graph(
     npy, reasons = Path(npy), []
     try:
         integrity.verify_end_record(jsonl)
-    except (OSError, integrity.IntegrityError) as exc:
+        # the one reader; a run that is not meta first and end last fails here
+        recs = read_records(jsonl).records
+    except (OSError, integrity.IntegrityError, IncompleteRunError) as exc:
         return {"status": "failed", "reasons": [str(exc)]}
-    recs = [json.loads(line) for line in Path(jsonl).read_text().splitlines()]
     if recs[0].get("record") != "meta" or recs[-1].get("status") != "ok":
         reasons.append(f"runner status {recs[-1].get('status')!r} (meta first, status ok expected)")
     meta = recs[0]

@@ -4,26 +4,15 @@ from hxfuse.graph.build (profile) and hxfuse.graph.stats (summary)."""
 
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
-os.environ.setdefault("MPLBACKEND", "Agg")
+import numpy as np
+import pandas as pd
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from hxfuse.render.style import plt, save
 
 CLASS_COLOURS = {"M": "#1f77b4", "V": "#ff7f0e", "D": "#2ca02c"}
 SPEEDUP_COLOURS = {"DA": "#1f77b4", "DB": "#d62728", "DC": "#9467bd"}
-
-
-def _save(fig, out: Sequence[str]) -> None:
-    for path in out:
-        fig.savefig(path, bbox_inches="tight", dpi=150)
-    plt.close(fig)
 
 
 def profile_figure(profile: pd.DataFrame, title: str, out: Sequence[str]) -> None:
@@ -41,7 +30,7 @@ def profile_figure(profile: pd.DataFrame, title: str, out: Sequence[str]) -> Non
     ax.set_xticks(list(wide.index))
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(title="engine class", fontsize=8, title_fontsize=8, frameon=False)
-    _save(fig, out)
+    save(fig, out, dpi=150)
 
 
 def speedup_figure(summary: pd.DataFrame, min_effect: float, out: Sequence[str]) -> None:
@@ -81,7 +70,7 @@ def speedup_figure(summary: pd.DataFrame, min_effect: float, out: Sequence[str])
     ax.set_title(title, fontsize=9)
     if len(ok):
         ax.legend(fontsize=6, ncol=3, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3))
-    _save(fig, out)
+    save(fig, out, dpi=150)
 
 
 def timeline_figure(nodes: pd.DataFrame, trials: pd.DataFrame, title: str, out: Sequence[str]) -> None:
@@ -123,4 +112,4 @@ def timeline_figure(nodes: pd.DataFrame, trials: pd.DataFrame, title: str, out: 
         "time since the host's first submit (us); ticks: launches; red: host sees the last completion", fontsize=7
     )
     axes[0, 0].set_title(title, fontsize=9)
-    _save(fig, out)
+    save(fig, out, dpi=150)

@@ -9,7 +9,7 @@
   engines in use when they really run at once).
 - :func:`node_table`: one row per node per trial (launch, begin, end,
   engine), for timelines and for the group-semantics tests.
-- :func:`summarise`: per point and group the median device and end-to-end
+- :func:`summarize`: per point and group the median device and end-to-end
   times with two-level bootstrap intervals (replicates, then rounds:
   hxfuse.analysis.stats), and the paired speedups of D over A, B and C (ratio of the
   two groups' times in the same round of the same replicate), for device
@@ -22,44 +22,32 @@ helpers.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from hxfuse.analysis import stats
+from hxfuse.analysis import environment, stats, verdicts
 from hxfuse.model import GROUPS
+from hxfuse.runner import jsonl
 
-# A replicate ran on a loaded machine when other work kept more than this
-# many cores busy per online core around it (the sweep points' rule,
-# hxfuse.analysis.aggregate.BUSY_PER_CORE; a test keeps the two equal).  A point with
-# such a replicate keeps its intervals but no verdict: "inconclusive (loaded)".
-BUSY_PER_CORE = 0.25
 SPEEDUPS = (("DA", "A"), ("DB", "B"), ("DC", "C"))
 TIMES = ("device", "e2e")
 
 
-def read_records(jsonl: str | Path) -> list[dict]:
-    return [json.loads(line) for line in Path(jsonl).read_text().splitlines() if line.strip()]
+def read_records(path: str | Path) -> list[dict]:
+    """Every record of one graph runner output, meta first and end last
+    (hxfuse.runner.jsonl, the one reader: IncompleteRunError naming the file
+    and line of a malformed or unfinished run)."""
+    return jsonl.read_records(path).records
 
 
 def machine_load(records: list[dict]) -> dict:
     """Cores other work kept busy around one replicate (the runner's meta
     and end records; -1 or missing where unreadable): the larger of before
-    and after, and the 1-minute load average before."""
-    meta, end = records[0], records[-1]
-    busy = [
-        v
-        for v in (meta.get("other_busy_cores_before"), end.get("other_busy_cores_after"))
-        if isinstance(v, (int, float)) and v >= 0
-    ]
-    return {
-        "other_busy_cores": max(busy) if busy else math.nan,
-        "load_average_before": meta.get("load_average_before", math.nan),
-        "online_cores": meta.get("online_cores", math.nan),
-    }
+    and after, and the 1-minute load average before (hxfuse.analysis.environment)."""
+    return environment.replicate_load(records[0], records[-1])
 
 
 def trial_table(records: list[dict], point: str, replicate: int) -> pd.DataFrame:
@@ -129,7 +117,7 @@ def paired_ratios(trials: pd.DataFrame, num: str, den: str, time: str = "device"
     return r
 
 
-def summarise_point(
+def summarize_point(
     trials: pd.DataFrame,
     failed: bool,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
@@ -161,18 +149,10 @@ def summarise_point(
 def verdict(lo: float, hi: float, min_effect: float) -> str:
     """The reading of a speedup interval against the minimum effect band
     (as for the sweep points, docs/metrics.md)."""
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "none"
-    if lo > 1 + min_effect:
-        return "faster"
-    if hi < 1 - min_effect:
-        return "slower"
-    if lo >= 1 - min_effect and hi <= 1 + min_effect:
-        return "no difference"
-    return "undetermined"
+    return verdicts.side_word(lo, hi, min_effect)
 
 
-def summarise(
+def summarize(
     trials: pd.DataFrame,
     points: list[dict],
     checks: dict[str, list[dict]],
@@ -203,9 +183,11 @@ def summarise(
         }
         reps = [x for x in (load or {}).get(name, []) if np.isfinite(x["other_busy_cores"])]
         row["other_busy_cores_max"] = max(x["other_busy_cores"] for x in reps) if reps else math.nan
-        row["loaded"] = any(x["other_busy_cores"] > BUSY_PER_CORE * x["online_cores"] for x in reps)
+        # a point with a replicate on a loaded machine keeps its intervals
+        # but gets no verdict: "inconclusive (loaded)"
+        row["loaded"] = any(environment.busy_loaded(x["other_busy_cores"], x["online_cores"]) for x in reps)
         row.update(
-            summarise_point(
+            summarize_point(
                 sub,
                 bool(reasons),
                 analysis.get("bootstrap", stats.DEFAULT_RESAMPLES),

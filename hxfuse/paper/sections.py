@@ -20,6 +20,9 @@ import pandas as pd
 
 from hxfuse.paper import answers as ans
 from hxfuse.runner import mechanism as mech
+from hxfuse.paper import graph_section as pg
+from hxfuse.paper import search_section as pq
+from hxfuse.paper import serve_section as ps
 from hxfuse.paper import workloads as pw
 from hxfuse.config.targets import TARGETS, emulated_results, is_emulated
 from hxfuse.render.latex import tex_escape
@@ -302,7 +305,7 @@ def write_sections(
     mechanism.json), answers, evidence (sentences on the evidence figure),
     limitations, figures (needs ``sweeps``; ``timelines`` and
     ``evidence_figures`` (target -> path) are the figures to lay out), and
-    the sections of the further workloads (hxfuse.paper.workloads): graph,
+    the sections of the further workloads (hxfuse.paper.graph_section, serve_section, search_section): graph,
     serve, search and workload_answers (their macros for the abstract and
     the answers).  ``workloads`` names their inputs, each optional (absent:
     the section says it did not run): graph_summary, graph_files,
@@ -337,9 +340,9 @@ def write_sections(
         )
 
     w = dict(workloads or {})
-    graphs, storage = pw.load_graphs(w.get("graph_summary"), w.get("graph_files") or ())
-    serve = pw.load_serve(w.get("serve_summary"))
-    searches = pw.load_searches(w.get("search_results") or ())
+    graphs, storage = pg.load_graphs(w.get("graph_summary"), w.get("graph_files") or ())
+    serve = ps.load_serve(w.get("serve_summary"))
+    searches = pq.load_searches(w.get("search_results") or ())
 
     text = {
         "setup": lambda: setup_tex(tabs, docs),
@@ -350,11 +353,11 @@ def write_sections(
         "evidence": evidence,
         "limitations": lambda: limitations_tex(tabs, docs, pw.limitation_items(graphs, serve)),
         "figures": figures,
-        "graph": lambda: pw.graph_tex(
+        "graph": lambda: pg.graph_tex(
             graphs, w.get("graph_profiles") or {}, w.get("graph_speedup"), storage, w.get("graph_table"), m
         ),
-        "serve": lambda: pw.serve_tex(serve, w.get("serve_figures") or {}, w.get("serve_table")),
-        "search": lambda: pw.search_tex(searches, w.get("search_figures") or {}, w.get("search_table")),
+        "serve": lambda: ps.serve_tex(serve, w.get("serve_figures") or {}, w.get("serve_table")),
+        "search": lambda: pq.search_tex(searches, w.get("search_figures") or {}, w.get("search_table")),
         "workload_answers": lambda: pw.answers_macros(graphs, serve, searches, m),
     }
     unknown = set(out) - set(text)
@@ -409,14 +412,11 @@ def evidence_figure(s: pd.DataFrame, out: Sequence[str | Path], target: str) -> 
     end, scratch peak against speedup over A; then D's progress parallelism
     against its wall-clock overlap, D's host/device time split, and each
     task's running share in D."""
-    import matplotlib
+    # the figure modules import matplotlib; the rest of this module does not
+    from hxfuse.render import style
+    from hxfuse.render.style import plt, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from hxfuse.sweep.plots import _style, save
-
-    _style()
+    style.apply()
     fig, axes = plt.subplots(2, 3, figsize=(12, 7.4))
     ax = axes[0]
     lp = latency_pairs(s)

@@ -33,7 +33,7 @@ alternating order (:mod:`hxfuse.search.confirm`), groups A, C and D each.
   when it lies below -m (the search's pick did not hold up); ``undetermined``
   when it crosses an edge.  ``inconclusive`` first, with the reason, when a
   confirmation run failed its check or the machine disturbed a run (loaded,
-  fewer free cores than engines: hxfuse.analysis.aggregate's environment rule).
+  fewer free cores than engines: hxfuse.analysis.environment's rule).
 """
 
 from __future__ import annotations
@@ -47,9 +47,11 @@ import numpy as np
 import pandas as pd
 
 from hxfuse.analysis import stats as st
-from hxfuse.analysis.aggregate import disturbance_warnings, environment, environment_warnings
+from hxfuse.analysis.environment import disturbance_warnings, environment_warnings, run_environment
 from hxfuse.runner.records import Run, read_run
 
+# The machine readings each confirmation run lists (run_environment's).
+RUN_ENV_COLUMNS = ("other_busy_cores_before", "other_busy_cores_after", "online_cores")
 CANDIDATE_COLUMNS = [
     "id",
     "index",
@@ -85,14 +87,6 @@ def measured(run: Run, groups: Sequence[str]) -> pd.DataFrame:
     t = run.trials
     m = t[t["group"].isin(list(groups)) & ~t["warmup"].astype(bool) & ~t["empty"].astype(bool)]
     return m[["group", "round", "makespan_ns"]].astype({"makespan_ns": float}).reset_index(drop=True)
-
-
-def run_environment(run: Run) -> dict[str, Any]:
-    """The environment of one run as hxfuse.analysis.aggregate's rule reads it."""
-    env = environment(run)
-    env["online_cores"] = run.meta.get("online_cores")
-    env["engines_exceed_cores"] = bool(run.meta.get("engines_exceed_cores", False))
-    return env
 
 
 # --------------------------------------------------------------------------
@@ -533,9 +527,7 @@ def write_result(
                 "status": check["status"],
                 "reasons": check["reasons"],
                 "env_warning": "; ".join(environment_warnings(env)),
-                "other_busy_cores_before": env.get("other_busy_cores_before"),
-                "other_busy_cores_after": env.get("other_busy_cores_after"),
-                "online_cores": env.get("online_cores"),
+                **{c: env.get(c) for c in RUN_ENV_COLUMNS},
             }
         )
         disturbed += [f"{tag}: {w}" for w in dist]

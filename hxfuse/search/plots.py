@@ -17,7 +17,8 @@ from typing import Sequence
 
 import numpy as np
 
-from hxfuse.sweep import plots
+from hxfuse.render import style
+from hxfuse.render.style import plt, save
 from hxfuse.search.compare import candidates_long, confirmation_long
 
 BEST_COLOR, FIXED_COLOR, OTHER_COLOR = "#C44E52", "#000000", "#4C72B0"
@@ -27,8 +28,7 @@ SIDE_COLORS = {"ratio": "#8172B3", "fixed": "#7f7f7f", "best": BEST_COLOR}
 def search_figure(result_json: str, min_effect: float, out: Sequence[str]) -> None:
     doc = json.loads(open(result_json).read())
     cands, conf = candidates_long(doc), confirmation_long(doc)
-    plots._style()
-    plt = plots.plt
+    style.apply()
     s = doc["search"]
     n = max(len(cands), 1)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 1.2 + 0.32 * max(n, 6)), gridspec_kw={"width_ratios": [1.4, 1]})
@@ -111,4 +111,4 @@ def search_figure(result_json: str, min_effect: float, out: Sequence[str]) -> No
     bx.set_title(f"confirmation: {pairs} interleaved pairs\n{what}", fontsize=8)
     fig.suptitle(f"{s['title']} (target {s['target']}, workload {s['workload']})", fontsize=10)
     fig.tight_layout()
-    plots.save(fig, out)
+    save(fig, out)

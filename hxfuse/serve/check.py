@@ -25,6 +25,7 @@ import numpy as np
 
 from hxfuse.runner.checks import checksum_hex, task_checksum
 from hxfuse.runner.integrity import IntegrityError, fnv1a64
+from hxfuse.runner.jsonl import IncompleteRunError
 from hxfuse.serve.stats import read_records
 from hxfuse.serve.trace import ServeError, read_trace
 
@@ -131,7 +132,7 @@ def check_run(
     try:
         recs = read_records(jsonl)
         tr = read_trace(trace)
-    except (IntegrityError, ServeError, OSError) as exc:
+    except (IntegrityError, IncompleteRunError, ServeError, OSError) as exc:
         reasons.append(str(exc))
         return res
     meta = recs[0] if recs and recs[0].get("record") == "meta" else None

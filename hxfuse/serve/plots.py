@@ -6,25 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from hxfuse.render.style import plt, save
 
 POLICY_STYLE = {
     "A": ("#7f7f7f", "A FIFO serial"),
     "B": ("#1f77b4", "B engine queues"),
     "D": ("#d62728", "D fused pairing"),
 }
-
-
-def _save(fig, out: Sequence[str | Path]) -> None:
-    for path in out:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, bbox_inches="tight", dpi=150)
-    plt.close(fig)
 
 
 def _plain_log_ticks(axis) -> None:
@@ -61,7 +52,7 @@ def latency_cdf(requests: pd.DataFrame, out: Sequence[str | Path]) -> None:
     for ax in axes.ravel()[n:]:
         ax.axis("off")
     axes.ravel()[0].legend(fontsize=8, loc="lower right")
-    _save(fig, out)
+    save(fig, out, dpi=150)
 
 
 def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]) -> None:
@@ -115,4 +106,4 @@ def versus(summary: pd.DataFrame, x: str, xlabel: str, out: Sequence[str | Path]
     handles = [Line2D([], [], color=c, label=lab) for c, lab in POLICY_STYLE.values()]
     handles += [Line2D([], [], color="k", ls=styles[ov], label=f"{other} {ov:g}") for ov in series]
     axes[0].legend(handles=handles, fontsize=7)
-    _save(fig, out)
+    save(fig, out, dpi=150)

@@ -21,7 +21,6 @@ Definitions (each has a known-answer test in tests/serve/test_serve_metrics.py):
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -29,6 +28,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from hxfuse.analysis import environment
+from hxfuse.runner import jsonl
 from hxfuse.runner.integrity import verify_end_record
 from hxfuse.analysis.stats import hierarchical_bootstrap_median
 
@@ -46,10 +47,6 @@ METRICS = (
     "compute_p99_ms",
     "admit_lag_max_ms",
 )
-# A run is on a loaded machine when the runner's own sample of other work
-# (cores kept busy by other processes in 200 ms, before and after the run)
-# exceeds this share of the cores: hxfuse.analysis.aggregate's rule for hxrun.
-BUSY_PER_CORE = 0.25
 # Ratios paired within a repetition (the same trace, the same minute).
 RATIOS = (("p99_ms", "D", "B"), ("p99_ms", "D", "A"), ("short_p99_ms", "D", "B"), ("throughput_rps", "D", "B"))
 
@@ -58,11 +55,12 @@ RATIOS = (("p99_ms", "D", "B"), ("p99_ms", "D", "A"), ("short_p99_ms", "D", "B")
 # the runner's records
 
 
-def read_records(jsonl: str | Path) -> list[dict]:
-    """Every record of an hxserve output after its integrity check."""
-    verify_end_record(jsonl)
-    with open(jsonl) as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+def read_records(path: str | Path) -> list[dict]:
+    """Every record of an hxserve output after its integrity check
+    (IntegrityError), read by hxfuse.runner.jsonl, the one reader
+    (IncompleteRunError naming the file and line of a malformed run)."""
+    verify_end_record(path)
+    return jsonl.read_records(path).records
 
 
 def request_table(records: Iterable[dict], replicate: int = 0) -> pd.DataFrame:
@@ -101,26 +99,17 @@ def request_table(records: Iterable[dict], replicate: int = 0) -> pd.DataFrame:
 
 def run_environment(records: Iterable[dict]) -> dict:
     """The machine around one runner invocation: cores, and other work sampled
-    before and after (meta and end records)."""
+    before and after (meta and end records; hxfuse.analysis.environment)."""
     recs = list(records)
     meta = next((r for r in recs if r.get("record") == "meta"), {})
     end = next((r for r in recs if r.get("record") == "end"), {})
-    return {
-        "online_cores": meta.get("online_cores"),
-        "other_busy_cores_before": meta.get("other_busy_cores_before"),
-        "other_busy_cores_after": end.get("other_busy_cores_after"),
-        "load_average_before": meta.get("load_average_before"),
-        "load_average_after": end.get("load_average_after"),
-    }
+    return environment.load_fields(meta, end)
 
 
 def is_loaded(env: dict) -> bool:
-    """Other work kept more than BUSY_PER_CORE of the cores busy before or after."""
-    cores = env.get("online_cores") or 0
-    busy = [
-        b for b in (env.get("other_busy_cores_before"), env.get("other_busy_cores_after")) if b is not None and b >= 0
-    ]
-    return bool(cores) and any(b > BUSY_PER_CORE * cores for b in busy)
+    """Other work kept more than BUSY_PER_CORE (hxfuse.analysis.environment)
+    of the cores busy before or after."""
+    return environment.busy_loaded(environment.other_busy_max(env), env.get("online_cores"))
 
 
 def nearest_rank(x: Sequence[float] | np.ndarray, q: float) -> float:

@@ -15,6 +15,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from hxfuse.render import style
+from hxfuse.render.style import plt, save
 from hxfuse.sweep import plots
 from hxfuse.sweep.families import (
     SECONDARY,
@@ -33,8 +35,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     x is the measured quantity where the sweep says ``x_measured`` (each
     point labelled with its nominal name), else the sweep's own x."""
     summary = pd.read_csv(summary_csv, low_memory=False)
-    plots._style()
-    plt = plots.plt
+    style.apply()
     if plots._is_emulated_table(summary):
         plots._emulated_notice(out, f"family figure of sweep {sweep}")
         return pd.DataFrame()
@@ -45,7 +46,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
         fig, ax = plt.subplots(figsize=(6, 2))
         ax.text(0.5, 0.5, f"sweep {sweep}: no summarised points", ha="center", va="center")
         ax.set_axis_off()
-        plots.save(fig, out)
+        save(fig, out)
         return long
     fam = sweep_cfg.get("family")
     panels = ["speedup"] + [f"secondary{i}" for i in range(len(SECONDARY.get(fam, [])))]
@@ -79,7 +80,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     if note:
         fig.text(0.5, -0.02, note, ha="center", fontsize=7.5, wrap=True)
     fig.tight_layout()
-    plots.save(fig, out)
+    save(fig, out)
     return long
 
 

@@ -27,23 +27,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Sequence
 
-os.environ.setdefault("MPLBACKEND", "Agg")
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.patches import Patch, Rectangle
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.patches import Patch, Rectangle  # noqa: E402
-
-from hxfuse.model import GROUPS  # noqa: E402
-from hxfuse.config.targets import emulated_flag, emulated_results  # noqa: E402
+from hxfuse.model import GROUPS
+from hxfuse.render import style
+from hxfuse.render.style import plt, save
+from hxfuse.config.targets import emulated_flag, emulated_results
 
 GROUP_TITLES = {
     "A": "A  existing serial",
@@ -66,18 +61,6 @@ COMPARISONS = [  # (label, summary row group, summary column)
 ]
 COMPARISON_COLORS = {"D/A": "#C44E52", "D/B": "#8172B3", "D/C": "#DD8452", "C/A": "#CCB974", "B/A": "#64B5CD"}
 WORKLOAD_TITLES = {"mv": "mv: GEMM + vector", "md": "md: GEMM + copy", "mvd": "mvd: GEMM + vector + copy"}
-
-
-def _style() -> None:
-    sns.set_theme(context="paper", style="whitegrid", font_scale=1.0)
-    plt.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.dpi": 150, "figure.dpi": 100})
-
-
-def save(fig, out: Sequence[str | Path]) -> None:
-    for path in out:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, bbox_inches="tight")
-    plt.close(fig)
 
 
 def _time_unit(span_ns: float) -> tuple[float, str]:
@@ -140,7 +123,7 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str, out
     status = None
     if check:
         status = json.loads(Path(check).read_text()).get("status")
-    _style()
+    style.apply()
     if gi.empty or not groups:
         fig, ax = plt.subplots(figsize=(7, 2))
         ax.text(0.5, 0.5, "no measured A-D trials", ha="center", va="center")
@@ -399,7 +382,7 @@ def speedup_pair_legend(fig, ax) -> None:
 
 def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict, out: Sequence[str | Path]) -> pd.DataFrame:
     summary = pd.read_csv(summary_csv)
-    _style()
+    style.apply()
     if _is_emulated_table(summary):
         _emulated_notice(out, f"speedups of sweep {sweep}")
         return pd.DataFrame()
@@ -500,7 +483,7 @@ def slowdown_long(trials: pd.DataFrame, sweep: str) -> pd.DataFrame:
 
 def slowdown_figure(trials_csv: str | Path, sweep: str, sweep_cfg: dict, out: Sequence[str | Path]) -> pd.DataFrame:
     trials = pd.read_csv(trials_csv, low_memory=False)
-    _style()
+    style.apply()
     if _is_emulated_table(trials):
         _emulated_notice(out, f"slowdowns of sweep {sweep}")
         return pd.DataFrame()

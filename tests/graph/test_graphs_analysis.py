@@ -209,7 +209,7 @@ def synthetic_trials(
 
 def test_paired_speedups_have_the_known_values():
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0, noise=0.05)
-    s = graphstats.summarise_point(tr, failed=False, n_resamples=200)
+    s = graphstats.summarize_point(tr, failed=False, n_resamples=200)
     # a common per-round factor cancels in a paired ratio: exact, zero-width intervals
     assert s["DA_device"] == pytest.approx(2.0) and s["DA_device_lo"] == pytest.approx(2.0)
     assert s["DA_device_hi"] == pytest.approx(2.0)
@@ -221,7 +221,7 @@ def test_paired_speedups_have_the_known_values():
 
 def test_a_failed_point_gets_no_speedup_but_keeps_its_medians():
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
-    s = graphstats.summarise_point(tr, failed=True, n_resamples=50)
+    s = graphstats.summarize_point(tr, failed=True, n_resamples=50)
     assert math.isnan(s["DA_device"]) and math.isnan(s["DB_e2e_hi"])
     assert s["A_device_ns"] == pytest.approx(2000.0)
 
@@ -236,7 +236,7 @@ def test_summary_marks_failed_points_with_reasons():
             {"status": "failed", "reasons": ["node x: wrong"], "replicate": 1},
         ]
     }
-    s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50})
+    s = graphstats.summarize(tr, points, checks, prof, {"bootstrap": 50})
     assert bool(s.loc[0, "failed"]) and "rep1: node x: wrong" in s.loc[0, "failed_reasons"]
     assert math.isnan(s.loc[0, "DA_device"]) and s.loc[0, "DA_device_verdict"] == "none"
 
@@ -310,18 +310,15 @@ def test_machine_load_takes_the_larger_readable_value():
 
 
 def test_a_loaded_replicate_makes_the_verdict_inconclusive():
-    from hxfuse.analysis import aggregate
-
-    assert graphstats.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
     tr = synthetic_trials(2000.0, 1000.0, 1500.0, 1000.0)
     points = [{"name": "p", "model": "mobilenetv2", "label": "p", "reuse": False}]
     prof = {"p": graphprofile.profile_summary(hand_graph())}
     checks = {"p": [{"status": "ok", "reasons": [], "replicate": r} for r in range(3)]}
     idle = {"p": [{"other_busy_cores": 0.1, "online_cores": 2}] * 3}
     busy = {"p": [{"other_busy_cores": 0.1, "online_cores": 2}, {"other_busy_cores": 0.9, "online_cores": 2}]}
-    s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50}, idle)
+    s = graphstats.summarize(tr, points, checks, prof, {"bootstrap": 50}, idle)
     assert not s.loc[0, "loaded"] and s.loc[0, "DA_device_verdict"] == "faster"
-    s = graphstats.summarise(tr, points, checks, prof, {"bootstrap": 50}, busy)
+    s = graphstats.summarize(tr, points, checks, prof, {"bootstrap": 50}, busy)
     assert s.loc[0, "loaded"] and s.loc[0, "DA_device_verdict"] == "inconclusive (loaded)"
     assert s.loc[0, "DA_device"] == pytest.approx(2.0) and s.loc[0, "other_busy_cores_max"] == 0.9
 
@@ -340,7 +337,7 @@ def test_graph_table_rows(tmp_path):
         "q": [{"status": "failed", "reasons": ["wrong"], "replicate": 0}],
     }
     load = {"p": [{"other_busy_cores": 1.9, "online_cores": 2}], "q": []}
-    s = graphstats.summarise(pd.concat([tr, tr.assign(point="q")]), points, checks, prof, {"bootstrap": 50}, load)
+    s = graphstats.summarize(pd.concat([tr, tr.assign(point="q")]), points, checks, prof, {"bootstrap": 50}, load)
     s.to_csv(tmp_path / "s.csv", index=False)
     out = tmp_path / "t.tex"
     graphtable.write_table({"host": tmp_path / "s.csv"}, REPO / "workflow/templates/graph_table.tex.j2", out)

@@ -239,7 +239,9 @@ def test_external_b_is_stated_where_it_ran(tmp_path):
 
 # --- the further workloads: task graphs, the request stream, fixed vs searched --
 
-from hxfuse.paper import workloads as pw  # noqa: E402
+from hxfuse.paper import graph_section as pg  # noqa: E402
+from hxfuse.paper import search_section as pq  # noqa: E402
+from hxfuse.paper import serve_section as ps  # noqa: E402
 
 
 def _graph_row(
@@ -291,7 +293,7 @@ def _graph_row(
         ("DC_e2e", dc),
     ):
         r[key], r[f"{key}_lo"], r[f"{key}_hi"] = (float("nan"),) * 3 if failed else v
-        read = "none" if failed else pw.interval_reading(v[1], v[2], 0.03)
+        read = "none" if failed else pg.interval_reading(v[1], v[2], 0.03)
         r[f"{key}_verdict"] = "inconclusive (loaded)" if loaded and read != "none" else read
     return r
 
@@ -311,7 +313,7 @@ def _graphs():
 def test_graph_readings_come_from_the_intervals_and_the_parallelism():
     g = _graphs()
     rows = {r["point"]: r for r in g.to_dict("records")}
-    s = pw.graph_point_sentence(rows["dec"], 0.03)
+    s = pg.graph_point_sentence(rows["dec"], 0.03)
     assert (
         "D/A 1.40 [1.30, 1.50] (faster), D/B 1.00 [0.99, 1.01] (no difference), D/C 1.01 [0.99, 1.02] "
         "(no difference); parallelism 1.02." in s
@@ -321,12 +323,12 @@ def test_graph_readings_come_from_the_intervals_and_the_parallelism():
         "the gain is the host's round trip per node that the fused entry removes (7 requests in A, one in D)."
     ) in s
     # a loaded point says so, carries no verdict and is read on its intervals only
-    s = pw.graph_point_sentence(rows["inc"], 0.03)
+    s = pg.graph_point_sentence(rows["inc"], 0.03)
     assert "(loaded: other work kept up to 1.5 cores busy, so no verdict)" in s and "(faster)" not in s
     assert "On its intervals only: D gains over A and over C with a parallelism above 1.15" in s
-    assert pw.graph_point_sentence(rows["mob"], 0.03).endswith("D is not shown faster than A (D/A undetermined).")
-    assert "failed its correctness check (rep0: node x differs)" in pw.graph_point_sentence(rows["bad"], 0.03)
-    summ = pw.graph_summary_sentence(g, 0.03)
+    assert pg.graph_point_sentence(rows["mob"], 0.03).endswith("D is not shown faster than A (D/A undetermined).")
+    assert "failed its correctness check (rep0: node x differs)" in pg.graph_point_sentence(rows["bad"], 0.03)
+    summ = pg.graph_summary_sentence(g, 0.03)
     assert (
         "On the device time D is faster than A on 2 of the 3 graph point(s) that carry a verdict; on 2 of these "
         "D's parallelism is at most 1.15 (its nodes took turns), and on 2 of those D is not faster than C "
@@ -342,7 +344,7 @@ def test_graph_readings_come_from_the_intervals_and_the_parallelism():
         "on 2 of these D's parallelism is at most 1.15 (its nodes took turns), and on 1 of those D is not faster "
         "than C either, so there the gain is the removed round trips, not overlap; on the other 1 D is faster "
         "than C as well, which with nodes taking turns is the barriers D drops, not overlap."
-    ) in pw.graph_summary_sentence(two, 0.03)
+    ) in pg.graph_summary_sentence(two, 0.03)
 
 
 def test_graph_interval_reading_is_the_summarys_rule():
@@ -352,12 +354,12 @@ def test_graph_interval_reading_is_the_summarys_rule():
     for lo, hi in itertools.product([0.9, 0.97, 0.98, 1.0, 1.02, 1.03, 1.04, 1.2, float("nan")], repeat=2):
         if not lo <= hi:
             continue
-        assert pw.interval_reading(lo, hi, 0.03) == verdict(lo, hi, 0.03), (lo, hi)
+        assert pg.interval_reading(lo, hi, 0.03) == verdict(lo, hi, 0.03), (lo, hi)
 
 
 def test_graph_section_reuse_and_end_to_end(tmp_path):
     g = _graphs()
-    tex = pw.graph_tex(
+    tex = pg.graph_tex(
         g,
         {"dec": "results/host/graph/figures/profile_dec.pdf"},
         "results/host/graph/figures/s.pdf",
@@ -381,7 +383,7 @@ def test_graph_section_reuse_and_end_to_end(tmp_path):
         r"preparation is 25\%"
     ) in tex
     assert "the end-to-end D/A median lies below the device-only one on 2 of 4 point(s)" in tex
-    assert "No graph point ran in this build" in pw.graph_tex(None, {}, None, {}, None)
+    assert "No graph point ran in this build" in pg.graph_tex(None, {}, None, {}, None)
 
 
 def _serve_rows(point, rate, w, ratios, loaded=False, n=4, **pol):
@@ -445,18 +447,18 @@ def _serve():
 
 def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
     s = _serve()
-    assert pw.ratio_reading({"median": 0.8, "lo": 0.7, "hi": 0.9, "n": 4}) == "lower"
-    assert pw.ratio_reading({"median": 1.1, "lo": 0.9, "hi": 1.3, "n": 4}) == (
+    assert ps.ratio_reading({"median": 0.8, "lo": 0.7, "hi": 0.9, "n": 4}) == "lower"
+    assert ps.ratio_reading({"median": 1.1, "lo": 0.9, "hi": 1.3, "n": 4}) == (
         "undetermined (its interval crosses an edge of 1 ± 0.03)"
     )
     # a tight interval that excludes 1 but stays inside the band is no finding
-    assert pw.ratio_reading({"median": 0.999, "lo": 0.998, "hi": 0.9995, "n": 4}) == "no different (within 1 ± 0.03)"
-    assert pw.ratio_reading({"median": 1.05, "lo": 1.02, "hi": 1.08, "n": 4}) == (
+    assert ps.ratio_reading({"median": 0.999, "lo": 0.998, "hi": 0.9995, "n": 4}) == "no different (within 1 ± 0.03)"
+    assert ps.ratio_reading({"median": 1.05, "lo": 1.02, "hi": 1.08, "n": 4}) == (
         "undetermined (its interval crosses an edge of 1 ± 0.03)"
     )
-    assert pw.ratio_reading({"median": 1.05, "lo": 1.02, "hi": 1.08, "n": 4}, min_effect=0.01) == "higher"
-    assert pw.ratio_reading({"median": 1.3, "lo": 1.3, "hi": 1.3, "n": 1}) == "undetermined (one replay: no interval)"
-    calm = pw.serve_point_sentence(s, "calm")
+    assert ps.ratio_reading({"median": 1.05, "lo": 1.02, "hi": 1.08, "n": 4}, min_effect=0.01) == "higher"
+    assert ps.ratio_reading({"median": 1.3, "lo": 1.3, "hi": 1.3, "n": 1}) == "undetermined (one replay: no interval)"
+    calm = ps.serve_point_sentence(s, "calm")
     assert (
         r"Point \texttt{calm} (400 requests/s, $w$ = 300\,$\mu$s): p99 latency D/A 1.10 [0.90, 1.30], "
         r"undetermined (its interval crosses an edge of 1 ± 0.03) and D/B 0.80 [0.70, 0.90], lower; the bandwidth "
@@ -465,22 +467,22 @@ def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
         r"D 380/s); deadline misses A 0.0\%, B 2.0\%, D 10.0\%. D paired 40\% of the requests, with a mean "
         r"pairing wait of 0.250\,ms."
     ) == calm
-    assert r"$w$ = 300\,$\mu$s; loaded: not counted in the answers): " in pw.serve_point_sentence(s, "busy")
+    assert r"$w$ = 300\,$\mu$s; loaded: not counted in the answers): " in ps.serve_point_sentence(s, "busy")
     assert "loaded" not in calm
-    once = pw.serve_point_sentence(s, "once")
+    once = ps.serve_point_sentence(s, "once")
     assert (
         "; one replay per policy: every ratio undetermined, no interval): p99 latency D/A 1.10 and D/B 0.80; " in once
     ) and "lower" not in once
-    ans = pw.requests_answer(s)
+    ans = ps.requests_answer(s)
     assert (
         "Over the 2 point(s) off a loaded machine, D's p99 latency against A is undetermined at 2; against B it "
         "is lower at 1, undetermined at 1; D's throughput against B is undetermined at 2"
     ) in ans
     assert r"1 of 3 point(s) ran on a loaded machine (\texttt{busy})" in ans and "(Section~" in ans
-    assert "(Section~" not in pw.requests_answer(s, ref=False)
+    assert "(Section~" not in ps.requests_answer(s, ref=False)
     only_loaded = s[s["point"] == "busy"]
-    assert "No point ran off a loaded machine, so no ratio is read" in pw.requests_answer(only_loaded)
-    tex = pw.serve_tex(
+    assert "No point ran off a loaded machine, so no ratio is read" in ps.requests_answer(only_loaded)
+    tex = ps.serve_tex(
         s,
         {
             "latency_cdf": "results/host/serve/figures/latency_cdf.pdf",
@@ -490,7 +492,7 @@ def test_serve_sentences_compare_d_with_a_and_b_and_say_undetermined():
     )
     assert r"\input{../results/host/serve/serve_table.tex}" in tex and "vs_rate.pdf" in tex
     assert "Figure~\\ref{fig:serve-sweep}" in tex and "fig:serve}" in tex
-    assert "did not run in this build" in pw.serve_tex(None, {}, None)
+    assert "did not run in this build" in ps.serve_tex(None, {}, None)
 
 
 def _search_doc(value=0.05, lo=0.01, hi=0.09, verdict="fixed>best"):
@@ -513,14 +515,14 @@ def _search_doc(value=0.05, lo=0.01, hi=0.09, verdict="fixed>best"):
 
 
 def test_search_section_reports_regret_or_says_how_to_run_it():
-    s = pw.search_sentence(_search_doc())
+    s = pq.search_sentence(_search_doc())
     assert (
         r"Search \texttt{pqt} on \texttt{host} evaluated 8 of the 18 configurations of its space (80 measured "
         r"rounds of D, 12\,s of runner time, 2\,s more for the fixed default's reference run); the best found is "
         r"spread, 2. Re-measured against the fixed default (fixed: spread, 1) in 3 interleaved pairs, the regret "
         r"is +5.0\% [+1.0\%, +9.0\%]: the search found a better configuration than the fixed default."
     ) == s
-    tex = pw.search_tex(
+    tex = pq.search_tex(
         [_search_doc()], {"host/pqt": "results/host/figures/search_pqt.pdf"}, "paper/generated/search_table.tex"
     )
     assert r"\input{generated/search_table.tex}" in tex and "search_pqt.pdf" in tex
@@ -531,8 +533,8 @@ def test_search_section_reports_regret_or_says_how_to_run_it():
     assert (
         "the regret is +5.0\\% [+1.0\\%, +9.0\\%]: inconclusive, no verdict (2 reason(s), e.g. fixed pair 0: "
         "loaded before)."
-    ) in pw.search_sentence(doc)
-    none = pw.search_tex([], {}, None)
+    ) in pq.search_sentence(doc)
+    none = pq.search_tex([], {}, None)
     assert "Not run in this build" in none and "snakemake -{}-cores 4 searches -{}-config study=search" in none
     assert "tab:search" not in none
 

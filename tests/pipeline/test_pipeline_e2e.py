@@ -263,7 +263,13 @@ RULES_OF_MODULE = {
     | NOT_IN_ALL
     | SERVE
     | GRAPH,
-    "analysis/aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
+    "analysis/aggregate": {"aggregate"},
+    # the one reading of the machine's load: aggregate and every study that
+    # judges a loaded machine (the ONNX Runtime comparison, the search's
+    # confirmation, graphs, the service mode)
+    "analysis/environment": {"aggregate", "graph_summary", "graph_figure_timeline", "serve_check", "serve_summary"}
+    | COMPARE
+    | SEARCH_ANALYSIS,
     "paper/answers": PAPER,
     "runner/checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
     # the Snakefile's; no job script imports them (the rules pass what they
@@ -299,11 +305,12 @@ RULES_OF_MODULE = {
     }
     | SEARCH_RUN
     | SEARCH_ANALYSIS,
-    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"} | SEARCH_ANALYSIS,
-    "runner/records": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
+    "runner/records": ANALYSIS | COMPARE | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
     "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
+    | {"serve_summary", "graph_summary", "graph_figure_timeline"}
     | ANALYSIS
     | COMPARE
     | PAPER
@@ -311,15 +318,11 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS,
     "render/latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "runner/mechanism": PAPER | {"mechanism"},
-    "analysis/metrics": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/metrics": ANALYSIS | COMPARE,
     # imported by metrics (and timeline)
-    "analysis/progress": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
+    "analysis/progress": ANALYSIS | COMPARE,
     # the vocabulary (tasks, workloads, groups, pairs, V defaults)
-    "model": ANALYSIS
-    | COMPARE
-    | PAPER
-    | SEARCH_ANALYSIS
-    | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
+    "model": ANALYSIS | COMPARE | {"ort_run", "families_tex", "graph_summary", "graph_figure_timeline"},
     "external/ort": {"ort_run"},
     "external/ort_point": {"ort_run"},
     "external/ort_inputs": {"ort_run"},
@@ -333,8 +336,16 @@ RULES_OF_MODULE = {
     "external/ort_qnn": {"ort_run"},
     "paper/sections": PAPER,
     "paper/workloads": PAPER,
+    "paper/prose": PAPER,
+    "paper/graph_section": PAPER,
+    "paper/serve_section": PAPER,
+    "paper/search_section": PAPER,
     "sweep/pipeline": {"aggregate"},
-    "sweep/plots": FIG | PAPER | {"figure_search"},
+    "sweep/plots": FIG,
+    # the one plot style: every rule that draws a figure
+    "render/style": FIG
+    | PAPER
+    | {"figure_search", "graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline", "serve_figures"},
     "runner/provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
     "sweep/report": {"report_tables"},
     "runner/runpoint": {"run", "graph_run"} | SEARCH_RUN,
@@ -355,6 +366,7 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS
     | PAPER,
     "config/targets": {"aggregate", "report_tables", "table", "external_table", "serve_table", "graph_table"}
+    | {"serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
     | FIG
     | COMPARE
     | PAPER
@@ -371,8 +383,8 @@ RULES_OF_MODULE = {
     }
     | {"search_table"}
     | PAPER,
-    "analysis/timeline": FIG | {"perfetto", "ort_perfetto", "figure_search"} | PAPER,
-    "analysis/verdicts": {"aggregate"} | COMPARE | SEARCH_ANALYSIS | PAPER,
+    "analysis/timeline": FIG | {"perfetto", "ort_perfetto"},
+    "analysis/verdicts": {"aggregate", "graph_summary", "graph_figure_timeline"} | COMPARE | PAPER,
 }
 
 

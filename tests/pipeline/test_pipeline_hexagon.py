@@ -89,8 +89,6 @@ def test_qemu_table_and_figures_show_correctness_only(qemu_work):
     assert r"\hxspd{" not in table and "EMULATED" in table
     macros = (wd / "paper/generated/results_macros.tex").read_text()
     assert "hx@v@hexagon-qemu" not in macros and "MedianDA" not in macros
-    figs = (wd / "paper/generated/figures.tex").read_text()
-    assert "speedup_tiny" not in figs and "slowdown_tiny" not in figs
     assert not list((wd / "results/hexagon-qemu/figures").glob("speedup_*"))
     assert not list((wd / "results/hexagon-qemu/figures").glob("slowdown_*"))
     for pid in POINTS:

@@ -4,6 +4,7 @@ meta.warnings), and the analysis keys on the code, never on the wording."""
 import pytest
 
 from hxfuse.analysis import aggregate as ag
+from hxfuse.analysis import environment
 from hxfuse.runner.records import read_run
 from runner_util import build_runner, run_runner
 
@@ -51,7 +52,7 @@ def test_every_warning_has_a_stable_code(hxrun, tmp_path):
     assert env["runner_warnings"].split("; ") == texts
     # ... and does not repeat the runner's engines-vs-cores warning
     env |= {"online_cores": meta["online_cores"], "engines_exceed_cores": meta["engines_exceed_cores"]}
-    found = [c for c, _ in ag.environment_findings(env)]
+    found = [c for c, _ in environment.environment_findings(env)]
     assert "engines_exceed_cores" not in found
     assert found.count("runner") == len(codes)
 

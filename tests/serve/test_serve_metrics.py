@@ -96,12 +96,6 @@ def test_loaded_machine_known_answers(env, loaded):
     assert serve.is_loaded(env) is loaded
 
 
-def test_loaded_rule_is_the_sweeps_rule():
-    from hxfuse.analysis import aggregate
-
-    assert serve.BUSY_PER_CORE == aggregate.BUSY_PER_CORE
-
-
 def test_nearest_rank_known_answers():
     x = np.arange(1, 201)  # 1..200, shuffled: order must not matter
     np.random.default_rng(0).shuffle(x)

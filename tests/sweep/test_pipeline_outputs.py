@@ -9,6 +9,7 @@ from hxfuse.config import validate as hxvalidate
 from hxfuse.config import points as hxpoints
 from hxfuse.config import targets as hxtargets
 from conftest import synthetic_run
+from hxfuse.paper import sections
 from hxfuse.render import latex
 from hxfuse.sweep import plots
 from pipeline_util import REPO, TINY, aggregate_synthetic
@@ -75,7 +76,6 @@ def test_latex_table_and_macros(results):
         cfg["sweeps"],
         str(gen / "t.tex"),
         str(gen / "m.tex"),
-        str(gen / "f.tex"),
         evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
         out_evidence=str(gen / "e.tex"),
     )
@@ -95,7 +95,8 @@ def test_latex_table_and_macros(results):
     assert r"\newcommand{\hxNfailed}{1}" in macros and r"\newcommand{\hxNpoints}{6}" in macros
     assert r"\csname hx@v@host/tiny/mv/small/DA\endcsname" in macros
     assert r"\csname hx@v@host/tiny/mv/small/DAe2e\endcsname" in macros
-    assert "../results/host/figures/speedup_tiny.pdf" in (gen / "f.tex").read_text()
+    figs = sections.figures_tex(["host"], cfg["sweeps"], [], {}, 0.03)
+    assert "../results/host/figures/speedup_tiny.pdf" in figs
 
 
 def test_tex_escape():
@@ -172,7 +173,6 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
         cfg["sweeps"],
         str(gen / "t.tex"),
         str(gen / "m.tex"),
-        str(gen / "f.tex"),
         evidence_template=str(REPO / "workflow/templates/evidence_table.tex.j2"),
         out_evidence=str(gen / "e.tex"),
     )
@@ -188,7 +188,7 @@ def test_emulated_target_in_latex_and_figures(results, emulated_results):
             assert r"\hxspd" not in line and "verdict" not in line and "overlap" not in line
     macros = (gen / "m.tex").read_text()
     assert "hx@v@hexagon-qemu" not in macros and "HexagonQemu" not in macros
-    figs = (gen / "f.tex").read_text()
+    figs = sections.figures_tex(["host", "hexagon-qemu"], cfg["sweeps"], [], {}, 0.03)
     assert "results/hexagon-qemu/figures/speedup" not in figs and "results/host/figures/speedup_tiny" in figs
     # asked directly, the sweep figures of an emulated target draw only a notice
     long = plots.speedup_figure(emu_out / "summary.csv", "tiny", emu_cfg["sweeps"]["tiny"], [emu_out / "sp.png"])

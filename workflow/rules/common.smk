@@ -251,6 +251,5 @@ def all_outputs():
         "paper/generated/evidence_table.tex",
         "paper/generated/families.tex",
         "paper/generated/results_macros.tex",
-        "paper/generated/figures.tex",
     ]
     return out

@@ -1,5 +1,5 @@
-# table: the LaTeX results table (Jinja2, booktabs), a macros file of headline
-# numbers, and the list of figures the paper includes.
+# table: the LaTeX results and evidence tables (Jinja2, booktabs) and a macros
+# file of headline numbers.
 rule table:
     input:
         summaries=expand("results/{target}/summary.csv", target=config["targets"]),
@@ -13,7 +13,6 @@ rule table:
         table="paper/generated/results_table.tex",
         evidence="paper/generated/evidence_table.tex",
         macros="paper/generated/results_macros.tex",
-        figures="paper/generated/figures.tex",
     params:
         sweeps=config["sweeps"],
     log:

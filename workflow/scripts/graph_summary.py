@@ -33,7 +33,7 @@ if bad:
     )
 trials = pd.concat(tables, ignore_index=True)
 profiles = {n: graphprofile.profile_summary(g) for n, g in graph_of.items()}
-summary = graphstats.summarise(trials, points, checks, profiles, sm.params.analysis, load)
+summary = graphstats.summarize(trials, points, checks, profiles, sm.params.analysis, load)
 summary.to_csv(sm.output.summary, index=False)
 trials.to_csv(sm.output.trials, index=False)
 pd.concat([graphprofile.ready_profile(g).assign(point=n) for n, g in graph_of.items()]).to_csv(

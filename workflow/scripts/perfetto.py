@@ -6,6 +6,7 @@ import json
 import sys
 
 from hxfuse.analysis import timeline
+from hxfuse.runner.jsonl import read_records
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
@@ -15,8 +16,7 @@ if sm.input.get("check"):
         status = json.load(fh).get("status")
     point_id = f"{w.target}/{w.sweep}/{w.workload}/{w.point}"
 else:
-    with open(sm.input.jsonl) as fh:
-        status = json.loads(fh.read().splitlines()[-1]).get("status")
+    status = read_records(sm.input.jsonl).end.get("status")
     point_id = sm.params.point_id
 trace = timeline.write_perfetto(sm.input.jsonl, sm.output.trace, info={"point_id": point_id, "check_status": status})
 n = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")

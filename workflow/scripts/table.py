@@ -1,4 +1,4 @@
-"""table: LaTeX results table, headline macros and the paper's figure list."""
+"""table: LaTeX results table, evidence table and headline macros."""
 
 import sys
 
@@ -12,7 +12,6 @@ latex.write_all(
     sweeps=snakemake.params.sweeps,  # noqa: F821
     out_table=snakemake.output.table,
     out_macros=snakemake.output.macros,  # noqa: F821
-    out_figures=snakemake.output.figures,  # noqa: F821
     evidence_template=snakemake.input.evidence_template,  # noqa: F821
     out_evidence=snakemake.output.evidence,
 )  # noqa: F821

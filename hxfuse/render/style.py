@@ -1,0 +1,48 @@
+"""The one plot style of the pipeline's figures: the backend, the theme and
+how a figure is written.
+
+Every plotting module (hxfuse.sweep.plots and family_plots, hxfuse.graph.plots,
+hxfuse.serve.plots, hxfuse.search.plots, the paper's evidence figure) draws
+with :data:`plt` from here and writes with :func:`save`, so that a figure
+never depends on which module happened to set matplotlib up first.
+
+- the backend is Agg: the jobs run without a display;
+- :func:`apply` is the seaborn "paper" theme with TrueType fonts in PDF
+  (fonttype 42: text stays text for the paper's build) at 150 dpi; the
+  sweep, search and paper figures use it, the graph and service figures
+  keep matplotlib's defaults (their look predates the theme) and pass the
+  same 150 dpi to :func:`save`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+__all__ = ["apply", "plt", "save"]
+
+
+def apply() -> None:
+    """The seaborn paper theme and the PDF font and resolution settings."""
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.0)
+    plt.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.dpi": 150, "figure.dpi": 100})
+
+
+def save(fig, out: Sequence[str | Path], dpi: float | None = None) -> None:
+    """Write *fig* to every path of *out* (parents made; tight bounding box;
+    *dpi* where given, else the style's) and close it."""
+    extra = {} if dpi is None else {"dpi": dpi}
+    for path in out:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, bbox_inches="tight", **extra)
+    plt.close(fig)
