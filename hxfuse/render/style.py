@@ -27,7 +27,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["apply", "plt", "save"]
+__all__ = ["apply", "notice", "plt", "save"]
 
 
 def apply() -> None:
@@ -46,3 +46,13 @@ def save(fig, out: Sequence[str | Path], dpi: float | None = None) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, bbox_inches="tight", **extra)
     plt.close(fig)
+
+
+def notice(out: Sequence[str | Path], text: str, **text_style) -> None:
+    """A figure that is only a sentence, centred: what was not drawn and why
+    (no points to draw, an emulated target's timings).  *text_style*: extra
+    matplotlib text properties (colour, size)."""
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.text(0.5, 0.5, text, ha="center", va="center", **text_style)
+    ax.set_axis_off()
+    save(fig, out)

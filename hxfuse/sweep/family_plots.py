@@ -36,17 +36,14 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     point labelled with its nominal name), else the sweep's own x."""
     summary = pd.read_csv(summary_csv, low_memory=False)
     style.apply()
-    if plots._is_emulated_table(summary):
-        plots._emulated_notice(out, f"family figure of sweep {sweep}")
+    if plots.is_emulated_table(summary):
+        plots.emulated_notice(out, f"family figure of sweep {sweep}")
         return pd.DataFrame()
     summary = add_control_share(summary) if "control_overhead_share" not in summary else summary
     long = family_long(summary, sweep, sweep_cfg) if len(summary) else pd.DataFrame()
     workloads = [w for w in sweep_cfg.get("workloads", []) if len(long) and w in set(long["workload"])]
     if not workloads:
-        fig, ax = plt.subplots(figsize=(6, 2))
-        ax.text(0.5, 0.5, f"sweep {sweep}: no summarised points", ha="center", va="center")
-        ax.set_axis_off()
-        save(fig, out)
+        style.notice(out, f"sweep {sweep}: no summarised points")
         return long
     fam = sweep_cfg.get("family")
     panels = ["speedup"] + [f"secondary{i}" for i in range(len(SECONDARY.get(fam, [])))]

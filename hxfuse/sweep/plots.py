@@ -86,23 +86,18 @@ def lane_order(lanes) -> list[str]:
 EMULATED_MARK = "EMULATED \u2014 not performance"
 
 
-def _emulated_notice(out: Sequence[str | Path], what: str) -> None:
-    fig, ax = plt.subplots(figsize=(6, 2))
-    ax.text(
-        0.5,
-        0.5,
+def emulated_notice(out: Sequence[str | Path], what: str) -> None:
+    """The figure an emulated target gets instead of timings."""
+    style.notice(
+        out,
         f"{EMULATED_MARK}\n{what}: not drawn for an emulated target\n"
         "(QEMU is a functional model; see the correctness checks)",
-        ha="center",
-        va="center",
         color="#C44E52",
         fontsize=10,
     )
-    ax.set_axis_off()
-    save(fig, out)
 
 
-def _is_emulated_table(df: pd.DataFrame) -> bool:
+def is_emulated_table(df: pd.DataFrame) -> bool:
     """A summary or trial table of an emulated target (hxfuse.config.targets decides)."""
     return emulated_results(table=df)
 
@@ -383,17 +378,14 @@ def speedup_pair_legend(fig, ax) -> None:
 def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict, out: Sequence[str | Path]) -> pd.DataFrame:
     summary = pd.read_csv(summary_csv)
     style.apply()
-    if _is_emulated_table(summary):
-        _emulated_notice(out, f"speedups of sweep {sweep}")
+    if is_emulated_table(summary):
+        emulated_notice(out, f"speedups of sweep {sweep}")
         return pd.DataFrame()
     long = speedup_long(summary, sweep) if len(summary) else pd.DataFrame()
     workloads = [w for w in sweep_cfg.get("workloads", []) if len(long) and w in set(long["workload"])]
     log_x = bool(sweep_cfg.get("log_x"))
     if not workloads:
-        fig, ax = plt.subplots(figsize=(6, 2))
-        ax.text(0.5, 0.5, f"sweep {sweep}: no summarised points", ha="center", va="center")
-        ax.set_axis_off()
-        save(fig, out)
+        style.notice(out, f"sweep {sweep}: no summarised points")
         return long
     fig, axes = plt.subplots(1, len(workloads), figsize=(3.3 * len(workloads) + 0.6, 3.3), sharey=True, squeeze=False)
     present = [c for c, _, _ in COMPARISONS if long["value"].notna().groupby(long["comparison"]).any().get(c, False)]
@@ -484,8 +476,8 @@ def slowdown_long(trials: pd.DataFrame, sweep: str) -> pd.DataFrame:
 def slowdown_figure(trials_csv: str | Path, sweep: str, sweep_cfg: dict, out: Sequence[str | Path]) -> pd.DataFrame:
     trials = pd.read_csv(trials_csv, low_memory=False)
     style.apply()
-    if _is_emulated_table(trials):
-        _emulated_notice(out, f"slowdowns of sweep {sweep}")
+    if is_emulated_table(trials):
+        emulated_notice(out, f"slowdowns of sweep {sweep}")
         return pd.DataFrame()
     long = slowdown_long(trials, sweep) if len(trials) else pd.DataFrame()
     if long.empty:
