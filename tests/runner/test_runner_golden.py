@@ -72,9 +72,7 @@ def read(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def built() -> Path:
-    subprocess.run(
-        ["make", "-s", "-C", str(REPO / "kernels"), "TARGET=host", "all", "hxgraph", "hxserve"], check=True
-    )
+    subprocess.run(["make", "-s", "-C", str(REPO / "kernels"), "TARGET=host", "all", "hxgraph", "hxserve"], check=True)
     return BUILD
 
 
