@@ -98,7 +98,7 @@ AFFINITY_ENGINES = (
     ("host", "vec", "mx", "dma") + tuple(f"vec{i}" for i in range(1, 8)) + tuple(f"bw{i}" for i in range(8))
 )
 
-# What hxrun accepts, per config key (kernels/src/args.c): the runner option,
+# What hxrun accepts, per config key (kernels/hxrun/args.c): the runner option,
 # and the inclusive bounds of each integer (of each element for shapes).  The
 # schema's bounds must be the same (schema_limit_problems); the test
 # tests/config/test_config_limits.py asks the built runner to refuse bound + 1.
@@ -672,7 +672,7 @@ def _host_cores() -> int:
 
 
 def _scratch_need(p: dict) -> int:
-    """Bytes of the runner's scratch plan (kernels/src/tasks.c, arena.c): D's
+    """Bytes of the runner's scratch plan (kernels/hxrun/tasks.c, arena.c): D's
     window and, for an onchip V, V's input and output, each slot rounded up to
     64 bytes.  The runner plans every slot whatever the workload."""
 

@@ -48,7 +48,7 @@ class Target:
     hexagon: bool = False
     integer_only: str | None = None
     toolchain: str = "cc"
-    sources: tuple[str, ...] = ("src",)
+    sources: tuple[str, ...] = ("common", "hxrun")
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -70,7 +70,7 @@ _B_HEXAGON = (
     "another. In the runner (run_main_on_hexagon, one process) B is the executor's request-queue "
     "path with one queue per engine thread; the FastRPC transport cost is not included."
 )
-_HEXAGON_SOURCES = ("src", "hexagon")
+_HEXAGON_SOURCES = ("common", "hxrun", "hexagon")
 _SDK_DEFAULTS = {"arch": "v73"}
 
 TARGETS: dict[str, Target] = {

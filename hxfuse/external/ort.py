@@ -73,7 +73,7 @@ SCHEDULING_ONLY = {
     "v_release": "when group D's fused entry frees V's scratch",
 }
 # hxrun options that change the tasks' own work in a way the harness cannot
-# express: accepted at hxrun's default (kernels/src/args.c), refused otherwise
+# express: accepted at hxrun's default (kernels/hxrun/args.c), refused otherwise
 # (before any work) rather than silently measuring a different point.
 NOT_EXPRESSIBLE = {
     "m_tile": (
@@ -100,7 +100,7 @@ NOT_EXPRESSIBLE = {
     ),
     "antagonist_bytes": (1 << 26, "--antagonist-bytes", "the harness starts no bandwidth antagonists"),
 }
-# The outputs of each task, in the runner's checksum order (kernels/src/tasks.c).
+# The outputs of each task, in the runner's checksum order (kernels/hxrun/tasks.c).
 OUTPUTS = {"M": ("M_C",), "V": ("V_Y", "V_rowsum", "V_rowmax"), "D": ("D_dst",)}
 SCHEMA_VERSION = 2
 
@@ -321,7 +321,7 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
 
 
 def engine_cores(affinity: str | None, workloads: Sequence[str], cores: int) -> dict[str, int]:
-    """Core of each engine thread (-1: floats), by hxrun's rule (kernels/src/args.c):
+    """Core of each engine thread (-1: floats), by hxrun's rule (kernels/hxrun/args.c):
     ``spread`` gives the engines of the tasks used one core each in the order mx,
     vec, dma, wrapping; pairs ``mx=0,vec=1`` pin the engines named."""
     out = {"host": -1, "mx": -1, "vec": -1, "dma": -1}
@@ -357,7 +357,7 @@ _MASK = (1 << 64) - 1
 
 
 def splitmix64(state: int, n: int) -> tuple[np.ndarray, int]:
-    """n outputs of kernels/src/rng.h's splitmix64 from *state*, and the next state."""
+    """n outputs of kernels/common/rng.h's splitmix64 from *state*, and the next state."""
     with np.errstate(over="ignore"):
         z = np.uint64(state) + np.arange(1, n + 1, dtype=np.uint64) * np.uint64(_GOLDEN)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -367,7 +367,7 @@ def splitmix64(state: int, n: int) -> tuple[np.ndarray, int]:
 
 
 def _uniform(r: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    # kernels/src/tasks.c: lo + (hi - lo) * (float)((r >> 40) * 2^-24), in float
+    # kernels/hxrun/tasks.c: lo + (hi - lo) * (float)((r >> 40) * 2^-24), in float
     x = ((r >> np.uint64(40)).astype(np.float64) * (1.0 / 16777216.0)).astype(np.float32)
     return np.float32(lo) + np.float32(hi - lo) * x
 
@@ -382,7 +382,7 @@ def _bytes(state: int, nbytes: int, chunk_words: int = 1 << 22) -> tuple[np.ndar
 
 
 def runner_inputs(spec: Spec) -> dict[str, np.ndarray]:
-    """Inputs exactly as hxrun generates them for the same seed (kernels/src/tasks.c:
+    """Inputs exactly as hxrun generates them for the same seed (kernels/hxrun/tasks.c:
     M.A, M.B, then D's whole DDR source, then V.x).  fp32 only.
 
     ``D_src`` is the whole source, ``d_repeat * d_rows`` rows of ``d_src_stride`` bytes.

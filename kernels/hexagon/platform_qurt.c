@@ -2,7 +2,7 @@
  *
  * STATUS: written against the documented Hexagon SDK API (qurt.h,
  * HAP_perf.h), compile-checked with the open toolchain (make sdk-check), not
- * yet run on a simulator or phone.  The POSIX layer (../src/platform_posix.c)
+ * yet run on a simulator or phone.  The POSIX layer (../common/platform_posix.c)
  * is the one run here, under qemu-hexagon.
  *
  * Mapping:
@@ -45,8 +45,8 @@
 #endif
 #include <HAP_perf.h>
 #include <qurt.h>
-#include "../src/json.h"
-#include "../src/platform.h"
+#include "../common/json.h"
+#include "../common/platform.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 

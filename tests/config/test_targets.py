@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # name: (emulated, simulated, native, needs_sdk, hexagon, toolchain, sources, integer_only, defaults)
 KNOWN = {
-    "host": (False, False, True, False, False, "cc", ("src",), None, {}),
+    "host": (False, False, True, False, False, "cc", ("common", "hxrun"), None, {}),
     "hexagon-qemu": (
         True,
         False,
@@ -26,7 +26,7 @@ KNOWN = {
         False,
         True,
         "zig",
-        ("src", "hexagon"),
+        ("common", "hxrun", "hexagon"),
         "QEMU has no HVX floating point",
         {"qemu": "qemu-hexagon"},
     ),
@@ -37,7 +37,7 @@ KNOWN = {
         True,
         True,
         "hexagon-clang",
-        ("src", "hexagon"),
+        ("common", "hxrun", "hexagon"),
         "its fp32 path is scalar reference code, not HVX/HMX",
         {"arch": "v73", "device_dir": "/data/local/tmp/hxfuse"},
     ),
@@ -48,7 +48,7 @@ KNOWN = {
         True,
         True,
         "hexagon-clang",
-        ("src", "hexagon"),
+        ("common", "hxrun", "hexagon"),
         "its fp32 path is scalar reference code, not HVX/HMX",
         {"arch": "v73"},
     ),
