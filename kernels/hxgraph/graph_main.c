@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "cli.h"
 #include "graph.h"
 #include "json.h"
@@ -518,8 +517,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (o.npy_dir) {
-        struct stat st;
-        if (stat(o.npy_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (!hx_is_directory(o.npy_dir)) {
             fprintf(stderr, "hxgraph: error: --npy-dir %s is not a directory\n", o.npy_dir);
             return 2;
         }

@@ -1,7 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "json.h"
 #include "npy.h"
 #include "protocol.h"
@@ -514,9 +513,9 @@ static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t err
     const hx_config *c = x->cfg;
     char dir[1024], path[1200], rel[128];
     const char *wl = hx_workload_name(mask);
-    mkdir(c->npy_dir, 0777);
+    hx_make_dir(c->npy_dir);
     snprintf(dir, sizeof dir, "%s/%s", c->npy_dir, wl);
-    mkdir(dir, 0777);
+    hx_make_dir(dir);
     int f32 = c->precision == HX_FP32;
     struct {
         int task;

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include "cli.h"
 #include "json.h"
 #include "platform.h"
@@ -346,7 +345,7 @@ int main(int argc, char **argv) {
     }
     /* The dispatcher's futex timeouts: the default 50 us slack would be
      * added to every pairing window. */
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    hx_set_timer_slack_ns(1000UL);
     static sv_run s;
     if (sv_setup(&s, &a.p, &t, err, sizeof err)) {
         fprintf(stderr, "hxserve: error: %s\n", err);
