@@ -69,24 +69,6 @@ static int add_label(opts *o, const char *v, char *err, size_t n) {
     return 0;
 }
 
-/* --groups: a comma-separated, non-empty subset of A,B,C,D, as a bit mask. */
-static int parse_groups(const char *v, uint32_t *groups, char *err, size_t n) {
-    *groups = 0;
-    for (const char *p = v; *p; p++) {
-        if (*p == ',') continue;
-        if (*p < 'A' || *p > 'D' || (p[1] && p[1] != ',')) {
-            snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
-            return -1;
-        }
-        *groups |= 1u << (*p - 'A');
-    }
-    if (!*groups) {
-        snprintf(err, n, "--groups: empty");
-        return -1;
-    }
-    return 0;
-}
-
 static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
     memset(o, 0, sizeof *o);
     o->warmup = 2, o->rounds = 10, o->seed = 1, o->groups = 0xF, o->affinity = "spread";
@@ -123,9 +105,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
             if (parse_int(a, v, 0, 1000000000, &x, err, n)) return -1;
             o->wait.spin_ns = (uint64_t)x;
         } else if (!strcmp(a, "--wait")) {
-            if (!strcmp(v, "spin")) o->wait.strategy = HX_WAIT_SPIN;
-            else if (!strcmp(v, "spin-block")) o->wait.strategy = HX_WAIT_SPIN_BLOCK;
-            else {
+            if (hx_parse_wait(v, &o->wait.strategy)) {
                 snprintf(err, n, "--wait: expected spin or spin-block (got '%s')", v);
                 return -1;
             }
@@ -136,7 +116,10 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
             }
             o->affinity = v;
         } else if (!strcmp(a, "--groups")) {
-            if (parse_groups(v, &o->groups, err, n)) return -1;
+            if (hx_parse_groups(v, &o->groups)) {
+                snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
+                return -1;
+            }
         } else {
             snprintf(err, n, "unknown option %s", a);
             return -1;
