@@ -5,8 +5,8 @@ pairs every table reports, and the runner's per-variant defaults for V.
 Standard library only and free of behaviour, so any module (the run wrapper,
 the ONNX Runtime harness, the analysis) can import it without pulling in
 pandas or the configuration code.  The C runner states the same facts in
-kernels/src (args.c, config.h); tests/analysis/test_model.py runs it and fails when
-the two disagree.
+kernels/hxrun (args.c, config.h); tests/analysis/test_model.py runs it and
+fails when the two disagree.
 """
 
 from __future__ import annotations

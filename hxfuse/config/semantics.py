@@ -130,7 +130,7 @@ def _host_cores() -> int:
 
 
 def _scratch_need(p: dict) -> int:
-    """Bytes of the runner's scratch plan (kernels/src/tasks.c, arena.c): D's
+    """Bytes of the runner's scratch plan (kernels/hxrun/tasks.c, arena.c): D's
     window and, for an onchip V, V's input and output, each slot rounded up to
     64 bytes.  The runner plans every slot whatever the workload."""
 

@@ -15,7 +15,6 @@ kernels/hexagon/README.md).  :data:`TARGETS` says, per target,
 - ``toolchain``: what compiles its runner (``cc``, ``zig`` or
   ``hexagon-clang``); ``make_target``: the ``TARGET=`` of kernels/Makefile
   (kernels/targets/<make_target>.mk, which also gives the run prefix);
-- ``sources``: the kernel source directories its runner is built from;
 - ``defaults``: per-target defaults of ``target_settings.<target>`` keys;
 - ``status`` and ``group_b``: what the target is, and what group B (existing
   best concurrency) maps to on its backend, recorded with its results.
@@ -48,7 +47,6 @@ class Target:
     hexagon: bool = False
     integer_only: str | None = None
     toolchain: str = "cc"
-    sources: tuple[str, ...] = ("src",)
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -70,7 +68,6 @@ _B_HEXAGON = (
     "another. In the runner (run_main_on_hexagon, one process) B is the executor's request-queue "
     "path with one queue per engine thread; the FastRPC transport cost is not included."
 )
-_HEXAGON_SOURCES = ("src", "hexagon")
 _SDK_DEFAULTS = {"arch": "v73"}
 
 TARGETS: dict[str, Target] = {
@@ -93,7 +90,6 @@ TARGETS: dict[str, Target] = {
             hexagon=True,
             integer_only="QEMU has no HVX floating point",
             toolchain="zig",
-            sources=_HEXAGON_SOURCES,
             defaults={"qemu": "qemu-hexagon"},
         ),
         Target(
@@ -105,7 +101,6 @@ TARGETS: dict[str, Target] = {
             hexagon=True,
             integer_only="its fp32 path is scalar reference code, not HVX/HMX",
             toolchain="hexagon-clang",
-            sources=_HEXAGON_SOURCES,
             defaults={**_SDK_DEFAULTS, "device_dir": "/data/local/tmp/hxfuse"},
         ),
         # Its runner is built with HX_EMULATED=1 (kernels/targets/hexagon-sim.mk),
@@ -123,7 +118,6 @@ TARGETS: dict[str, Target] = {
             hexagon=True,
             integer_only="its fp32 path is scalar reference code, not HVX/HMX",
             toolchain="hexagon-clang",
-            sources=_HEXAGON_SOURCES,
             defaults=dict(_SDK_DEFAULTS),
         ),
     )

@@ -18,7 +18,7 @@ _MASK = (1 << 64) - 1
 
 
 def splitmix64(state: int, n: int) -> tuple[np.ndarray, int]:
-    """n outputs of kernels/src/rng.h's splitmix64 from *state*, and the next state."""
+    """n outputs of kernels/common/rng.h's splitmix64 from *state*, and the next state."""
     with np.errstate(over="ignore"):
         z = np.uint64(state) + np.arange(1, n + 1, dtype=np.uint64) * np.uint64(_GOLDEN)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -28,7 +28,7 @@ def splitmix64(state: int, n: int) -> tuple[np.ndarray, int]:
 
 
 def _uniform(r: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    # kernels/src/tasks.c: lo + (hi - lo) * (float)((r >> 40) * 2^-24), in float
+    # kernels/hxrun/tasks.c: lo + (hi - lo) * (float)((r >> 40) * 2^-24), in float
     x = ((r >> np.uint64(40)).astype(np.float64) * (1.0 / 16777216.0)).astype(np.float32)
     return np.float32(lo) + np.float32(hi - lo) * x
 
@@ -43,7 +43,7 @@ def _bytes(state: int, nbytes: int, chunk_words: int = 1 << 22) -> tuple[np.ndar
 
 
 def runner_inputs(spec: Spec) -> dict[str, np.ndarray]:
-    """Inputs exactly as hxrun generates them for the same seed (kernels/src/tasks.c:
+    """Inputs exactly as hxrun generates them for the same seed (kernels/hxrun/tasks.c:
     M.A, M.B, then D's whole DDR source, then V.x).  fp32 only.
 
     ``D_src`` is the whole source, ``d_repeat * d_rows`` rows of ``d_src_stride`` bytes.

@@ -54,7 +54,7 @@ class Spec:
 
 
 def engine_cores(affinity: str | None, workloads: Sequence[str], cores: int) -> dict[str, int]:
-    """Core of each engine thread (-1: floats), by hxrun's rule (kernels/src/args.c):
+    """Core of each engine thread (-1: floats), by hxrun's rule (kernels/hxrun/args.c):
     ``spread`` gives the engines of the tasks used one core each in the order mx,
     vec, dma, wrapping; pairs ``mx=0,vec=1`` pin the engines named."""
     out = {"host": -1, "mx": -1, "vec": -1, "dma": -1}

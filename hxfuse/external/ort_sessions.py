@@ -20,7 +20,7 @@ from hxfuse.external.ort_point import Spec
 from hxfuse.model import TASKS
 from hxfuse.runner.checks import checksum_hex, task_checksum
 
-# The outputs of each task, in the runner's checksum order (kernels/src/tasks.c).
+# The outputs of each task, in the runner's checksum order (kernels/hxrun/tasks.c).
 OUTPUTS = {"M": ("M_C",), "V": ("V_Y", "V_rowsum", "V_rowmax"), "D": ("D_dst",)}
 
 _NP_DTYPE = {"M_C": np.float32, "V_Y": np.float32, "V_rowsum": np.float32, "V_rowmax": np.float32, "D_dst": np.uint8}

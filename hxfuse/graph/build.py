@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# engine class of every op (the runner's table, kernels/src/graph.c)
+# engine class of every op (the runner's table, kernels/hxgraph/graph.c)
 OP_CLASS = {
     "gemm": "M",
     "silu": "V",

@@ -28,7 +28,7 @@ verification round (``--npy-dir``).  A point passes when
      the source row.
 3. the checksum of every task's output, recomputed here with numpy from the
    ``.npy`` bytes (:func:`hx_checksum`, the algorithm of
-   kernels/src/checksum.c), equals the checksum the runner verified;
+   kernels/common/checksum.c), equals the checksum the runner verified;
 4. every trial (warm-up and measured, empty variants excluded) reported the
    verified checksum for every task, and ``checksums_ok``.
 
@@ -56,7 +56,7 @@ _K2 = np.uint64(0xBF58476D1CE4E5B9)
 
 
 def hx_checksum(data: bytes | np.ndarray) -> int:
-    """numpy port of kernels/src/checksum.c: over little-endian 64-bit words
+    """numpy port of kernels/common/checksum.c: over little-endian 64-bit words
     w_i (tail zero-padded), h = sum_i (w_i ^ K1) * ((i+1) * K2 | 1) mod 2^64."""
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data).tobytes()
@@ -198,16 +198,16 @@ def check_outputs(
 
 
 # Every .npy file of a task, inputs and outputs, as the verify record names
-# them (kernels/src/protocol.c: dump_npy); the check needs all of them.
+# them (kernels/hxrun/protocol.c: dump_npy); the check needs all of them.
 TASK_FILES = {"M": ("M_A", "M_B", "M_C"), "V": ("V_X", "V_Y", "V_rowsum", "V_rowmax"), "D": ("D_src", "D_dst")}
 
 # The .npy files that make up each task's outputs, in the runner's order
-# (kernels/src/tasks.c: M: C; V: y, rowsum, rowmax; D: the destination buffer).
+# (kernels/hxrun/tasks.c: M: C; V: y, rowsum, rowmax; D: the destination buffer).
 CHECKSUM_FILES = {"M": ("M_C",), "V": ("V_Y", "V_rowsum", "V_rowmax"), "D": ("D_dst",)}
 
 
 def task_checksum(outputs: list[np.ndarray]) -> int:
-    """hx_task_checksum (kernels/src/tasks.c): sum_j (2j + 1) * hx_checksum(out_j) mod 2^64."""
+    """hx_task_checksum (kernels/hxrun/tasks.c): sum_j (2j + 1) * hx_checksum(out_j) mod 2^64."""
     h = 0
     for j, a in enumerate(outputs):
         h = (h + hx_checksum(a) * (2 * j + 1)) & 0xFFFFFFFFFFFFFFFF

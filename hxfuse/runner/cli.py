@@ -1,6 +1,6 @@
 """hxrun's command line: the one Python table of its options, defaults and limits.
 
-:data:`OPTIONS` lists every option ``hxrun`` accepts (kernels/src/args.c),
+:data:`OPTIONS` lists every option ``hxrun`` accepts (kernels/hxrun/args.c),
 with the config key it comes from, the kind of its value, its inclusive
 integer bounds or named values, and the runner's own default.  What the
 pipeline needs is derived from it: :data:`RUNNER_LIMITS`,

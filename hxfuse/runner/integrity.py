@@ -6,7 +6,7 @@ number in a table:
 1. The runner ends each JSON Lines file with an ``end`` record carrying
    ``records`` (how many records precede it) and ``digest``
    (``fnv1a64:<16 hex>``, FNV-1a 64 of every byte before the end record,
-   newlines included; kernels/src/json.c).  :func:`verify_end_record`
+   newlines included; kernels/common/json.c).  :func:`verify_end_record`
    recomputes both; the run wrapper refuses an output that fails, and the
    ``check`` step marks the point failed naming the file.
 2. The run wrapper stores the SHA-256 of every raw file (the JSON Lines and

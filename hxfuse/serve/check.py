@@ -60,7 +60,7 @@ def check_outputs(kind: str, arrays: dict[str, np.ndarray], rtol: float, atol: f
 
 
 def _outputs(kind: str, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
-    # the runner's checksum order (kernels/src/serve_work.c sv_req_checksum)
+    # the runner's checksum order (kernels/hxserve/serve_work.c sv_req_checksum)
     return [arrays["C"]] if kind == "compute" else [arrays["y"], arrays["dst"]]
 
 

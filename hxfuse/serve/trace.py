@@ -1,6 +1,6 @@
 """Arrival traces of the service mode (docs/serve.md): the seeded Poisson
 generator, and the CSV the runner reads, validated with the runner's own rules
-(kernels/src/serve_trace.c) before any work.  Its own module so that the
+(kernels/hxserve/serve_trace.c) before any work.  Its own module so that the
 trace rule reruns only when this code changes."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pandas as pd
 KINDS = ("compute", "bandwidth")
 POLICIES = ("A", "B", "D")
 TRACE_COLUMNS = ("arrival_ns", "kind", "size", "deadline_ns")
-MAX_SIZE = 4096  # kernels/src/serve.h SV_MAX_SIZE
+MAX_SIZE = 4096  # kernels/hxserve/serve.h SV_MAX_SIZE
 
 
 class ServeError(ValueError):
@@ -63,7 +63,7 @@ def make_trace(
 
 
 def validate_trace(df: pd.DataFrame, where: str = "trace") -> pd.DataFrame:
-    """The runner's rules (kernels/src/serve_trace.c), checked before any work."""
+    """The runner's rules (kernels/hxserve/serve_trace.c), checked before any work."""
     if tuple(df.columns) != TRACE_COLUMNS:
         raise ServeError(f"{where}: columns must be {','.join(TRACE_COLUMNS)} (got {','.join(map(str, df.columns))})")
     if len(df) == 0:

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <hexagon_types.h>
-#include "../src/kernels.h"
+#include "../common/kernels.h"
 
 /* Type-1 descriptor fields are 16 bits wide. */
 #define HX_DMA_FIELD_MAX 65535u

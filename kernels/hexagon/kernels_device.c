@@ -15,7 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "../src/json.h"
+#include "../common/json.h"
 #include "dma_plan.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"

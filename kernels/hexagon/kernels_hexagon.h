@@ -1,4 +1,4 @@
-/* Hexagon backends beside the portable interface in ../src/kernels.h.
+/* Hexagon backends beside the portable interface in ../common/kernels.h.
  *
  *   hx_kernels_hvx   kernels_hvx.c: HVX integer kernels (open toolchain and
  *                    SDK; verified under qemu-hexagon by test_hvx.c).
@@ -9,7 +9,7 @@
  * hx_kernels_fast() table; the QEMU build uses hx_kernels_hvx directly. */
 #ifndef HX_KERNELS_HEXAGON_H
 #define HX_KERNELS_HEXAGON_H
-#include "../src/kernels.h"
+#include "../common/kernels.h"
 
 extern const hx_kernels hx_kernels_hvx;
 

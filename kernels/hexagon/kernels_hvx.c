@@ -21,7 +21,7 @@
 #include <string.h>
 #include <hexagon_types.h>
 #include <hvx_hexagon_protos.h>
-#include "../src/kernels.h"
+#include "../common/kernels.h"
 #include "kernels_hexagon.h"
 
 #if !defined(__HVX__) || __HVX_LENGTH__ != 128

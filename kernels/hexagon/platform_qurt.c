@@ -2,7 +2,7 @@
  *
  * STATUS: written against the documented Hexagon SDK API (qurt.h,
  * HAP_perf.h), compile-checked with the open toolchain (make sdk-check), not
- * yet run on a simulator or phone.  The POSIX layer (../src/platform_posix.c)
+ * yet run on a simulator or phone.  The POSIX layer (../common/platform_posix.c)
  * is the one run here, under qemu-hexagon.
  *
  * Mapping:
@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 /* memalign: <stdlib.h> in the SDK's libc (as llama.cpp uses it), <malloc.h>
  * elsewhere; take malloc.h only where it exists. */
 #if defined(__has_include)
@@ -45,8 +46,8 @@
 #endif
 #include <HAP_perf.h>
 #include <qurt.h>
-#include "../src/json.h"
-#include "../src/platform.h"
+#include "../common/json.h"
+#include "../common/platform.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 
@@ -239,6 +240,14 @@ void hx_word_wake_all(uint32_t *addr) { qurt_futex_wake(addr, INT_MAX); }
 void hx_cpu_relax(void) { __asm__ __volatile__("pause(#1)" ::: "memory"); }
 /* QuRT has no sched_yield for user threads; a longer pause lets the other
  * hardware threads of the core issue. */
+/* The user PD's POSIX layer has mkdir and stat (hxrun's .npy dumps). */
+int hx_is_directory(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int hx_make_dir(const char *path) { return mkdir(path, 0777); }
+
 void hx_yield(void) { __asm__ __volatile__("pause(#255)" ::: "memory"); }
 
 int hx_online_cores(void) {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../src/selftest.h"
+#include "../hxrun/selftest.h"
 #include "dma_plan.h"
 #include "kernels_hexagon.h"
 

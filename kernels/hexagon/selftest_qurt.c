@@ -1,5 +1,5 @@
 /* The self-test's platform part on the cDSP (QuRT + HAP): the steps of the
- * first-day ladder that need the real DSP (see ../src/selftest.h).
+ * first-day ladder that need the real DSP (see ../hxrun/selftest.h).
  *
  * STATUS: untested on hardware.  Written against the documented Hexagon SDK
  * API, compile-checked for v73 with the open toolchain (make sdk-check); the
@@ -18,8 +18,8 @@
 #include <HAP_farf.h>
 #include <HAP_perf.h>
 #include <qurt.h>
-#include "../src/platform.h"
-#include "../src/selftest.h"
+#include "../common/platform.h"
+#include "../hxrun/selftest.h"
 #include "dma_plan.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"

@@ -1,7 +1,7 @@
 /* Checks the user-DMA descriptors dma_plan.c builds, without a DMA engine.
  *
  *   python3 -m ziglang cc -target hexagon-linux-musl -mcpu=hexagonv67+hvxv67+hvx_length128b -O2 \
- *       kernels/hexagon/test_dma_plan.c kernels/hexagon/dma_plan.c kernels/src/kernels_ref.c -lm -o t
+ *       kernels/hexagon/test_dma_plan.c kernels/hexagon/dma_plan.c kernels/common/kernels_ref.c -lm -o t
  *   qemu-hexagon ./t        # "... N passed, 0 failed"
  *
  * For each chain (random shapes and strides, overlapping repeat windows as

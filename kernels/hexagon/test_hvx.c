@@ -4,7 +4,7 @@
  *   python3 -m ziglang cc -target hexagon-linux-musl \
  *       -mcpu=hexagonv67+hvxv67+hvx_length128b -O2 \
  *       kernels/hexagon/test_hvx.c kernels/hexagon/kernels_hvx.c \
- *       kernels/src/kernels_ref.c -lm -lpthread -o test_hvx
+ *       kernels/common/kernels_ref.c -lm -lpthread -o test_hvx
  *   qemu-hexagon ./test_hvx
  *
  * Every integer kernel must agree with kernels_ref.c bit for bit on random
@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../src/kernels.h"
+#include "../common/kernels.h"
 
 static int n_pass, n_fail;
 

@@ -10,7 +10,7 @@
 #include <HAP_compute_res.h>
 #include <HAP_perf.h>
 #include <qurt.h>
-#include "../src/platform.h"
+#include "../common/platform.h"
 #include "vtcm_qurt.h"
 
 #ifndef HX_VTCM_TIMEOUT_US

@@ -12,7 +12,7 @@ endif
 # wins, and every run records the flags it was built with (meta cflags).
 CFLAGS := -O3 -march=native -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread
 LDFLAGS := -pthread -lm
-FAST_SRC := src/kernels_host.c
-PLATFORM_SRC := src/platform_posix.c
-SELFTEST_SRC := src/selftest_posix.c src/selftest_host.c
+FAST_SRC := common/kernels_host.c
+PLATFORM_SRC := common/platform_posix.c
+SELFTEST_SRC := hxrun/selftest_posix.c hxrun/selftest_host.c
 RUN_PREFIX :=

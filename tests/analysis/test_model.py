@@ -1,5 +1,5 @@
 """hxfuse.model states the experiment's vocabulary once for Python; the C
-runner states the same facts in kernels/src.  These tests run the runner
+runner states the same facts in kernels/hxrun.  These tests run the runner
 and fail when the two disagree, so neither side can drift alone."""
 
 import shutil

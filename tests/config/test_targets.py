@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # name: (emulated, simulated, native, needs_sdk, hexagon, toolchain, sources, integer_only, defaults)
 KNOWN = {
-    "host": (False, False, True, False, False, "cc", ("src",), None, {}),
+    "host": (False, False, True, False, False, "cc", None, {}),
     "hexagon-qemu": (
         True,
         False,
@@ -25,7 +25,6 @@ KNOWN = {
         False,
         True,
         "zig",
-        ("src", "hexagon"),
         "QEMU has no HVX floating point",
         {"qemu": "qemu-hexagon"},
     ),
@@ -36,7 +35,6 @@ KNOWN = {
         True,
         True,
         "hexagon-clang",
-        ("src", "hexagon"),
         "its fp32 path is scalar reference code, not HVX/HMX",
         {"arch": "v73", "device_dir": "/data/local/tmp/hxfuse"},
     ),
@@ -47,7 +45,6 @@ KNOWN = {
         True,
         True,
         "hexagon-clang",
-        ("src", "hexagon"),
         "its fp32 path is scalar reference code, not HVX/HMX",
         {"arch": "v73"},
     ),
@@ -56,7 +53,7 @@ KNOWN = {
 
 def test_every_target_is_known():
     assert tg.NAMES == tuple(KNOWN)
-    for name, (emu, sim, native, sdk, hexagon, tc, srcs, integer_only, defaults) in KNOWN.items():
+    for name, (emu, sim, native, sdk, hexagon, tc, integer_only, defaults) in KNOWN.items():
         t = tg.get(name)
         got = (
             t.emulated,
@@ -65,15 +62,13 @@ def test_every_target_is_known():
             t.needs_sdk,
             t.hexagon,
             t.toolchain,
-            t.sources,
             t.integer_only,
             dict(t.defaults),
         )
-        assert got == (emu, sim, native, sdk, hexagon, tc, srcs, integer_only, defaults), name
+        assert got == (emu, sim, native, sdk, hexagon, tc, integer_only, defaults), name
         assert tg.is_emulated(name) is emu
         assert t.make_target == name
         assert (REPO / "kernels" / "targets" / f"{t.make_target}.mk").is_file()
-        assert all((REPO / "kernels" / d).is_dir() for d in t.sources)
         assert t.status and t.group_b
         assert tg.info(name) == {"emulated": emu, "status": t.status, "group_b": t.group_b}
     assert tg.EMULATED_TARGETS == {"hexagon-qemu"}

@@ -283,7 +283,7 @@ def test_cli_refuses_an_inexpressible_point_before_any_work(tmp_path):
 
 
 def test_splitmix64_matches_the_c_generator():
-    # kernels/src/rng.h from state 0: the published splitmix64 test vector
+    # kernels/common/rng.h from state 0: the published splitmix64 test vector
     out, state = ort_inputs.splitmix64(0, 3)
     assert [int(v) for v in out] == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
     assert state == (3 * 0x9E3779B97F4A7C15) & ((1 << 64) - 1)

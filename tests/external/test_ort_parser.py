@@ -3,7 +3,7 @@
 A point option left out must give the point hxrun runs without it, so the
 parser's defaults are hxrun's: those of the runner's option table (hxfuse.runner.cli)
 (RUNNER_DEFAULTS, RUNNER_LIMITS' least values) must agree with them, and the
-rest are a known answer copied from hxrun (kernels/src/args.c).  An edit to
+rest are a known answer copied from hxrun (kernels/hxrun/args.c).  An edit to
 either side that breaks the agreement fails here."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hxfuse.runner import cli as hxconfig
 from hxfuse.external import ort as hxort
 
-# hxrun's defaults as kernels/src/args.c sets them (None: unset, hxrun derives
+# hxrun's defaults as kernels/hxrun/args.c sets them (None: unset, hxrun derives
 # the value: V's shape and passes from the variant, D's stride from its rows)
 HXRUN = {
     "workloads": "mvd",

@@ -92,7 +92,7 @@ def test_device_recipe_runs_to_the_end_with_the_apostrophe_and_the_right_flags(t
         "hexagon/dma_hexagon.c",
         "hexagon/kernels_device.c",
         "hexagon/kernels_hvx.c",
-        "src/protocol.c",
+        "hxrun/protocol.c",
     ):
         assert s in srcs, s
     assert "hexagon/kernels_hmx.c" not in srcs  # no HexKL: M on HVX

@@ -355,6 +355,7 @@ RULES_OF_MODULE = {
     "search/space": set(),  # imported by the config's validation, which no job script runs
     # the first-day ladder's reading (the selftest rule's script)
     "runner/selftest": {"selftest_target"},
+    "runner/sources": set(),  # the build rules' inputs (make print-SOURCES-*), by no script
     "serve/stats": {"serve_check", "serve_summary"},
     "serve/check": {"serve_check"},
     "serve/config": set(),  # read by the workflow itself (serve_common.smk), by no script

@@ -15,7 +15,7 @@ MASK = (1 << 64) - 1
 
 
 def checksum_reference(data: bytes) -> int:
-    """Literal transcription of kernels/src/checksum.c in plain Python ints."""
+    """Literal transcription of kernels/common/checksum.c in plain Python ints."""
     h = 0
     n = len(data)
     words = n // 8

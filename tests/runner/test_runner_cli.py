@@ -1,7 +1,7 @@
 """hxfuse.runner.cli's table against the built runner (a known answer).
 
 The table is the Python side's one copy of hxrun's command line
-(kernels/src/args.c).  The runner is asked what it accepts: its ``--help``
+(kernels/hxrun/args.c).  The runner is asked what it accepts: its ``--help``
 must list exactly the table's options and named values, and a run given no
 options must record exactly the table's defaults in ``meta.args`` (which
 writes every option as parsed, defaults filled in).  The bounds are asked

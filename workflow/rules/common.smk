@@ -123,18 +123,12 @@ def is_emulated(target):
 
 def kernel_sources(wc):
     """What the runner of one target is built from (host: no Hexagon code)."""
-    kdir = REPO / "kernels"
-    dirs = hxtargets.get(wc.target).sources
-    # serve*.c/h are hxserve's alone (serve.smk), graph*.c/h hxgraph's
-    # (graph_kernel_sources): editing them must not rebuild hxrun and so
-    # rerun every measurement
-    srcs = sorted(
-        os.path.relpath(p)
-        for d in dirs
-        for p in (kdir / d).rglob("*")
-        if p.suffix in (".c", ".h") and not p.name.startswith(("serve", "graph"))
-    )
-    return srcs + [repo_path("kernels", "targets", f"{wc.target}.mk")]
+    from hxfuse.runner.sources import runner_sources
+
+    # kernels/Makefile's own list: hxgraph's and hxserve's files are not in
+    # it, so editing them does not rebuild hxrun and rerun every measurement
+    srcs = runner_sources("hxrun", wc.target, hxconfig.make_vars(config, wc.target), REPO)
+    return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", f"{wc.target}.mk")]
 
 
 def all_cores(wc):

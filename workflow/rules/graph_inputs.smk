@@ -29,9 +29,11 @@ def graph_reps(target, what, ext):
 
 
 def graph_kernel_sources(wc):
-    """What hxgraph is built from: hxrun's sources and the graph runner's own."""
-    own = sorted(os.path.relpath(p) for p in (REPO / "kernels" / "src").glob("graph*") if p.suffix in (".c", ".h"))
-    return kernel_sources(wc) + own
+    """What hxgraph is built from (kernels/Makefile's list)."""
+    from hxfuse.runner.sources import runner_sources
+
+    srcs = runner_sources("hxgraph", wc.target, hxconfig.make_vars(config, wc.target), REPO)
+    return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", f"{wc.target}.mk")]
 
 
 def graph_outputs():

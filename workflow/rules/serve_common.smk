@@ -23,11 +23,11 @@ wildcard_constraints:
 
 
 def serve_sources(wc):
-    """What hxserve is built from: the host target's sources, its own included."""
-    kdir = REPO / "kernels"
-    return sorted(os.path.relpath(p) for p in (kdir / "src").glob("*") if p.suffix in (".c", ".h")) + [
-        repo_path("kernels", "targets", "host.mk")
-    ]
+    """What hxserve is built from (kernels/Makefile's list, host target)."""
+    from hxfuse.runner.sources import runner_sources
+
+    srcs = runner_sources("hxserve", "host", hxconfig.make_vars(config, "host"), REPO)
+    return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", "host.mk")]
 
 
 def serve_reps(path_of):

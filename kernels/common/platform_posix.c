@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +113,30 @@ int hx_pin_self(int core) {
 void hx_word_wait(uint32_t *addr, uint32_t expected) {
     syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
+
+void hx_word_wait_timeout(uint32_t *addr, uint32_t expected, uint64_t timeout_ns) {
+    struct timespec ts, *tp = NULL;
+    if (timeout_ns != UINT64_MAX) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000u), ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+        tp = &ts;
+    }
+    /* FUTEX_WAIT's timeout is relative */
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, tp, NULL, 0);
+}
+
+void hx_sleep_ns(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+void hx_set_timer_slack_ns(unsigned long ns) { prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }
+
+int hx_is_directory(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int hx_make_dir(const char *path) { return mkdir(path, 0777); }
 
 void hx_word_wake_all(uint32_t *addr) { syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0); }
 

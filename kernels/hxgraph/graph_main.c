@@ -15,12 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "cli.h"
 #include "graph.h"
 #include "json.h"
 #include "npy.h"
 #include "platform.h"
+#include "record.h"
 #include "rng.h"
 
 #ifndef HX_COMPILER
@@ -70,24 +70,6 @@ static int add_label(opts *o, const char *v, char *err, size_t n) {
     return 0;
 }
 
-/* --groups: a comma-separated, non-empty subset of A,B,C,D, as a bit mask. */
-static int parse_groups(const char *v, uint32_t *groups, char *err, size_t n) {
-    *groups = 0;
-    for (const char *p = v; *p; p++) {
-        if (*p == ',') continue;
-        if (*p < 'A' || *p > 'D' || (p[1] && p[1] != ',')) {
-            snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
-            return -1;
-        }
-        *groups |= 1u << (*p - 'A');
-    }
-    if (!*groups) {
-        snprintf(err, n, "--groups: empty");
-        return -1;
-    }
-    return 0;
-}
-
 static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
     memset(o, 0, sizeof *o);
     o->warmup = 2, o->rounds = 10, o->seed = 1, o->groups = 0xF, o->affinity = "spread";
@@ -124,9 +106,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
             if (parse_int(a, v, 0, 1000000000, &x, err, n)) return -1;
             o->wait.spin_ns = (uint64_t)x;
         } else if (!strcmp(a, "--wait")) {
-            if (!strcmp(v, "spin")) o->wait.strategy = HX_WAIT_SPIN;
-            else if (!strcmp(v, "spin-block")) o->wait.strategy = HX_WAIT_SPIN_BLOCK;
-            else {
+            if (hx_parse_wait(v, &o->wait.strategy)) {
                 snprintf(err, n, "--wait: expected spin or spin-block (got '%s')", v);
                 return -1;
             }
@@ -137,7 +117,10 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
             }
             o->affinity = v;
         } else if (!strcmp(a, "--groups")) {
-            if (parse_groups(v, &o->groups, err, n)) return -1;
+            if (hx_parse_groups(v, &o->groups)) {
+                snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
+                return -1;
+            }
         } else {
             snprintf(err, n, "unknown option %s", a);
             return -1;
@@ -355,8 +338,7 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     hx_json_i64(&j, "threads", HXG_NENG + 1);
     hx_json_bool(&j, "engines_exceed_cores", HXG_NENG + 1 > hx_online_cores());
     hx_json_str(&j, "cpu_governor", gov);
-    hx_json_f64(&j, "load_average_before", hx_load_average_1min());
-    hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));
+    hx_record_before(&j);
     hx_json_obj(&j, "affinity");
     hx_json_i64(&j, "host", host_core);
     for (int e = 0; e < HXG_NENG; e++) hx_json_i64(&j, hxg_engine_names[e], core[e]);
@@ -425,13 +407,11 @@ static void write_trial(FILE *f, int round, int idx, int group, uint64_t hb, uin
     *mismatches += bad != 0;
 }
 
+/* The round's group order: its own stream per round, so a round's order
+ * does not depend on how many rounds came before. */
 static void shuffle(int *a, int n, uint64_t seed, int round) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)(int64_t)round ^ 0xD1B54A32D192ED03ull;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(hx_splitmix64(&s) % (uint64_t)(i + 1));
-        int t = a[i];
-        a[i] = a[j], a[j] = t;
-    }
+    hx_shuffle(a, n, &s);
 }
 
 static int run(FILE *f, const opts *o, char *err, size_t n) {
@@ -489,13 +469,11 @@ static int run(FILE *f, const opts *o, char *err, size_t n) {
             trials++;
         }
     }
-    hx_json_begin_end_record(&j, f);
-    hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
+    hx_record_end_begin(&j, f, mismatches ? "checksum_mismatch" : "ok");
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
-    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
-    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_record_after(&j);
     hx_json_end(&j);
     return mismatches ? 4 : 0;
 }
@@ -518,8 +496,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (o.npy_dir) {
-        struct stat st;
-        if (stat(o.npy_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (!hx_is_directory(o.npy_dir)) {
             fprintf(stderr, "hxgraph: error: --npy-dir %s is not a directory\n", o.npy_dir);
             return 2;
         }
@@ -539,30 +516,15 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (host >= 0 && hx_pin_self(host) != 0) host = -1; /* recorded: the host floats */
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", o.out);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "hxgraph: error: cannot open %s for writing\n", tmp);
+    hx_out out;
+    if (hx_out_open(&out, "hxgraph", o.out)) {
         hxg_exec_stop(&X);
         return 1;
     }
-    write_meta(f, &o, core, host);
-    rc = run(f, &o, err, sizeof err);
+    write_meta(out.f, &o, core, host);
+    rc = run(out.f, &o, err, sizeof err);
     hxg_exec_stop(&X);
-    if (fclose(f) != 0 && rc == 0) {
-        snprintf(err, sizeof err, "write error on %.900s", tmp);
-        rc = 1;
-    }
-    if (rc == 1) {
-        fprintf(stderr, "hxgraph: error: %s\n", err);
-        remove(tmp);
-        return 1;
-    }
-    if (rename(tmp, o.out) != 0) {
-        fprintf(stderr, "hxgraph: error: cannot rename %s to %s\n", tmp, o.out);
-        return 1;
-    }
+    rc = hx_out_close(&out, rc, err);
     if (rc == 4) fprintf(stderr, "hxgraph: error: checksum mismatch in some trials (see %s)\n", o.out);
     return rc;
 }

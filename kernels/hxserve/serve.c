@@ -8,11 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include "cli.h"
 #include "json.h"
 #include "platform.h"
-#include "rng.h"
+#include "record.h"
 #include "serve.h"
 
 #ifndef HX_COMPILER
@@ -213,8 +212,7 @@ static void write_meta(FILE *out, const sv_args *a, const sv_run *s, const sv_tr
     hx_json_i64(&j, "online_cores", hx_online_cores());
     hx_cpu_model(buf, sizeof buf);
     hx_json_str(&j, "cpu_model", buf);
-    hx_json_f64(&j, "load_average_before", hx_load_average_1min());
-    hx_json_f64(&j, "other_busy_cores_before", hx_busy_cores(200));
+    hx_record_before(&j);
     hx_json_end(&j);
 }
 
@@ -276,10 +274,7 @@ static int run(const sv_args *a, sv_run *s, const sv_trace *t, FILE *out, char *
     for (int rep = 0; rep < a->reps; rep++) {
         int order[SV_NPOL];
         memcpy(order, a->pol, sizeof(int) * (size_t)a->npol);
-        for (int i = a->npol - 1; i > 0; i--) { /* Fisher-Yates, seeded */
-            int j = (int)(hx_splitmix64(&order_rng) % (uint64_t)(i + 1)), tmp = order[i];
-            order[i] = order[j], order[j] = tmp;
-        }
+        hx_shuffle(order, a->npol, &order_rng); /* one stream over the repetitions */
         for (int slot = 0; slot < a->npol; slot++) {
             int pol = order[slot];
             sv_replay_stats st;
@@ -316,11 +311,9 @@ static int run(const sv_args *a, sv_run *s, const sv_trace *t, FILE *out, char *
         }
     }
     hx_json j;
-    hx_json_begin_end_record(&j, out);
-    hx_json_str(&j, "status", "ok");
+    hx_record_end_begin(&j, out, "ok");
     hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
-    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
-    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_record_after(&j);
     hx_json_end(&j);
     return 0;
 }
@@ -346,7 +339,7 @@ int main(int argc, char **argv) {
     }
     /* The dispatcher's futex timeouts: the default 50 us slack would be
      * added to every pairing window. */
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    hx_set_timer_slack_ns(1000UL);
     static sv_run s;
     if (sv_setup(&s, &a.p, &t, err, sizeof err)) {
         fprintf(stderr, "hxserve: error: %s\n", err);
@@ -354,30 +347,14 @@ int main(int argc, char **argv) {
         sv_trace_free(&t);
         return 1;
     }
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", a.out);
-    FILE *out = fopen(tmp, "w");
-    if (!out) {
-        fprintf(stderr, "hxserve: error: cannot open %s for writing\n", tmp);
+    hx_out out;
+    if (hx_out_open(&out, "hxserve", a.out)) {
         sv_teardown(&s);
         sv_trace_free(&t);
         return 1;
     }
-    rc = run(&a, &s, &t, out, err, sizeof err);
+    rc = run(&a, &s, &t, out.f, err, sizeof err);
     sv_teardown(&s);
     sv_trace_free(&t);
-    if (fclose(out) != 0 && rc == 0) {
-        snprintf(err, sizeof err, "write error on %.900s", tmp);
-        rc = 1;
-    }
-    if (rc) {
-        fprintf(stderr, "hxserve: error: %s\n", err);
-        remove(tmp);
-        return 1;
-    }
-    if (rename(tmp, a.out) != 0) {
-        fprintf(stderr, "hxserve: error: cannot rename %s to %s\n", tmp, a.out);
-        return 1;
-    }
-    return 0;
+    return hx_out_close(&out, rc ? 1 : 0, err) ? 1 : 0;
 }

@@ -3,13 +3,9 @@
  * everything host-side: it admits an arrival when the clock passes it, reaps
  * completions (every task bumps one doorbell), decides, and sleeps until the
  * next arrival, the end of a pairing window, or the next completion. */
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 #include "platform.h"
 #include "serve.h"
 
@@ -33,15 +29,9 @@ static void wait_until(sv_run *s, uint32_t seen, uint64_t wake) {
             hx_cpu_relax();
             continue;
         }
-        struct timespec ts, *tp = NULL;
-        if (left != NEVER) {
-            uint64_t sl = left - SPIN_NS / 2;
-            ts.tv_sec = (time_t)(sl / 1000000000u), ts.tv_nsec = (long)(sl % 1000000000u);
-            tp = &ts;
-        }
+        uint64_t sleep = left == NEVER ? UINT64_MAX : left - SPIN_NS / 2;
         __atomic_fetch_add(&c->waiters, 1u, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&c->value, __ATOMIC_SEQ_CST) == seen)
-            syscall(SYS_futex, &c->value, FUTEX_WAIT_PRIVATE, seen, tp, NULL, 0);
+        if (__atomic_load_n(&c->value, __ATOMIC_SEQ_CST) == seen) hx_word_wait_timeout(&c->value, seen, sleep);
         __atomic_fetch_sub(&c->waiters, 1u, __ATOMIC_SEQ_CST);
     }
 }
@@ -216,10 +206,7 @@ int sv_replay(sv_run *s, int policy, sv_replay_stats *st, char *err, size_t errl
     }
     /* Time 0 of the replay a little ahead, so the first arrival is not late. */
     s->origin = hx_now_ns() + 2000000u;
-    while (hx_now_ns() < s->origin) {
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
-    }
+    while (hx_now_ns() < s->origin) hx_sleep_ns(200000u);
     int next = 0;
     while (d.ndone < n) {
         uint32_t seen = hx_counter_load(&s->doorbell);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "graph.h"
 #include "graph_json.h"
+#include "ranges.h"
 
 const char *const hxg_op_names[HXG_NOPS] = {"gemm",    "silu",     "relu6",   "add",     "swiglu",
                                             "softmax", "maxpool3", "im2col3", "dwconv3", "copy"};
@@ -364,20 +365,12 @@ static int topo_sort(hxg_graph *g, char *err, size_t errlen) {
     return 0;
 }
 
-/* Two 2-D regions (absolute offsets) share a byte. */
+/* Two 2-D regions (absolute offsets) share a byte: the runners' one rule
+ * (common/ranges.h). */
 static int regions_overlap(size_t o1, const hxg_access *a, size_t o2, const hxg_access *b) {
-    size_t s1 = o1 + a->off, e1 = o1 + region_end(a), s2 = o2 + b->off, e2 = o2 + region_end(b);
-    if (e1 <= s2 || e2 <= s1) return 0;
-    /* rows of a against rows of b; both lists are sorted, so one sweep */
-    size_t i = 0, j = 0;
-    while (i < a->rows && j < b->rows) {
-        size_t x0 = s1 + i * a->stride, x1 = x0 + a->row_bytes;
-        size_t y0 = s2 + j * b->stride, y1 = y0 + b->row_bytes;
-        if (x0 < y1 && y0 < x1) return 1;
-        if (x1 <= y1) i++;
-        else j++;
-    }
-    return 0;
+    hx_region ra = {o1 + a->off, a->rows, a->row_bytes, a->stride};
+    hx_region rb = {o2 + b->off, b->rows, b->row_bytes, b->stride};
+    return hx_regions_overlap(&ra, &rb);
 }
 
 typedef struct {

@@ -5,7 +5,7 @@
  * output file before it starts and when it ends, and a watchdog thread names
  * a step that does not finish within its timeout.  A step is implemented by
  * the platform (selftest_posix.c, hexagon/selftest_qurt.c), by the kernel
- * backend (hexagon/selftest_hvx.c, src/selftest_host.c) or by selftest.c
+ * backend (hexagon/selftest_hvx.c, selftest_host.c) or by selftest.c
  * itself through platform.h; a step nobody implements on a target is
  * reported as "not available on this target", never as passed. */
 #ifndef HX_SELFTEST_H

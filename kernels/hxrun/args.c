@@ -84,21 +84,6 @@ static int parse_workloads(const char *s, hx_config *c) {
     return c->nworkloads ? 0 : -1;
 }
 
-static int parse_groups(const char *s, hx_config *c) {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
-    c->groups = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int g = -1;
-        for (int i = 0; i < HX_NGROUPS; i++)
-            if (!strcmp(tok, hx_group_names[i])) g = i;
-        if (g < 0) return -1;
-        c->groups |= HX_BIT(g);
-    }
-    return c->groups ? 0 : -1;
-}
-
 /* "name=value,..." where name is one of `names`; values are doubles in [lo, hi]. */
 static int parse_named(const char *s, const char *const *names, int n, double lo, double hi, double *out, int *seen) {
     char buf[256];
@@ -304,9 +289,7 @@ static int parse_schedule_option(const char *o, const char *v, hx_config *c, cha
         if (parse_long(v, 1 << 20, 1L << 30, &L)) return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
         c->antagonist_bytes = (size_t)L;
     } else if (!strcmp(o, "--wait")) {
-        if (!strcmp(v, "spin")) c->wait.strategy = HX_WAIT_SPIN;
-        else if (!strcmp(v, "spin-block")) c->wait.strategy = HX_WAIT_SPIN_BLOCK;
-        else return fail(err, n, o, "expected spin or spin-block", v);
+        if (hx_parse_wait(v, &c->wait.strategy)) return fail(err, n, o, "expected spin or spin-block", v);
     } else if (!strcmp(o, "--spin-ns")) {
         if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
         c->wait.spin_ns = (uint64_t)L;
@@ -333,7 +316,7 @@ static int parse_run_option(const char *o, const char *v, hx_config *c, char *er
     else if (!strcmp(o, "--workloads")) {
         if (parse_workloads(v, c)) return fail(err, n, o, "expected a comma list of distinct mv, md, mvd", v);
     } else if (!strcmp(o, "--groups")) {
-        if (parse_groups(v, c)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
+        if (hx_parse_groups(v, &c->groups)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
     } else if (!strcmp(o, "--warmup")) {
         if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
         c->warmup = (int)L;

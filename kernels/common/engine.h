@@ -27,7 +27,13 @@ typedef struct hx_engine {
 } hx_engine;
 
 int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_policy *wait, char *err, size_t errlen);
-/* Returns 0, or -1 if the queue is full (a bug in the caller: depth is bounded). */
+/* Queues a job and rings the doorbell.  Returns 0, or -1 when HX_QUEUE_CAP
+ * jobs are queued and not yet taken: the job is then not queued and the
+ * caller decides what to do.  hxrun has at most one job per task and V
+ * worker of a trial on an engine, far below the capacity; hxserve keeps the
+ * excess in its own backlog; hxgraph, whose graphs may put up to
+ * HXG_MAX_NODES nodes on one engine, yields until the engine takes one
+ * (engines never wait on the pusher, so room always comes). */
 int hx_engine_push(hx_engine *e, hx_job *job);
 void hx_engine_stop(hx_engine *e);
 #endif

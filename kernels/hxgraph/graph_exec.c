@@ -48,7 +48,7 @@ static void node_job(hx_job *job, hx_engine *e) {
 
 static void launch(hxg_exec *x, hxg_node *nd) {
     nd->launch = hxg_now(x);
-    /* queues hold 64 jobs; a wider graph waits for room rather than failing */
+    /* a queue holds HX_QUEUE_CAP jobs; a wider graph waits for room (engine.h) */
     while (hx_engine_push(&x->eng[nd->engine], &nd->job) != 0) hx_yield();
 }
 

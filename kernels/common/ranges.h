@@ -1,10 +1,21 @@
-/* Address-range conflict check: the fused entry's step 1.  Each task declares
- * what it reads, writes and uses as scratch; two tasks conflict when a range
- * one writes (or its scratch) overlaps any range of the other. */
+/* Address-range conflict check, the one rule of every runner: two accesses
+ * conflict when they share a byte and at least one of them writes.  hxrun's
+ * fused entry checks its tasks' ranges with hx_ranges_check (step 1); hxgraph
+ * checks the strided regions of nodes with no dependency path between them
+ * with hx_regions_overlap (hxgraph/graph.c). */
 #ifndef HX_RANGES_H
 #define HX_RANGES_H
 #include <stddef.h>
 #include <stdint.h>
+
+/* A 2-D region: rows of row_bytes bytes, stride bytes apart, from start (one
+ * row: a contiguous range).  rows >= 1, row_bytes <= stride when rows > 1. */
+typedef struct hx_region {
+    uintptr_t start;
+    size_t rows, row_bytes, stride;
+} hx_region;
+/* 1 when the regions share a byte. */
+int hx_regions_overlap(const hx_region *a, const hx_region *b);
 
 typedef enum { HX_READ = 0, HX_WRITE = 1, HX_SCRATCH = 2 } hx_access;
 

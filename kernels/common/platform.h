@@ -37,6 +37,16 @@ int hx_current_cpu(void);
  * expected (spurious wake-ups allowed); wake every sleeper on addr. */
 void hx_word_wait(uint32_t *addr, uint32_t expected);
 void hx_word_wake_all(uint32_t *addr);
+/* As hx_word_wait, but for at most timeout_ns (UINT64_MAX: no limit).
+ * POSIX targets only: its caller, hxserve's dispatcher, is not built for the
+ * cDSP. */
+void hx_word_wait_timeout(uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
+/* Sleeps at least ns (POSIX targets only, as above). */
+void hx_sleep_ns(uint64_t ns);
+/* Asks the OS to fire the calling process's timers within ns of their time
+ * instead of its default slack (Linux: 50 us), which would otherwise be added
+ * to every timed wait; a no-op where there is no such setting. */
+void hx_set_timer_slack_ns(unsigned long ns);
 /* One iteration of a polite spin loop. */
 void hx_cpu_relax(void);
 void hx_yield(void);
@@ -78,6 +88,11 @@ int64_t hx_process_involuntary_switches(void);
 int hx_allowed_cores(int *cores, int max);
 /* Name of the target this binary was built for ("host", "hexagon-qemu", ...). */
 const char *hx_platform_name(void);
+
+/* 1 if path names a directory, else 0.  hx_make_dir creates one (mode 0777
+ * less the umask); returns 0, or -1 (it may already exist). */
+int hx_is_directory(const char *path);
+int hx_make_dir(const char *path);
 
 void *hx_alloc(size_t bytes, size_t align);
 void hx_free(void *p);

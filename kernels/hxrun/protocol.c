@@ -1,10 +1,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "json.h"
 #include "npy.h"
 #include "protocol.h"
+#include "record.h"
 #include "rng.h"
 
 /* One warning of the meta record: a stable code for programs and a text for
@@ -139,10 +139,9 @@ static void write_machine(hx_json *j, const hx_exec *x, int cores) {
     hx_json_str(j, "cpu_model", model);
     hx_json_i64(j, "online_cores", cores);
     hx_json_str(j, "cpu_governor", gov);
-    /* Load before the point: a loaded machine is warned about in the summary. */
-    hx_json_f64(j, "load_average_before", hx_load_average_1min());
-    /* the engines are idle now: whatever keeps cores busy is someone else */
-    hx_json_f64(j, "other_busy_cores_before", hx_busy_cores(200));
+    /* Load before the point: a loaded machine is warned about in the summary;
+     * the engines are idle now, whatever keeps cores busy is someone else. */
+    hx_record_before(j);
 }
 
 /* Every placeable thread of this run, in the order the timelines draw them. */
@@ -514,9 +513,9 @@ static int dump_npy(hx_exec *x, uint32_t mask, hx_json *j, char *err, size_t err
     const hx_config *c = x->cfg;
     char dir[1024], path[1200], rel[128];
     const char *wl = hx_workload_name(mask);
-    mkdir(c->npy_dir, 0777);
+    hx_make_dir(c->npy_dir);
     snprintf(dir, sizeof dir, "%s/%s", c->npy_dir, wl);
-    mkdir(dir, 0777);
+    hx_make_dir(dir);
     int f32 = c->precision == HX_FP32;
     struct {
         int task;
@@ -624,8 +623,7 @@ static void write_end(hx_exec *x, FILE *out, int trials, int mismatches, int out
                       int handover, uint64_t t0) {
     const hx_config *c = x->cfg;
     hx_json j;
-    hx_json_begin_end_record(&j, out);
-    hx_json_str(&j, "status", mismatches ? "checksum_mismatch" : "ok");
+    hx_record_end_begin(&j, out, mismatches ? "checksum_mismatch" : "ok");
     hx_json_i64(&j, "trials", trials);
     hx_json_i64(&j, "checksum_mismatches", mismatches);
     /* measured trials with any single submit above the threshold */
@@ -644,8 +642,7 @@ static void write_end(hx_exec *x, FILE *out, int trials, int mismatches, int out
         hx_json_u64(&j, "antagonist_active_ns", x->bw.active_ns);
         hx_json_f64(&j, "antagonist_bytes_per_s", x->bw.active_ns ? bytes * 1e9 / (double)x->bw.active_ns : 0.0);
     }
-    hx_json_f64(&j, "load_average_after", hx_load_average_1min());
-    hx_json_f64(&j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_record_after(&j);
     hx_platform_resources(&j); /* what the run really held and used */
     hx_json_end(&j);
 }
@@ -668,14 +665,13 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     hx_antagonists_set_active(&x->bw, 1);
 
     for (int64_t r = -(int64_t)c->warmup; r < c->rounds; r++) {
+        /* interleaving cancels drift: the kinds in a seeded order */
         trial_kind order[sizeof kinds / sizeof kinds[0]];
-        memcpy(order, kinds, sizeof(trial_kind) * (size_t)nk);
+        int perm[sizeof kinds / sizeof kinds[0]];
+        for (int i = 0; i < nk; i++) perm[i] = i;
         uint64_t s = round_rng(c->seed, r);
-        for (int i = nk - 1; i > 0; i--) { /* Fisher-Yates: interleaving cancels drift */
-            int jx = (int)(hx_splitmix64(&s) % (uint64_t)(i + 1));
-            trial_kind t = order[i];
-            order[i] = order[jx], order[jx] = t;
-        }
+        hx_shuffle(perm, nk, &s);
+        for (int i = 0; i < nk; i++) order[i] = kinds[perm[i]];
         for (int i = 0; i < nk; i++) {
             hx_host_times h;
             trial_samples ts;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "exec.h"
 #include "protocol.h"
+#include "record.h"
 #include "selftest.h"
 
 int main(int argc, char **argv) {
@@ -51,31 +52,14 @@ int main(int argc, char **argv) {
         cfg.affinity[HX_ENG_HOST] = -1;
         cfg.host_pin_refused = 1;
     }
-    /* Write to FILE.tmp and rename on completion: a crash or a kill never
-     * leaves a file that looks like a result. */
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", cfg.out_path);
-    FILE *out = fopen(tmp, "w");
-    if (!out) {
-        fprintf(stderr, "hxrun: error: cannot open %s for writing\n", tmp);
+    hx_out out;
+    if (hx_out_open(&out, "hxrun", cfg.out_path)) {
         hx_exec_teardown(&x);
         return 1;
     }
-    rc = hx_protocol_run(&x, out, err, sizeof err);
+    rc = hx_protocol_run(&x, out.f, err, sizeof err);
     hx_exec_teardown(&x);
-    if (fclose(out) != 0 && rc == 0) {
-        snprintf(err, sizeof err, "write error on %.900s", tmp);
-        rc = 1;
-    }
-    if (rc == 1) {
-        fprintf(stderr, "hxrun: error: %s\n", err);
-        remove(tmp);
-        return 1;
-    }
-    if (rename(tmp, cfg.out_path) != 0) {
-        fprintf(stderr, "hxrun: error: cannot rename %s to %s\n", tmp, cfg.out_path);
-        return 1;
-    }
+    rc = hx_out_close(&out, rc, err);
     if (rc == 4) fprintf(stderr, "hxrun: error: checksum mismatch in some trials (see %s)\n", cfg.out_path);
     return rc;
 }

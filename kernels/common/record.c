@@ -1,0 +1,56 @@
+#include "record.h"
+#include "platform.h"
+#include "rng.h"
+
+int hx_out_open(hx_out *o, const char *prog, const char *path) {
+    o->prog = prog, o->path = path;
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path);
+    o->f = fopen(o->tmp, "w");
+    if (!o->f) {
+        fprintf(stderr, "%s: error: cannot open %s for writing\n", prog, o->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int hx_out_close(hx_out *o, int rc, const char *err) {
+    char werr[1024];
+    if (fclose(o->f) != 0 && rc == 0) {
+        snprintf(werr, sizeof werr, "write error on %.900s", o->tmp);
+        err = werr, rc = 1;
+    }
+    o->f = NULL;
+    if (rc == 1) {
+        fprintf(stderr, "%s: error: %s\n", o->prog, err);
+        remove(o->tmp);
+        return 1;
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        fprintf(stderr, "%s: error: cannot rename %s to %s\n", o->prog, o->tmp, o->path);
+        return 1;
+    }
+    return rc;
+}
+
+void hx_record_before(hx_json *j) {
+    hx_json_f64(j, "load_average_before", hx_load_average_1min());
+    hx_json_f64(j, "other_busy_cores_before", hx_busy_cores(200));
+}
+
+void hx_record_after(hx_json *j) {
+    hx_json_f64(j, "load_average_after", hx_load_average_1min());
+    hx_json_f64(j, "other_busy_cores_after", hx_busy_cores(200));
+}
+
+void hx_record_end_begin(hx_json *j, FILE *f, const char *status) {
+    hx_json_begin_end_record(j, f);
+    hx_json_str(j, "status", status);
+}
+
+void hx_shuffle(int *a, int n, uint64_t *state) {
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(hx_splitmix64(state) % (uint64_t)(i + 1));
+        int t = a[i];
+        a[i] = a[j], a[j] = t;
+    }
+}

@@ -1,0 +1,40 @@
+/* What every runner's JSON Lines output shares (hxrun, hxgraph, hxserve):
+ * the file written to FILE.tmp and renamed only when complete, the machine
+ * state around the run in the meta and end records, the end record's
+ * opening, and the seeded shuffle that orders each round's trials. */
+#ifndef HX_RECORD_H
+#define HX_RECORD_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "json.h"
+
+typedef struct hx_out {
+    FILE *f;
+    const char *prog; /* "hxrun", ...: the prefix of its messages */
+    const char *path;
+    char tmp[4096];
+} hx_out;
+
+/* Opens path.tmp for writing: a crash or a kill never leaves a file that
+ * looks like a result.  Returns 0, or -1 after printing why. */
+int hx_out_open(hx_out *o, const char *prog, const char *path);
+/* Closes the file.  rc 1 (the run failed) or a write error: prints err (or
+ * the write error), removes path.tmp and returns 1.  Otherwise renames it to
+ * path and returns rc (1 if the rename fails, with a message). */
+int hx_out_close(hx_out *o, int rc, const char *err);
+
+/* The meta record's load_average_before and other_busy_cores_before (the
+ * latter idles 200 ms to measure); hx_record_after: the end record's
+ * load_average_after and other_busy_cores_after. */
+void hx_record_before(hx_json *j);
+void hx_record_after(hx_json *j);
+/* Opens the end record (record count and digest, hx_json_begin_end_record)
+ * and writes its status. */
+void hx_record_end_begin(hx_json *j, FILE *f, const char *status);
+
+/* Fisher-Yates over a[0..n) from the splitmix64 stream *state: the order of
+ * a round's trials (hxrun, hxgraph) or of a repetition's policies (hxserve),
+ * interleaved so slow drift of the machine falls on all alike. */
+void hx_shuffle(int *a, int n, uint64_t *state);
+#endif
