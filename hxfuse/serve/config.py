@@ -1,7 +1,7 @@
 """Configuration of the service mode (docs/serve.md): the ``serve`` block of
 the config and the serve study named by ``serve_study``.
 
-Validated by workflow/rules/serve.smk when the workflow is read, before any
+Validated by workflow/rules/serve_common.smk when the workflow is read, before any
 job: every problem is listed with its key (``config.serve.rate`` ...), an
 unknown key included, and the workflow stops.  Defaults fill what the block
 omits.  A serve study (config/studies/<name>.yaml with ``serve_points``,

@@ -147,7 +147,7 @@ def all_cores(wc):
 
 def selftest_gate(wc):
     """The run jobs of an SDK target wait for its first-day ladder
-    (selftest.smk); host and hexagon-qemu do not."""
+    (rule selftest_target, build.smk); host and hexagon-qemu do not."""
     if hxselftest.gates_runs(wc.target):
         return f"results/{wc.target}/selftest.jsonl"
     return []
