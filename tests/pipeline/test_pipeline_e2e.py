@@ -246,7 +246,8 @@ GRAPH = {
     "graph_figure_timeline",
     "graph_table",
 }
-# the service mode (workflow/rules/serve.smk)
+# the service mode (workflow/rules/serve.smk; serve_run, the run wrapper's, is
+# listed with the runner modules)
 SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
 # fixed vs searched (workflow/rules/search.smk, not part of `all`): the
 # candidates and the confirmation run the runner like `run`; the analysis
@@ -262,6 +263,7 @@ RULES_OF_MODULE = {
     | {"mechanism"}
     | NOT_IN_ALL
     | SERVE
+    | {"serve_run"}
     | GRAPH,
     "analysis/aggregate": {"aggregate"} | COMPARE | SEARCH_ANALYSIS,
     "paper/answers": PAPER,
@@ -285,6 +287,7 @@ RULES_OF_MODULE = {
         "check",
         "aggregate",
         "ort_run",
+        "serve_run",
         "serve_check",
         "serve_summary",
         "graph_run",
@@ -297,7 +300,17 @@ RULES_OF_MODULE = {
     "runner/records": ANALYSIS | COMPARE | PAPER | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
+    "runner/jsonl": {
+        "run",
+        "deploy",
+        "check",
+        "ort_run",
+        "mechanism",
+        "serve_run",
+        "serve_check",
+        "graph_run",
+        "graph_check",
+    }
     | ANALYSIS
     | COMPARE
     | PAPER
@@ -319,9 +332,10 @@ RULES_OF_MODULE = {
     "paper/workloads": PAPER,
     "sweep/pipeline": {"aggregate"},
     "sweep/plots": FIG | PAPER | {"figure_search"},
-    "runner/provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
+    "runner/provenance": {"run", "deploy", "aggregate", "graph_run", "serve_run"} | SEARCH_RUN,
     "sweep/report": {"report_tables"},
-    "runner/runpoint": {"run", "graph_run"} | SEARCH_RUN,
+    # the run wrapper: every rule that runs a runner but the ONNX Runtime harness
+    "runner/runpoint": {"run", "graph_run", "serve_run"} | SEARCH_RUN,
     "search/compare": SEARCH_ANALYSIS,
     "search/plots": {"figure_search"},
     "search/confirm": SEARCH_RUN,
@@ -455,6 +469,7 @@ def test_derived_code_dependencies_match_the_imports():
         "search_table": "search_table",
         "graph_build": "graph_build",
         "graph_run": "run_point",
+        "serve_run": "run_point",
         "graph_check": "graph_check",
         "graph_summary": "graph_summary",
         "graph_figure_profile": "graph_figure_profile",

@@ -42,6 +42,30 @@ def serve_check_of(p, r):
     return f"{SERVE_DIR}/check/{p}/rep{r}.json"
 
 
+def serve_provenance_of(p, r):
+    return f"{SERVE_DIR}/raw/{p}/rep{r}.provenance.json"
+
+
+def serve_npy_of(p, r):
+    return f"{SERVE_DIR}/npy/{p}/rep{r}"
+
+
+def serve_run_info(wc):
+    """The serve_run job's description of its replicate (its sidecar records
+    it; the run wrapper's messages and label name it target/sweep/workload/
+    point/rep).  The serve directory stands for the sweep, so a serve
+    study's runs are named apart from the default point's."""
+    p = SERVE_POINTS[wc.spoint]
+    return {
+        "target": "host",
+        "sweep": Path(SERVE_DIR).name,
+        "workload": "serve",
+        "point": p.name,
+        "replicate": int(wc.rep),
+        "params": {"rate": p.rate, "window_us": p.window_us},
+    }
+
+
 SERVE_FIGURES = [
     f"{SERVE_DIR}/figures/{name}.{ext}" for name in ("latency_cdf", "vs_rate", "vs_window") for ext in ("pdf", "png")
 ]
