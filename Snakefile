@@ -34,25 +34,23 @@ if _os.path.isfile("config.yaml") and not workflow.modifier.skip_configfile:
 configfile: "config.yaml"
 
 
+# Helper files first, in this order (each may use the names of those before
+# it): every function and shared name of the workflow, no rule.
 include: "workflow/rules/common.smk"
-include: "workflow/rules/build.smk"
-include: "workflow/rules/deploy.smk"
-include: "workflow/rules/selftest.smk"
-include: "workflow/rules/run.smk"
-include: "workflow/rules/check.smk"
-include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/timeline.smk"
-include: "workflow/rules/table.smk"
-include: "workflow/rules/external.smk"
-include: "workflow/rules/mechanism.smk"
-include: "workflow/rules/graph_inputs.smk"
-include: "workflow/rules/graph.smk"
+include: "workflow/rules/external_common.smk"
+include: "workflow/rules/graph_common.smk"
 include: "workflow/rules/serve_common.smk"
+include: "workflow/rules/search_common.smk"
+# the paper's sections read the external, graph, serve and search names
+include: "workflow/rules/paper_common.smk"
+# Rule files, by stage and feature: rules only, using the helpers' names, so
+# their order does not matter (tests/workflow/test_rule_files.py).
+include: "workflow/rules/build.smk"
+include: "workflow/rules/sweep.smk"
+include: "workflow/rules/external.smk"
+include: "workflow/rules/graph.smk"
 include: "workflow/rules/serve.smk"
 include: "workflow/rules/search.smk"
-# the paper last: its sections read the graph, serve and search definitions
-include: "workflow/rules/paper_sections.smk"
 include: "workflow/rules/paper.smk"
 
 

@@ -148,6 +148,7 @@ def run_point(
     out_npy: str,
     log: str,
     emulated: bool = False,
+    timeout_setting: str = "run.timeout_s",
 ) -> int:
     """Run one replicate (*point*: target, sweep, workload, point, replicate,
     x, params, point_hash) and move its outputs into place.
@@ -156,7 +157,8 @@ def run_point(
     work directory is removed and nothing is left that could be mistaken for
     a result.  Returns 0 on success, 1 on failure, 128 + N when stopped by
     signal N (message on stderr and in the log, naming the replicate, the
-    cause and the log)."""
+    cause and the log).  *timeout_setting*: the config key a timeout message
+    names, the one the user would raise (the service mode has its own)."""
     pid = "/".join(str(point[k]) for k in ("target", "sweep", "workload", "point"))
     pid += f"/rep{point['replicate']}"
     work = Path(out_jsonl + ".work")
@@ -228,7 +230,7 @@ def run_point(
             for sig, h in handlers.items():
                 signal.signal(sig, h)
 
-        problem = _runner_problem(work, rc, timed_out, wall, timeout_s)
+        problem = _runner_problem(work, rc, timed_out, wall, timeout_s, timeout_setting)
         if problem:
             return fail(lf, problem)
         lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")
@@ -259,11 +261,13 @@ def _wait_runner(proc: subprocess.Popen, deadline: float, ancestors: list[tuple[
             raise _Stop(signal.SIGHUP)
 
 
-def _runner_problem(work: Path, rc: int, timed_out: bool, wall: float, timeout_s: float) -> str | None:
+def _runner_problem(
+    work: Path, rc: int, timed_out: bool, wall: float, timeout_s: float, timeout_setting: str = "run.timeout_s"
+) -> str | None:
     """Why the runner's output cannot be kept (None: it can)."""
     if timed_out:
         return (
-            f"runner timed out after {float(timeout_s):g} s (config run.timeout_s) "
+            f"runner timed out after {float(timeout_s):g} s (config {timeout_setting}) "
             "and was killed: it hung or is too slow for the timeout"
         )
     if rc < 0:

@@ -1,7 +1,7 @@
 """Configuration of the service mode (docs/serve.md): the ``serve`` block of
 the config and the serve study named by ``serve_study``.
 
-Validated by workflow/rules/serve.smk when the workflow is read, before any
+Validated by workflow/rules/serve_common.smk when the workflow is read, before any
 job: every problem is listed with its key (``config.serve.rate`` ...), an
 unknown key included, and the workflow stops.  Defaults fill what the block
 omits.  A serve study (config/studies/<name>.yaml with ``serve_points``,
@@ -220,7 +220,8 @@ def trace_params(s: dict, p: ServePoint, replicate: int) -> dict:
 
 
 def runner_args(s: dict, p: ServePoint, replicate: int) -> list[str]:
-    """hxserve's options for one replicate (trace, out and npy-dir added by the rule)."""
+    """hxserve's options for one replicate (the trace added by the rule, out,
+    npy-dir and the point's label by the run wrapper)."""
     return [
         "--policies",
         "A,B,D",
@@ -240,8 +241,7 @@ def runner_args(s: dict, p: ServePoint, replicate: int) -> list[str]:
         str(s["copy_src_stride"]),
         "--pool",
         str(s["pool"]),
-        "--label",
-        f"point={p.name}",
+        # the run wrapper adds the point's label (hxfuse.runner.runpoint)
         "--label",
         f"replicate={replicate}",
     ]

@@ -21,6 +21,7 @@ Definitions (each has a known-answer test in tests/serve/test_serve_metrics.py):
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -30,7 +31,7 @@ import pandas as pd
 
 from hxfuse.analysis import environment
 from hxfuse.runner import jsonl
-from hxfuse.runner.integrity import verify_end_record
+from hxfuse.runner.integrity import IntegrityError, sha256_problems, verify_end_record
 from hxfuse.analysis.stats import hierarchical_bootstrap_median
 
 # Metrics of one replay (one policy replaying one trace once).
@@ -53,6 +54,29 @@ RATIOS = (("p99_ms", "D", "B"), ("p99_ms", "D", "A"), ("short_p99_ms", "D", "B")
 
 # --------------------------------------------------------------------------
 # the runner's records
+
+
+def verify_sidecars(
+    raws: Sequence[str | Path], provenances: Sequence[str | Path], npys: Sequence[str | Path | None]
+) -> None:
+    """Refuses raw files that differ from their provenance sidecars (the run
+    wrapper's ``raw_sha256``, hxfuse.runner.runpoint), as aggregation does for
+    the sweeps: the end record's digest is the runner's own and is rewritten
+    as easily as the records, the sidecar's SHA-256 is not.  Raises
+    IntegrityError naming every such file (and every unreadable sidecar)."""
+    bad = []
+    for raw, side, npy in zip(raws, provenances, npys, strict=True):
+        try:
+            stored = json.loads(Path(side).read_text()).get("raw_sha256")
+        except (OSError, ValueError, AttributeError) as exc:
+            bad.append(f"{side}: provenance sidecar unreadable ({exc})")
+            continue
+        bad += sha256_problems(stored, raw, npy)
+    if bad:
+        raise IntegrityError(
+            "hxfuse: serve summary refused: raw files differ from their provenance sidecars "
+            "(changed after the run; rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad)
+        )
 
 
 def read_records(path: str | Path) -> list[dict]:

@@ -246,7 +246,8 @@ GRAPH = {
     "graph_figure_timeline",
     "graph_table",
 }
-# the service mode (workflow/rules/serve.smk)
+# the service mode (workflow/rules/serve.smk; serve_run, the run wrapper's, is
+# listed with the runner modules)
 SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_table"}
 # fixed vs searched (workflow/rules/search.smk, not part of `all`): the
 # candidates and the confirmation run the runner like `run`; the analysis
@@ -262,6 +263,7 @@ RULES_OF_MODULE = {
     | {"mechanism"}
     | NOT_IN_ALL
     | SERVE
+    | {"serve_run"}
     | GRAPH,
     "analysis/aggregate": {"aggregate"},
     # the one reading of the machine's load: aggregate and every study that
@@ -297,6 +299,7 @@ RULES_OF_MODULE = {
         "check",
         "aggregate",
         "ort_run",
+        "serve_run",
         "serve_check",
         "serve_summary",
         "graph_run",
@@ -309,8 +312,8 @@ RULES_OF_MODULE = {
     "runner/records": ANALYSIS | COMPARE | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
-    "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_check", "graph_run", "graph_check"}
-    | {"serve_summary", "graph_summary", "graph_figure_timeline"}
+    "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_run", "serve_check", "graph_run"}
+    | {"graph_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
     | ANALYSIS
     | COMPARE
     | PAPER
@@ -346,9 +349,10 @@ RULES_OF_MODULE = {
     "render/style": FIG
     | PAPER
     | {"figure_search", "graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline", "serve_figures"},
-    "runner/provenance": {"run", "deploy", "aggregate", "graph_run"} | SEARCH_RUN,
+    "runner/provenance": {"run", "deploy", "aggregate", "graph_run", "serve_run"} | SEARCH_RUN,
     "sweep/report": {"report_tables"},
-    "runner/runpoint": {"run", "graph_run"} | SEARCH_RUN,
+    # the run wrapper: every rule that runs a runner but the ONNX Runtime harness
+    "runner/runpoint": {"run", "graph_run", "serve_run"} | SEARCH_RUN,
     "search/compare": SEARCH_ANALYSIS,
     "search/plots": {"figure_search"},
     "search/confirm": SEARCH_RUN,
@@ -484,6 +488,7 @@ def test_derived_code_dependencies_match_the_imports():
         "search_table": "search_table",
         "graph_build": "graph_build",
         "graph_run": "run_point",
+        "serve_run": "run_point",
         "graph_check": "graph_check",
         "graph_summary": "graph_summary",
         "graph_figure_profile": "graph_figure_profile",

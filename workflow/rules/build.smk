@@ -1,3 +1,7 @@
+# Build and stage the runner of each target and its first-day ladder: build,
+# deploy, selftest_target and selftest (helpers: common.smk).
+
+
 # build: compile the runner for one target with kernels/Makefile
 # (`make -C kernels TARGET=<target>`: host cc, zig cc for hexagon-qemu,
 # hexagon-clang for the SDK targets).  Reruns only when a kernel source, the
@@ -23,3 +27,67 @@ rule build:
         "(make -C {params.kernels} TARGET={wildcards.target} -j{threads}"
         " {params.make_vars}"
         " && cp {params.kernels}/build/{wildcards.target}/hxrun {output}) > {log} 2>&1"
+
+
+# deploy: stage the runner and what it needs for the target.  `host` and
+# `hexagon-qemu` (a static Hexagon Linux binary run by qemu-hexagon) are staged
+# in a directory under results/; `hexagon` is also pushed to the phone with
+# kernels/hexagon/device.sh deploy (adb, target_settings.hexagon.device_serial
+# and device_dir; with a device farm, device_serials, to every phone).  deploy.json records the staged binary's sha256, the run
+# prefix and whether the target is emulated.
+rule deploy:
+    input:
+        runner="results/{target}/build/hxrun",
+        code=CODE["deploy"],
+    output:
+        runner="results/{target}/stage/hxrun",
+        manifest="results/{target}/stage/deploy.json",
+    params:
+        prefix=lambda wc: TARGET_PREFIX[wc.target],
+        device_sh=repo_path("kernels", "hexagon", "device.sh"),
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
+        target_info=lambda wc: hxtargets.info(wc.target),
+        farm_spans_hosts=lambda wc: bool(hxparams.target_settings(config, wc.target).get("farm_spans_hosts")),
+    log:
+        "logs/{target}/deploy.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/deploy.py"
+
+
+# selftest: hxrun --selftest, the first-day ladder (kernels/hexagon/README.md,
+# "First day"), through the target's run prefix.  Each step is flushed to the
+# file before the next and a watchdog names a step that hangs; the job fails
+# with the failing or hanging step named (hxfuse.runner.selftest).
+#
+# On the SDK targets (phone, simulator) it is the first job on the device:
+# every run job of the target takes its output as input (selftest_gate), so
+# no measurement starts before the ladder passed.  On host and hexagon-qemu
+# it runs only when asked (`snakemake --cores 1 selftest`); it is cheap there
+# (well under 2 s) but kept out of `all` so that the default study's job
+# graph and reruns do not change.  (selftest_gate is in common.smk.)
+rule selftest_target:
+    input:
+        runner="results/{target}/stage/hxrun",
+        manifest="results/{target}/stage/deploy.json",
+        code=CODE["selftest"],
+    output:
+        "results/{target}/selftest.jsonl",
+    params:
+        prefix=lambda wc: TARGET_PREFIX[wc.target],
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
+    resources:
+        device=1,
+        timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
+    log:
+        "logs/{target}/selftest.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/selftest.py"
+
+
+rule selftest:
+    input:
+        expand("results/{target}/selftest.jsonl", target=config["targets"]),

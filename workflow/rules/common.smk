@@ -127,7 +127,7 @@ def kernel_sources(wc):
 
     # kernels/Makefile's own list: hxgraph's and hxserve's files are not in
     # it, so editing them does not rebuild hxrun and rerun every measurement
-    srcs = runner_sources("hxrun", wc.target, hxconfig.make_vars(config, wc.target), REPO)
+    srcs = runner_sources("hxrun", wc.target, hxpreflight.make_vars(config, wc.target), REPO)
     return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", f"{wc.target}.mk")]
 
 
@@ -146,7 +146,7 @@ def all_cores(wc):
 
 def selftest_gate(wc):
     """The run jobs of an SDK target wait for its first-day ladder
-    (selftest.smk); host and hexagon-qemu do not."""
+    (rule selftest_target, build.smk); host and hexagon-qemu do not."""
     if hxselftest.gates_runs(wc.target):
         return f"results/{wc.target}/selftest.jsonl"
     return []

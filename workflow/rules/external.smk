@@ -16,8 +16,7 @@
 # all use the point's seed for the inputs (hxrun's data) and a new seed for
 # the round order.
 
-
-include: "external_inputs.smk"
+# (Definitions: external_common.smk.)
 
 
 # One ONNX Runtime invocation: takes the device and every core like `run`, so

@@ -1,5 +1,5 @@
 # Workload 4 rules: build, run, check, summarise, draw and tabulate the
-# graph points (definitions in graph_inputs.smk; docs/graphs.md).
+# graph points (definitions in graph_common.smk; docs/graphs.md).
 
 
 # hxgraph in its own build directory: `build` (hxrun) and `serve_build` may

@@ -13,8 +13,7 @@
 #   figure_search, search_table: the figure and the LaTeX table.
 # Not part of `all`: `snakemake --cores 4 searches --config study=search`.
 
-
-include: "search_inputs.smk"
+# (Definitions: search_common.smk.)
 
 
 # One candidate: the `run` job's runner call (hxfuse.runner.runpoint), with the

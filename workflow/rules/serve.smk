@@ -46,20 +46,33 @@ rule serve_trace:
         "../scripts/serve_trace.py"
 
 
-# Exclusive like `run`: the device resource and every core.  A runner that
-# fails or passes timeout_s fails its point with a message naming the log;
-# hxserve writes FILE.tmp and renames it only when complete.
+# Exclusive like `run`: the device resource and every core.  Run like `run`
+# and `graph_run` by the run wrapper (hxfuse.runner.runpoint): its own
+# process group under serve.timeout_s, killed on a signal or when Snakemake
+# is gone, the end record's digest checked, outputs moved into place only
+# when all is well, and a provenance sidecar with the SHA-256 of every raw
+# file, which serve_summary checks.
 rule serve_run:
     input:
         runner="results/host/build/hxserve",
         trace=f"{SERVE_DIR}/trace/{SERVE_REP}.csv",
+        code=CODE["run_point"],
     output:
         jsonl=f"{SERVE_DIR}/raw/{SERVE_REP}.jsonl",
+        provenance=f"{SERVE_DIR}/raw/{SERVE_REP}.provenance.json",
         npy=directory(f"{SERVE_DIR}/npy/{SERVE_REP}"),
     params:
-        args=lambda wc: " ".join(
-            shlex.quote(a) for a in hxserve_cfg.runner_args(SERVE, SERVE_POINTS[wc.spoint], int(wc.rep))
-        ),
+        args=lambda wc, input: [
+            "--trace",
+            input.trace,
+            *hxserve_cfg.runner_args(SERVE, SERVE_POINTS[wc.spoint], int(wc.rep)),
+        ],
+        # hxserve runs on the host as it is, with no run prefix or settings
+        prefix="",
+        env={},
+        emulated=False,
+        point=serve_run_info,
+        timeout_setting="serve.timeout_s",
     resources:
         device=1,
         timeout_s=lambda wc: str(float(SERVE["timeout_s"])),
@@ -67,14 +80,9 @@ rule serve_run:
     log:
         f"{SERVE_LOG}/run/{SERVE_REP}.log",
     conda:
-        "../../envs/build.yaml"
-    shell:
-        "rm -rf {output.npy} && mkdir -p {output.npy} && "
-        "timeout -k 5 {resources.timeout_s} {input.runner} --trace {input.trace} --out {output.jsonl}"
-        " --npy-dir {output.npy} {params.args} > {log} 2>&1"
-        ' || {{ rc=$?; echo "hxfuse: serve point {wildcards.spoint}/rep{wildcards.rep} FAILED: hxserve'
-        " exited with status $rc (124: timed out after {resources.timeout_s} s, config serve.timeout_s);"
-        ' log {log}" | tee -a {log} >&2; exit 1; }}'
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/run_point.py"
 
 
 rule serve_check:
@@ -100,6 +108,8 @@ rule serve_summary:
     input:
         checks=serve_reps(serve_check_of),
         raws=serve_reps(serve_raw),
+        provenance=serve_reps(serve_provenance_of),
+        npy=serve_reps(serve_npy_of),
         code=CODE["serve_summary"],
     output:
         summary=f"{SERVE_DIR}/summary.csv",

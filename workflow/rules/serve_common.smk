@@ -26,7 +26,7 @@ def serve_sources(wc):
     """What hxserve is built from (kernels/Makefile's list, host target)."""
     from hxfuse.runner.sources import runner_sources
 
-    srcs = runner_sources("hxserve", "host", hxconfig.make_vars(config, "host"), REPO)
+    srcs = runner_sources("hxserve", "host", hxpreflight.make_vars(config, "host"), REPO)
     return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", "host.mk")]
 
 
@@ -40,6 +40,30 @@ def serve_raw(p, r):
 
 def serve_check_of(p, r):
     return f"{SERVE_DIR}/check/{p}/rep{r}.json"
+
+
+def serve_provenance_of(p, r):
+    return f"{SERVE_DIR}/raw/{p}/rep{r}.provenance.json"
+
+
+def serve_npy_of(p, r):
+    return f"{SERVE_DIR}/npy/{p}/rep{r}"
+
+
+def serve_run_info(wc):
+    """The serve_run job's description of its replicate (its sidecar records
+    it; the run wrapper's messages and label name it target/sweep/workload/
+    point/rep).  The serve directory stands for the sweep, so a serve
+    study's runs are named apart from the default point's."""
+    p = SERVE_POINTS[wc.spoint]
+    return {
+        "target": "host",
+        "sweep": Path(SERVE_DIR).name,
+        "workload": "serve",
+        "point": p.name,
+        "replicate": int(wc.rep),
+        "params": {"rate": p.rate, "window_us": p.window_us},
+    }
 
 
 SERVE_FIGURES = [

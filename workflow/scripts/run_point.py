@@ -1,4 +1,5 @@
-"""run: one replicate of one point under a timeout; see hxfuse.runner.runpoint.run_point."""
+"""run (and graph_run, serve_run): one replicate of one point under a timeout;
+see hxfuse.runner.runpoint.run_point."""
 
 import sys
 
@@ -18,5 +19,7 @@ sys.exit(
         out_npy=sm.output.npy,
         log=sm.log[0],
         emulated=sm.params.emulated,
+        # the config key a timeout names (the service mode's is serve.timeout_s)
+        timeout_setting=sm.params.get("timeout_setting", "run.timeout_s"),
     )
 )

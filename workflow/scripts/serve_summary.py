@@ -1,16 +1,25 @@
 """serve_summary: per-replay metrics of every serve point and their medians
-with bootstrap intervals (hxfuse.serve.stats)."""
+with bootstrap intervals (hxfuse.serve.stats).  Raw files whose SHA-256
+differs from their provenance sidecar are refused, as for the sweep points."""
 
 import json
 import sys
 
 import pandas as pd
 
+from hxfuse.runner.integrity import IntegrityError
 from hxfuse.serve import stats as serve
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
 points = {p["name"]: p for p in sm.params.points}
+try:
+    serve.verify_sidecars(sm.input.raws, sm.input.provenance, sm.input.npy)
+except IntegrityError as exc:
+    # in the log and on the terminal, as aggregate does
+    print(exc, file=sys.stderr, flush=True)
+    print(exc, file=sys.__stderr__)
+    sys.exit(1)
 reqs, envs = [], []
 for check, raw in zip(sm.input.checks, sm.input.raws):
     with open(check) as fh:

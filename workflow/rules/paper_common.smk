@@ -1,5 +1,16 @@
-# Inputs of the paper's sections on the further workloads (paper_sections.smk
-# includes this file after the graph, serve and search definitions).
+# Shared definitions of the paper's rules (paper.smk): the inputs of its
+# generated sections.  Read after the other helper files: the sections
+# report the external comparison, the graph, serve and search studies.
+import hxfuse.paper.sections as hxpaper
+
+PAPER_TIMELINES = hxpaper.representative_timelines(config["targets"], config["sweeps"])
+# External B (ONNX Runtime, rule `external`, part of `all` where the host
+# target runs): the paper reports it, and says it did not run otherwise.
+PAPER_EXTERNAL = external_outputs()
+# the evidence figure of every timed target (emulated timings are not performance)
+PAPER_EVIDENCE = {t: f"results/{t}/figures/evidence.pdf" for t in config["targets"] if not is_emulated(t)}
+
+
 def paper_workloads():
     """The inputs of the further workloads' sections (hxfuse/paper/workloads.py),
     as {name: path or list or {key: path}}; a workload that is not configured

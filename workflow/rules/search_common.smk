@@ -1,7 +1,6 @@
-# Input functions and settings of the fixed-vs-searched rules (search.smk
-# includes this file).  Each search's plan (its candidates, their runner
-# arguments and the confirmation's) is fixed here, before any job runs
-# (hxfuse/search/space.py).
+# Input functions and settings of the fixed-vs-searched rules (search.smk).
+# Each search's plan (its candidates, their runner arguments and the
+# confirmation's) is fixed here, before any job runs (hxfuse/search/space.py).
 import json as _json
 
 import hxfuse.search.space as hxsearchspace

@@ -32,7 +32,7 @@ def graph_kernel_sources(wc):
     """What hxgraph is built from (kernels/Makefile's list)."""
     from hxfuse.runner.sources import runner_sources
 
-    srcs = runner_sources("hxgraph", wc.target, hxconfig.make_vars(config, wc.target), REPO)
+    srcs = runner_sources("hxgraph", wc.target, hxpreflight.make_vars(config, wc.target), REPO)
     return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", f"{wc.target}.mk")]
 
 

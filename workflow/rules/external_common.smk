@@ -1,6 +1,5 @@
-# Input functions and settings of the external target's rules
-# (external.smk includes this file; Snakemake's linter wants functions and
-# rules in separate files).
+# Input functions and settings of the external target's rules (external.smk;
+# Snakemake's linter wants functions and rules in separate files).
 
 import hxfuse.external.ort as hxort
 
