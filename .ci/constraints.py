@@ -9,9 +9,15 @@ metadata (markers evaluated for this interpreter), so the file lists what was
 really tested, not what a resolver might pick tomorrow.  The hxfuse package
 itself is left out (it is installed editable from the checkout).
 
-    python3 .ci/constraints.py            # rewrite constraints.txt (and the
-                                          # hash in envs/*.yaml that use it)
+    python3 .ci/constraints.py            # rewrite constraints.txt, the hash
+                                          # in envs/*.yaml that use it, and
+                                          # requirements.lock (needs uv)
     python3 .ci/constraints.py --check    # exit 1 when the file differs
+
+requirements.lock is the same pins with the SHA-256 of every file PyPI
+holds for them (`uv pip compile --generate-hashes --no-deps` of
+constraints.txt): CI installs from it with `pip install --require-hashes`,
+so a package replaced on the index under the same version is refused.
 
 The `--check` form is what CI runs after installing: it fails when the
 environment drifted from the pins (e.g. a constraint was edited by hand).
@@ -33,6 +39,10 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "constraints.txt"
+LOCK = ROOT / "requirements.lock"
+# the platform CI and the tested machines run: the pins' closure is this
+# interpreter's (markers evaluated here), so the lock is for it too
+LOCK_ARGS = ("--generate-hashes", "--no-deps", "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28")
 # Tools CI installs besides the package's own dependencies (pinned here too):
 # the linter, and zig, the hexagon-qemu cross compiler (its pin must equal
 # hxfuse.config.targets.ZIG_PIN, which a test checks).
@@ -106,6 +116,38 @@ def stamped_envs(constraints: str) -> dict[Path, str]:
     return out
 
 
+def lock_pins(text: str) -> set[str]:
+    """The ``name==version`` lines of a lock file (names canonical)."""
+    pins = set()
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^ \\;]+)", line)
+        if m:
+            pins.add(f"{canonicalize_name(m.group(1))}=={m.group(2)}")
+    return pins
+
+
+def lock_problems(constraints: str, lock: str) -> list[str]:
+    """Where requirements.lock and constraints.txt disagree, or a pin has no hash."""
+    want = {f"{canonicalize_name(n)}=={v}" for n, _, v in (l.partition("==") for l in constraints.splitlines()) if v}
+    have = lock_pins(lock)
+    out = [f"requirements.lock lacks {p}" for p in sorted(want - have)]
+    out += [f"requirements.lock pins {p}, constraints.txt does not" for p in sorted(have - want)]
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", lock)
+    out += [f"requirements.lock: {b.split(chr(10))[0]} has no hash" for b in blocks if "==" in b and "--hash=" not in b]
+    return out
+
+
+def write_lock() -> None:
+    import subprocess
+
+    cmd = [sys.executable, "-m", "uv", "pip", "compile", "constraints.txt", *LOCK_ARGS, "-o", LOCK.name]
+    try:
+        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        why = getattr(exc, "stderr", "") or exc
+        sys.exit(f"constraints: writing {LOCK.name} failed ({why}); it needs uv: pip install uv")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -124,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"installed {l} is not pinned in constraints.txt", file=sys.stderr)
             print("regenerate with: python3 .ci/constraints.py", file=sys.stderr)
             return 1
+        lock = lock_problems(old, LOCK.read_text() if LOCK.exists() else "")
+        for problem in lock:
+            print(problem, file=sys.stderr)
+        if lock:
+            print("regenerate with: python3 .ci/constraints.py", file=sys.stderr)
+            return 1
         stale = [env for env, want in stamped_envs(old).items() if env.read_text() != want]
         for env in stale:
             print(f"{env.relative_to(ROOT)}: its constraints.txt hash is not the file's", file=sys.stderr)
@@ -134,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT.write_text(text)
     for env, want in stamped_envs(text).items():
         env.write_text(want)
+    write_lock()
     print(f"wrote {OUT.relative_to(ROOT)} ({text.count(chr(10)) - HEADER.count(chr(10))} packages)")
     return 0
 

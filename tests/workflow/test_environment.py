@@ -58,12 +58,37 @@ def test_constraints_generator_agrees_with_the_file():
     assert r.returncode == 0, r.stderr
 
 
+def _constraints_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ci_constraints", REPO / ".ci" / "constraints.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_hash_lock_holds_exactly_the_pins():
+    """requirements.lock (what CI installs with --require-hashes) pins what
+    constraints.txt pins, each with its hashes; a lock that falls behind a
+    regenerated constraints.txt, or loses a hash, is named."""
+    ci = _constraints_module()
+    pins, lock = (REPO / "constraints.txt").read_text(), (REPO / "requirements.lock").read_text()
+    assert ci.lock_problems(pins, lock) == []
+    # known answers: a pin moved in one file only, and a pin without its hashes
+    moved = pins.replace("numpy==", "numpy==0")
+    assert "requirements.lock lacks numpy==0" in " ".join(ci.lock_problems(moved, lock))
+    bare = re.sub(r"(pandas==[^ ]+) \\\n(    --hash=[^\n]*\n)+", r"\1\n", lock)
+    assert bare != lock and any("pandas==" in p and "no hash" in p for p in ci.lock_problems(pins, bare))
+
+
 def test_every_install_path_uses_the_constraints():
     readme = (REPO / "README.md").read_text()
     assert "pip install -c constraints.txt -e . && snakemake" in readme
     # the tests need the test extra (pytest, hypothesis are not runtime dependencies)
     assert "pip install -c constraints.txt -e '.[test]' && python3 -m pytest" in readme
-    assert re.search(r"pip install -c constraints\.txt -e \"\.\[test\]\"", (REPO / ".ci/run").read_text())
+    # CI installs the same pins from the hash lock, then the package alone
+    ci = (REPO / ".ci/run").read_text()
+    assert "pip install --require-hashes -r requirements.lock" in ci and "pip install --no-deps -e ." in ci
     assert not {"pytest", "hypothesis"} & {canonicalize_name(Requirement(d).name) for d in PROJECT["dependencies"]}
     env = yaml.safe_load((REPO / "envs/analysis.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
