@@ -145,3 +145,36 @@ def test_links_to_repository_paths_exist():
             elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
                 bad.append(f"{where}: no heading with anchor #{anchor} in {resolved.relative_to(root).as_posix()}")
     assert not bad, "\n".join(bad)
+
+
+def _layout_rows() -> dict[str, set[str]]:
+    """{package folder (``hxfuse/``, ``hxfuse/runner/``): module files named
+    in its rows} of docs/layout.md's tables."""
+    rows: dict[str, set[str]] = {}
+    current = "hxfuse/"
+    for line in (DOCS / "layout.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if not cells:
+            continue
+        if len(cells) == 3:  # | subpackage | module | what |
+            if cells[0].startswith("`hxfuse/"):
+                current = cells[0].strip("`")
+            mods = cells[1]
+        elif len(cells) == 2:  # | module | what | (the top level)
+            current, mods = "hxfuse/", cells[0]
+        else:
+            continue
+        rows.setdefault(current, set()).update(re.findall(r"`([\w]+\.py)`", mods))
+    return rows
+
+
+def test_every_module_has_a_line_in_the_layout_page():
+    """A newcomer finds each module's one line under its package in
+    docs/layout.md; a module added without one is named here."""
+    rows = _layout_rows()
+    missing = [
+        str(p.relative_to(REPO))
+        for p in sorted((REPO / "hxfuse").rglob("*.py"))
+        if p.name != "__init__.py" and p.name not in rows.get(str(p.parent.relative_to(REPO)).rstrip("/") + "/", set())
+    ]
+    assert not missing, "modules without a line in docs/layout.md: " + ", ".join(missing)
