@@ -302,5 +302,5 @@ def stop_if_report_before_run():
     if missing:
         sys.exit(
             f"hxfuse: run `snakemake --cores 4 {' '.join(targets)}` first "
-            f"({len(missing)} report files missing, e.g. {missing[0]})"
+            f"({len(missing)} report file{'s' if len(missing) != 1 else ''} missing, e.g. {missing[0]})"
         )
