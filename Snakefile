@@ -34,6 +34,10 @@ if _os.path.isfile("config.yaml") and not workflow.modifier.skip_configfile:
 configfile: "config.yaml"
 
 
+# the report's front page (`snakemake --report report.html`, after `all`)
+report: "workflow/report/workflow.rst"
+
+
 # Helper files first, in this order (each may use the names of those before
 # it): every function and shared name of the workflow, no rule.
 include: "workflow/rules/common.smk"
@@ -64,3 +68,8 @@ rule all:
         serve_outputs(),
         paper_section_outputs(),
     default_target: True
+
+
+# `--report` reads what `all` (or the targets given) made: before that has
+# run, e.g. on a fresh clone, one line saying so (common.smk)
+stop_if_report_before_run()

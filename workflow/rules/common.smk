@@ -247,3 +247,60 @@ def all_outputs():
         "paper/generated/results_macros.tex",
     ]
     return out
+
+
+def report_only_targets():
+    """The targets of `snakemake --report` when Snakemake is asked for a
+    report without running anything (`--report` without
+    `--report-after-run`; no target: `all`), else None.  Read from the
+    command line with Snakemake's own parser: the workflow learns that it
+    makes a report only after the Snakefile has been read."""
+    if not any(a == "--report" or a.startswith("--report=") for a in sys.argv[1:]):
+        return None
+    from snakemake.cli import get_argument_parser
+
+    args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
+    if not args.report or args.report_after_run:
+        return None
+    return list(args.targets) or ["all"]
+
+
+def report_files(targets):
+    """The files marked report() among *targets* (paths or rule names) and
+    their jobs' other outputs, looking further into the inputs of every
+    producer without wildcards (all -> paper_sections -> the evidence
+    figures)."""
+    from snakemake.io import is_flagged
+
+    names = {r.name: r for r in workflow.rules}
+    todo = [str(i) for t in targets for i in (names[t].input if t in names else [t]) if not callable(i)]
+    seen, found = set(), set()
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        producer = next((r for r in workflow.rules if r.output and r.is_producer(f)), None)
+        if producer is None:
+            continue
+        wildcards = producer.get_wildcards(f)
+        found |= {str(o.apply_wildcards(wildcards)) for o in producer.output if is_flagged(o, "report")}
+        if not producer.wildcard_names:
+            todo += [str(i) for i in producer.input if not callable(i)]
+    return sorted(found)
+
+
+def stop_if_report_before_run():
+    """`snakemake --report` shows what its targets (`all`) made: before they
+    have run, stop with one line saying so, instead of Snakemake's traceback
+    about the first missing file marked for the report.  Called once every
+    rule is defined."""
+    targets = report_only_targets()
+    if targets is None:
+        return
+    missing = [f for f in report_files(targets) if not os.path.exists(f)]
+    if missing:
+        sys.exit(
+            f"hxfuse: run `snakemake --cores 4 {' '.join(targets)}` first "
+            f"({len(missing)} report file{'s' if len(missing) != 1 else ''} missing, e.g. {missing[0]})"
+        )

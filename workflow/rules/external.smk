@@ -53,7 +53,13 @@ rule ort_figure_timeline:
         code=CODE["figure_timeline"],
     output:
         pdf=f"{EXTERNAL_DIR}/figures/timeline/{POINT_WC}.pdf",
-        png=f"{EXTERNAL_DIR}/figures/timeline/{POINT_WC}.png",
+        png=report(
+            f"{EXTERNAL_DIR}/figures/timeline/{POINT_WC}.png",
+            caption="../report/ort_timeline.rst",
+            category="ONNX Runtime",
+            subcategory="Timelines",
+            labels={"sweep": "{sweep}", "workload": "{workload}", "point": "{point}"},
+        ),
     params:
         title=lambda wc: f"host, ONNX Runtime: {wc.sweep} / {wc.workload} / {wc.point}",
     log:
@@ -69,7 +75,13 @@ rule ort_perfetto:
         jsonl=f"{EXTERNAL_DIR}/raw/{POINT_WC}/ort0.jsonl",
         code=CODE["perfetto"],
     output:
-        trace=f"{EXTERNAL_DIR}/timeline/{POINT_WC}.perfetto.json",
+        trace=report(
+            f"{EXTERNAL_DIR}/timeline/{POINT_WC}.perfetto.json",
+            caption="../report/ort_perfetto.rst",
+            category="ONNX Runtime",
+            subcategory="Perfetto traces",
+            labels={"sweep": "{sweep}", "workload": "{workload}", "point": "{point}"},
+        ),
     params:
         point_id=lambda wc: f"host/external/{wc.sweep}/{wc.workload}/{wc.point}",
     log:

@@ -1,5 +1,6 @@
 # Workload 4 rules: build, run, check, summarise, draw and tabulate the
-# graph points (definitions in graph_common.smk; docs/graphs.md).
+# graph points (definitions in graph_common.smk; docs/graphs.md).  The
+# figures' PNGs are in `snakemake --report` (category "Task graphs").
 
 
 # hxgraph in its own build directory: `build` (hxrun) and `serve_build` may
@@ -126,7 +127,13 @@ rule graph_figure_profile:
         code=CODE["graph_figure_profile"],
     output:
         pdf="results/{target}/graph/figures/profile_{gpoint}.pdf",
-        png="results/{target}/graph/figures/profile_{gpoint}.png",
+        png=report(
+            "results/{target}/graph/figures/profile_{gpoint}.png",
+            caption="../report/graph_profile.rst",
+            category="Task graphs",
+            subcategory="{target}",
+            labels={"figure": "ready profile", "graph point": "{gpoint}"},
+        ),
     params:
         label=lambda wc: GRAPH_POINTS[wc.gpoint]["label"],
     log:
@@ -146,7 +153,13 @@ rule graph_figure_timeline:
         code=CODE["graph_figure_timeline"],
     output:
         pdf="results/{target}/graph/figures/timeline_{gpoint}.pdf",
-        png="results/{target}/graph/figures/timeline_{gpoint}.png",
+        png=report(
+            "results/{target}/graph/figures/timeline_{gpoint}.png",
+            caption="../report/graph_timeline.rst",
+            category="Task graphs",
+            subcategory="{target}",
+            labels={"figure": "timeline", "graph point": "{gpoint}"},
+        ),
     params:
         label=lambda wc: GRAPH_POINTS[wc.gpoint]["label"],
     log:
@@ -163,7 +176,13 @@ rule graph_figure_speedup:
         code=CODE["graph_figure_speedup"],
     output:
         pdf="results/{target}/graph/figures/speedup.pdf",
-        png="results/{target}/graph/figures/speedup.png",
+        png=report(
+            "results/{target}/graph/figures/speedup.png",
+            caption="../report/graph_speedup.rst",
+            category="Task graphs",
+            subcategory="{target}",
+            labels={"figure": "speedup", "graph point": "all points"},
+        ),
     params:
         min_effect=config["analysis"]["min_effect"],
     log:

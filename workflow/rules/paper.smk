@@ -9,7 +9,13 @@ rule figure_evidence:
         code=CODE["figure_evidence"],
     output:
         pdf="results/{target}/figures/evidence.pdf",
-        png="results/{target}/figures/evidence.png",
+        png=report(
+            "results/{target}/figures/evidence.png",
+            caption="../report/evidence.rst",
+            category="Evidence",
+            subcategory="{target}",
+            labels={"figure": "evidence"},
+        ),
     log:
         "logs/{target}/figure_evidence.log",
     conda:

@@ -123,13 +123,14 @@ rule figure_search:
         result=f"{SEARCH_DIR}/result.json",
         code=CODE["figure_search"],
     output:
-        pdf=report(
-            "results/{target}/figures/search_{search}.pdf",
+        pdf="results/{target}/figures/search_{search}.pdf",
+        png=report(
+            "results/{target}/figures/search_{search}.png",
             caption="../report/search.rst",
             category="Fixed vs searched",
             subcategory="{target}",
+            labels={"search": "{search}"},
         ),
-        png="results/{target}/figures/search_{search}.png",
     params:
         min_effect=config["analysis"]["min_effect"],
     log:

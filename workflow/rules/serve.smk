@@ -135,7 +135,7 @@ rule serve_figures:
         requests=f"{SERVE_DIR}/requests.csv.gz",
         code=CODE["serve_figures"],
     output:
-        SERVE_FIGURES,
+        serve_report_figures(),
     log:
         f"{SERVE_LOG}/figures.log",
     conda:

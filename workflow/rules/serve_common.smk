@@ -69,6 +69,28 @@ def serve_run_info(wc):
 SERVE_FIGURES = [
     f"{SERVE_DIR}/figures/{name}.{ext}" for name in ("latency_cdf", "vs_rate", "vs_window") for ext in ("pdf", "png")
 ]
+# the figures' names in `snakemake --report` (category "Service mode")
+SERVE_FIGURE_LABELS = {
+    "latency_cdf": "latency CDF",
+    "vs_rate": "against the arrival rate",
+    "vs_window": "against the pairing window",
+}
+
+
+def serve_report_figures():
+    """SERVE_FIGURES as the outputs of serve_figures, with the PNGs marked
+    for `snakemake --report`, each with its caption.  Marked there only: the
+    same paths flagged in an input list (serve_all, all) would be registered
+    with the job of that list instead."""
+    out = []
+    for f in SERVE_FIGURES:
+        name, ext = Path(f).stem, Path(f).suffix
+        caption, labels = f"../report/serve_{name}.rst", {"figure": SERVE_FIGURE_LABELS[name]}
+        sub = SERVE_DIR.removeprefix("results/")
+        out.append(
+            f if ext != ".png" else report(f, caption=caption, category="Service mode", subcategory=sub, labels=labels)
+        )
+    return out
 
 
 def serve_outputs():

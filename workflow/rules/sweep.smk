@@ -151,7 +151,9 @@ rule report_tables:
         "../scripts/report_tables.py"
 
 
-# figures: seaborn figures, PDF for the paper and PNG for viewing.  Inputs are
+# figures: seaborn figures, PDF for the paper and PNG for viewing; the PNG is
+# the one marked for `snakemake --report`, which shows it as an image in any
+# browser (a PDF there depends on the browser's PDF viewer).  Inputs are
 # results and the code the scripts import (CODE, derived from the imports), so
 # editing hxfuse/sweep/plots.py or a script reruns figures, never trials.  The
 # timeline of a point is drawn from its replicate 0.
@@ -163,13 +165,14 @@ rule figure_timeline:
         check=f"results/{{target}}/check/{POINT_WC}/rep0.json",
         code=CODE["figure_timeline"],
     output:
-        pdf=report(
-            f"results/{{target}}/figures/timeline/{POINT_WC}.pdf",
+        pdf=f"results/{{target}}/figures/timeline/{POINT_WC}.pdf",
+        png=report(
+            f"results/{{target}}/figures/timeline/{POINT_WC}.png",
             caption="../report/timeline.rst",
             category="Timelines",
             subcategory="{target}",
+            labels={"sweep": "{sweep}", "workload": "{workload}", "point": "{point}"},
         ),
-        png=f"results/{{target}}/figures/timeline/{POINT_WC}.png",
     log:
         f"logs/{{target}}/figures/timeline/{POINT_WC}.log",
     conda:
@@ -183,13 +186,14 @@ rule figure_speedup:
         summary="results/{target}/summary.csv",
         code=CODE["figure_speedup"],
     output:
-        pdf=report(
-            "results/{target}/figures/speedup_{sweep}.pdf",
+        pdf="results/{target}/figures/speedup_{sweep}.pdf",
+        png=report(
+            "results/{target}/figures/speedup_{sweep}.png",
             caption="../report/speedup.rst",
             category="Speedup",
             subcategory="{target}",
+            labels={"sweep": "{sweep}"},
         ),
-        png="results/{target}/figures/speedup_{sweep}.png",
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],
     log:
@@ -205,13 +209,14 @@ rule figure_slowdown:
         trials="results/{target}/trials.csv.gz",
         code=CODE["figure_slowdown"],
     output:
-        pdf=report(
-            "results/{target}/figures/slowdown_{sweep}.pdf",
+        pdf="results/{target}/figures/slowdown_{sweep}.pdf",
+        png=report(
+            "results/{target}/figures/slowdown_{sweep}.png",
             caption="../report/slowdown.rst",
             category="Slowdown",
             subcategory="{target}",
+            labels={"sweep": "{sweep}"},
         ),
-        png="results/{target}/figures/slowdown_{sweep}.png",
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],
     log:
@@ -231,13 +236,14 @@ rule figure_family:
         summary="results/{target}/summary.csv",
         code=CODE["figure_family"],
     output:
-        pdf=report(
-            "results/{target}/figures/family_{sweep}.pdf",
+        pdf="results/{target}/figures/family_{sweep}.pdf",
+        png=report(
+            "results/{target}/figures/family_{sweep}.png",
             caption="../report/family.rst",
             category="Families",
             subcategory="{target}",
+            labels={"sweep": "{sweep}"},
         ),
-        png="results/{target}/figures/family_{sweep}.png",
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],
         min_effect=config["analysis"]["min_effect"],
@@ -268,6 +274,7 @@ rule perfetto:
             caption="../report/perfetto.rst",
             category="Perfetto traces",
             subcategory="{target}",
+            labels={"sweep": "{sweep}", "workload": "{workload}", "point": "{point}"},
         ),
     log:
         f"logs/{{target}}/timeline/{POINT_WC}.log",
