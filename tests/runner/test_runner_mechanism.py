@@ -172,7 +172,12 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
     med = lambda g, f: statistics.median(f(t) for t in trials(recs, group=g))
     c_busy, d_busy = med("C", _busy_union_us), med("D", _busy_union_us)
     assert c_busy >= 0.95 * total, (c_busy, d_busy)
-    assert d_busy <= bound + 0.5 * (total - bound), (c_busy, d_busy)  # at least half the overlap opportunity
+    # at least half the overlap opportunity, as a ratio to C measured in the
+    # same run: another process preempting the busy-waits stretches C and D
+    # alike (C at 217 us for its 180 on a loaded CI machine, D at 149), so
+    # an absolute bar fails the mechanism for the machine's load; D ~ C (no
+    # overlap) still fails at any load
+    assert d_busy <= c_busy * (bound + 0.5 * (total - bound)) / total, (c_busy, d_busy)
     assert med("D", span) < med("C", span)
 
 
