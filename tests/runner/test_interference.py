@@ -2,19 +2,26 @@
 Interference; the ``interfered`` rule in docs/columns.md).
 
 An antagonist, a separate busy-loop process pinned to the core the whole
-runner is pinned to, runs throughout one invocation and not during another;
-at least 90% of the first's rounds must be flagged ``interfered`` (each
-group's trials, and every relation's paired rounds), at most 5% of the
-second's (each group's trials).  Two invocations rather than one with the antagonist switched on and
-off by time, so that which rounds it hit is known by construction.
+runner is pinned to, runs throughout one invocation and not during another.
+Which of the first's trials it really hit is known independently of the
+flag: with fixed work on one core, a trial's wall time beyond its tasks' own
+CPU time is time the core spent on something else.  Every trial that lost
+clearly more than the threshold must be flagged ``interfered``, no trial
+that lost clearly less may be, and the antagonist must have hit most trials
+(else the run tested nothing).  At most 5% of the clean invocation's trials
+may be flagged.  Two invocations rather than one with the antagonist
+switched on and off by time, so that the clean half is clean by construction.
 
 Why this does not flake on a shared 2-core VM:
 
 - Every runner thread (host and engines) and the antagonist share one core,
   and the tasks are calibration busy-waits on thread CPU time (``--calibrate``):
   the work is fixed, so each nanosecond another process holds that core is a
-  nanosecond of makespan.  The antagonist gets the core in every group trial
-  (6 ms of work: longer than the scheduler's turns) and the check is on those.
+  nanosecond of makespan.  The scheduler does not give the antagonist a turn
+  in every trial (a CI run saw 89% of them hit, and the rest had lost 0.3% of
+  their makespan and measured no other CPU time: rightly unflagged), so the
+  test judges the flag against the makespan each trial lost, not against a
+  share of trials the antagonist was assumed to reach.
 - Machine state: the clean half needs a core that other work leaves alone for
   about a second.  Other engineers' builds and tests are real interference
   too, and the evidence flags them: so the clean invocation is retried, and if
@@ -47,6 +54,10 @@ pytestmark = [
 CALIB = "M=2000,V=2000,D=2000"
 ROUNDS = 30
 CLEAN_TRIES = 4
+# "clearly" above or below the threshold: a factor off it, so that a trial
+# on the boundary (the reading's rounding, the host thread's own wake-ups)
+# decides nothing
+CLEAR = 3.0
 SPINNER = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
 
 
@@ -120,9 +131,20 @@ def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path
     core = _core()
     _, hit = _with_antagonist(runner, tmp_path / "antagonist.jsonl", core)
     g = _groups(hit)
-    assert g["interfered"].mean() >= 0.9, g[["group", "makespan_ns", "other_cpu_ns"]].describe()
+    lost, limit = g["makespan_ns"] - g["cpu_ns"], mx.interference_threshold_ns(g["makespan_ns"].to_numpy(float))
+    clear_hit, clear_miss = lost > CLEAR * limit, lost < limit / CLEAR
+    flagged = g["interfered"] == 1
+    assert clear_hit.mean() >= 0.5, f"the antagonist hit only {clear_hit.mean():.0%} of the trials: nothing tested"
+    cols = ["group", "makespan_ns", "cpu_ns", "other_cpu_ns"]
+    assert flagged[clear_hit].mean() >= 0.98, g.loc[clear_hit & ~flagged, cols]
+    assert flagged[clear_miss].mean() <= 0.02, g.loc[clear_miss & flagged, cols]
+    # a relation's round pairs two trials and is hit when either is: at least
+    # as often as the more often hit of its two groups' trials
     shares = mx.interfered_round_shares(hit, "mvd")
-    assert all(s >= 0.9 for s in shares.values()), shares
+    by_group = g.groupby("group")["interfered"].mean()
+    for rel, share in shares.items():
+        x, y = rel.split("/")
+        assert share >= max(by_group[x], by_group[y]) - 1e-9, (rel, share, by_group.to_dict())
     # the measured other CPU time is what the makespans lost: the wall time
     # beyond the tasks' own CPU time (fixed work, one core)
     lost = g["makespan_ns"] - g["cpu_ns"]
