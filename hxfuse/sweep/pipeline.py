@@ -35,6 +35,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from hxfuse import intermediate
 from hxfuse.analysis import aggregate as agg
 from hxfuse.sweep import families
 from hxfuse.runner import integrity
@@ -176,29 +177,6 @@ def aggregate_target(
     return doc
 
 
-def rerun_command(path: str) -> str:
-    """The command that redoes *path* and everything downstream of it."""
-    return f"snakemake --cores 4 -f {path} all"
-
-
-def _load_json(path: str, redo: str) -> dict:
-    """A JSON object from an intermediate file, or IntegrityError naming the
-    file and the command that redoes it (*redo*: the output whose job writes
-    it).  A file cut short or overwritten is a damaged result, not a bug."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else f"not valid JSON: {exc}"
-        raise integrity.IntegrityError(
-            f"hxfuse: {path}: damaged ({why}); redo it with: {rerun_command(redo)}"
-        ) from None
-    if not isinstance(doc, dict):
-        raise integrity.IntegrityError(
-            f"hxfuse: {path}: damaged (not a JSON object); redo it with: {rerun_command(redo)}"
-        )
-    return doc
-
-
 def _stale_problems(p: dict, rep: int, side: dict, raw: str) -> list[str]:
     """The replicate when its sidecar's point_hash is not the current point's:
     measured with other parameters (metadata lost, --touch, mtime-only rerun
@@ -210,7 +188,7 @@ def _stale_problems(p: dict, rep: int, side: dict, raw: str) -> list[str]:
         return []
     return [
         f"{raw}: measured for point_hash {side.get('point_hash')}, the point is now {want} "
-        f"(its parameters changed since; rerun it with: {rerun_command(raw)})"
+        f"(its parameters changed since; rerun it with: {intermediate.redo_command(raw)})"
     ]
 
 
@@ -231,9 +209,9 @@ def _read_replicates(
         pid = p["id"]
         sweep, workload, name = pid.split("/")
         rid = f"{pid}/rep{rep}"
-        check = _load_json(chk, chk)
+        check = intermediate.read_json_object(chk)
         # a damaged sidecar is redone by rerunning its replicate (the run job writes it)
-        prov[rid] = _load_json(side, raw)
+        prov[rid] = intermediate.read_json_object(side, redo=raw)
         bad += integrity.sha256_problems(prov[rid].get("raw_sha256"), raw, npy)
         bad += _stale_problems(p, rep, prov[rid], raw)
         ok = check.get("status") == "ok"

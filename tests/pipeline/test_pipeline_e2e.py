@@ -255,6 +255,17 @@ SERVE = {"serve_trace", "serve_check", "serve_summary", "serve_figures", "serve_
 SEARCH_RUN = {"search_run", "search_confirm"}
 SEARCH_ANALYSIS = {"search_select", "search_result", "figure_search", "search_table"}
 NOT_IN_ALL = SEARCH_RUN | SEARCH_ANALYSIS
+# every job script that reads intermediate files, through hxfuse.intermediate
+# (not the jobs that measure or build what a measurement reads)
+INTERMEDIATE = (
+    ANALYSIS
+    | COMPARE
+    | PAPER
+    | SERVE - {"serve_trace"}
+    | GRAPH - {"graph_build", "graph_run"}
+    | SEARCH_ANALYSIS
+    | {"table", "external_table", "families_tex"}
+)
 RULES_OF_MODULE = {
     "__init__": {"run", "check", "deploy", "table", "ort_run", "external_table", "families_tex"}
     | ANALYSIS
@@ -284,6 +295,7 @@ RULES_OF_MODULE = {
     # hxrun's defaults and least values from it
     "runner/cli": {"ort_run"},
     "deps": set(),
+    "intermediate": INTERMEDIATE,
     "external/compare": COMPARE,
     "sweep/families": {"aggregate", "figure_family", "families_tex"},
     "graph/check": {"graph_check"},
@@ -307,7 +319,8 @@ RULES_OF_MODULE = {
         "graph_summary",
     }
     | SEARCH_RUN
-    | SEARCH_ANALYSIS,
+    | SEARCH_ANALYSIS
+    | INTERMEDIATE,
     "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
     "runner/records": ANALYSIS | COMPARE | SEARCH_ANALYSIS,
     # the one reader of runner output: the run wrapper reads the meta with it
@@ -318,7 +331,8 @@ RULES_OF_MODULE = {
     | COMPARE
     | PAPER
     | SEARCH_RUN
-    | SEARCH_ANALYSIS,
+    | SEARCH_ANALYSIS
+    | INTERMEDIATE,
     "render/latex": {"table", "external_table", "serve_table", "graph_table", "search_table"} | PAPER,
     "runner/mechanism": PAPER | {"mechanism"},
     "analysis/metrics": ANALYSIS | COMPARE,

@@ -1,10 +1,12 @@
 """`snakemake --report` on the tiny config: the report of a finished `all`
 shows every kind of figure with its caption, category and labels, a front
 page, and every image loads in a real browser (headless Chromium); asked for
-before `all` has run, it says in one line what to run.
+before `all` has run, it says in one line what to run, repeating the
+--configfile given; a zip report (`--report report.zip`) shows every image
+from its unpacked folder.
 
-One module-scoped `all` (about a minute and a half on 2 cores) and one report
-are shared by the checks.
+The finished tiny run of tests/pipeline/conftest.py and one HTML report are
+shared by the checks; the zip test builds one more report.
 """
 
 import copy
@@ -13,6 +15,7 @@ import json
 import re
 import shutil
 import subprocess
+import zipfile
 
 import pytest
 
@@ -105,11 +108,8 @@ def report_data(page: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    wd = tmp_path_factory.mktemp("report")
-    write_config(wd, copy.deepcopy(TINY))
-    res = snakemake(wd, "all")
-    assert res.returncode == 0, res.stderr[-4000:]
+def report(tiny_run):
+    wd = tiny_run
     res = snakemake(wd, "--report", "report.html")
     assert res.returncode == 0, res.stderr[-4000:]
     page = (wd / "report.html").read_text()
@@ -123,8 +123,10 @@ def test_report_before_all_says_what_to_run(tmp_path):
     assert res.returncode != 0
     lines = [line for line in out.splitlines() if line.startswith("hxfuse:")]
     assert len(lines) == 1, out
+    # the command to run repeats the --configfile given (pipeline_util passes one)
+    run = f"snakemake --cores 4 all --configfile {tmp_path / 'config.yaml'}"
     assert re.fullmatch(
-        r"hxfuse: run `snakemake --cores 4 all` first \(\d+ report files? missing, e\.g\. results/\S+\)", lines[0]
+        rf"hxfuse: run `{re.escape(run)}` first \(\d+ report files? missing, e\.g\. results/\S+\)", lines[0]
     ), lines[0]
     assert int(re.search(r"\((\d+) report", lines[0]).group(1)) == N_RESULTS
     assert "Traceback" not in out and "marked for report but does not exist" not in out
@@ -165,10 +167,12 @@ def test_front_page_says_what_the_study_asks_and_how_to_read_it(report):
         assert text in front, text
 
 
-def browser_check(page: str, tmp_path) -> dict:
-    """What CHECK_JS saw of *page* in headless Chromium: {menu, images}."""
+def browser_check(page: str, tmp_path, where=None) -> dict:
+    """What CHECK_JS saw of *page* in headless Chromium: {menu, images}.
+    *where*: the folder the page is opened from (a zip report's results are
+    files beside its page; default *tmp_path*)."""
     end = page.rindex("</body>")
-    checked = tmp_path / "check.html"
+    checked = (where or tmp_path) / "hxcheck.html"
     checked.write_text(page[:end] + "<script>" + CHECK_JS + "</script>" + page[end:])
     # --no-sandbox: CI and test containers run as root, where Chromium's
     # sandbox refuses to start; the page is this test's own file
@@ -212,3 +216,28 @@ def test_a_broken_image_is_caught(report, tmp_path):
     cut = uri[: uri.index("base64,") + 200]
     seen = browser_check(report["page"].replace(uri, cut, 1), tmp_path)
     assert broken_images(seen) == [path]
+
+
+@needs_chromium
+def test_the_zip_report_shows_every_image(tiny_run, report, tmp_path):
+    """`--report report.zip`: the same results, each a file beside the page
+    (not a data URI), and every image loads from the unpacked folder; with
+    one image file removed (known answer) that one is found broken."""
+    res = snakemake(tiny_run, "--report", "report.zip")
+    assert res.returncode == 0, res.stderr[-4000:]
+    with zipfile.ZipFile(tiny_run / "report.zip") as z:
+        z.extractall(tmp_path / "unzipped")
+    folder = tmp_path / "unzipped" / "report"
+    page = (folder / "report.html").read_text()
+    results = report_data(page)["results"]
+    assert sorted(results) == sorted(report["results"])
+    images = sorted(p for p, r in results.items() if r["mime_type"].startswith("image/"))
+    for p in images:
+        uri = results[p]["data_uri"]
+        assert not uri.startswith("data:") and (folder / uri).is_file(), (p, uri)
+    seen = browser_check(page, tmp_path, where=folder)
+    assert sorted(p for p, *_ in seen["images"]) == images
+    assert not broken_images(seen), f"images that do not load: {broken_images(seen)}"
+    gone = "results/host/figures/speedup_tiny.png"
+    (folder / results[gone]["data_uri"]).unlink()
+    assert broken_images(browser_check(page, tmp_path, where=folder)) == [gone]

@@ -32,6 +32,7 @@ import hxfuse.config.schema as hxschema
 import hxfuse.config.targets as hxtargets
 import hxfuse.config.validate as hxvalidate
 import hxfuse.deps as hxdeps
+import hxfuse.intermediate as hxintermediate
 import hxfuse.runner.selftest as hxselftest
 
 # 1. friendly schema check naming every bad key + semantic checks
@@ -106,6 +107,11 @@ DEVICE_LIMIT = workflow.global_resources.get("device").value
 # are must not rerun a measurement.  (A remote job's Snakemake reads this file
 # again and exports the same.)
 os.environ.update(hxpreflight.device_env(config))
+# ... and the --config/--configfile of this command line, which a job that
+# finds a damaged input repeats in the command it suggests (the first
+# Snakemake's: a remote job's own command line is not the user's).
+if hxintermediate.CONFIG_ENV not in os.environ:
+    os.environ[hxintermediate.CONFIG_ENV] = shlex.join(hxintermediate.config_args(sys.argv[1:]))
 
 
 wildcard_constraints:
@@ -300,7 +306,8 @@ def stop_if_report_before_run():
         return
     missing = [f for f in report_files(targets) if not os.path.exists(f)]
     if missing:
+        run = shlex.join(["snakemake", "--cores", "4", *targets, *hxintermediate.config_args(sys.argv[1:])])
         sys.exit(
-            f"hxfuse: run `snakemake --cores 4 {' '.join(targets)}` first "
+            f"hxfuse: run `{run}` first "
             f"({len(missing)} report file{'s' if len(missing) != 1 else ''} missing, e.g. {missing[0]})"
         )

@@ -1,13 +1,11 @@
 """aggregate: tidy per-trial table + per-point summary of one target."""
 
-import sys
-
-from hxfuse.runner.integrity import IntegrityError
+from hxfuse import intermediate
 from hxfuse.sweep.pipeline import aggregate_target
 
 sm = snakemake  # noqa: F821
-sys.stderr = open(sm.log[0], "w")
-try:
+# the raw files are judged against their sidecars' SHA-256 (refused, named)
+with intermediate.job(sm, unchecked=["raw"]):
     aggregate_target(
         target=sm.wildcards.target,
         points=sm.params.points,
@@ -23,7 +21,3 @@ try:
         out_summary=sm.output.summary,
         out_json=sm.output.summary_json,
     )
-except IntegrityError as exc:
-    print(exc, file=sys.stderr)
-    print(exc, file=sys.__stderr__)
-    sys.exit(1)

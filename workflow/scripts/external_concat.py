@@ -1,5 +1,8 @@
 """external / external_full: the per-point comparisons as one table."""
 
+from hxfuse import intermediate
 from hxfuse.external.compare import concat_csv
 
-concat_csv(snakemake.input.csvs, snakemake.output.csv)  # noqa: F821
+sm = snakemake  # noqa: F821
+with intermediate.job(sm):
+    concat_csv(sm.input.csvs, sm.output.csv)

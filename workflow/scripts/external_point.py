@@ -2,11 +2,12 @@
 
 import sys
 
+from hxfuse import intermediate
 from hxfuse.external.compare import main
 
 sm = snakemake  # noqa: F821
-with open(sm.log[0], "w") as log:
-    sys.stdout = sys.stderr = log
+with intermediate.job(sm):
+    sys.stdout = sys.stderr  # the comparison's report goes to the log too
     rc = main(
         [
             "--ort",

@@ -1,12 +1,8 @@
 """figure_search: the candidates' D medians and the confirmation (hxfuse.search.plots)."""
 
-import sys
-
+from hxfuse import intermediate
 from hxfuse.search import plots as search_plots
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-search_plots.search_figure(
-    snakemake.input.result,
-    min_effect=snakemake.params.min_effect,  # noqa: F821
-    out=[snakemake.output.pdf, snakemake.output.png],
-)  # noqa: F821
+sm = snakemake  # noqa: F821
+with intermediate.job(sm):
+    search_plots.search_figure(sm.input.result, min_effect=sm.params.min_effect, out=[sm.output.pdf, sm.output.png])

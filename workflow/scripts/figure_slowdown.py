@@ -1,13 +1,10 @@
 """figures: per-task slowdown T_i^X / T_i per group against the swept variable."""
 
-import sys
-
+from hxfuse import intermediate
 from hxfuse.sweep import plots
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-plots.slowdown_figure(
-    snakemake.input.trials,
-    sweep=snakemake.wildcards.sweep,  # noqa: F821
-    sweep_cfg=snakemake.params.sweep,  # noqa: F821
-    out=[snakemake.output.pdf, snakemake.output.png],
-)  # noqa: F821
+sm = snakemake  # noqa: F821
+with intermediate.job(sm):
+    plots.slowdown_figure(
+        sm.input.trials, sweep=sm.wildcards.sweep, sweep_cfg=sm.params.sweep, out=[sm.output.pdf, sm.output.png]
+    )

@@ -1,13 +1,10 @@
 """figures: paired speedups with intervals against the swept variable."""
 
-import sys
-
+from hxfuse import intermediate
 from hxfuse.sweep import plots
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-plots.speedup_figure(
-    snakemake.input.summary,
-    sweep=snakemake.wildcards.sweep,  # noqa: F821
-    sweep_cfg=snakemake.params.sweep,  # noqa: F821
-    out=[snakemake.output.pdf, snakemake.output.png],
-)  # noqa: F821
+sm = snakemake  # noqa: F821
+with intermediate.job(sm):
+    plots.speedup_figure(
+        sm.input.summary, sweep=sm.wildcards.sweep, sweep_cfg=sm.params.sweep, out=[sm.output.pdf, sm.output.png]
+    )

@@ -1,16 +1,15 @@
 """figures: Gantt timeline of the median round of each group for one point
 (the runner's, or ONNX Runtime's groups for rule ort_figure_timeline)."""
 
-import sys
-
+from hxfuse import intermediate
 from hxfuse.sweep import plots
 
 sm = snakemake  # noqa: F821
-sys.stderr = open(sm.log[0], "w")
 w = sm.wildcards
-plots.timeline_figure(
-    sm.input.jsonl,
-    sm.input.get("check"),
-    title=sm.params.get("title") or f"{w.target}: {w.sweep} / {w.workload} / {w.point}",
-    out=[sm.output.pdf, sm.output.png],
-)
+with intermediate.job(sm):
+    plots.timeline_figure(
+        sm.input.jsonl,
+        sm.input.get("check"),
+        title=sm.params.get("title") or f"{w.target}: {w.sweep} / {w.workload} / {w.point}",
+        out=[sm.output.pdf, sm.output.png],
+    )

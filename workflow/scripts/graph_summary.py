@@ -5,32 +5,33 @@ points."""
 
 import json
 import re
-import sys
 
 import pandas as pd
 
+from hxfuse import intermediate
 from hxfuse.graph import profile as graphprofile
 from hxfuse.graph import stats as graphstats
 from hxfuse.runner import integrity
 
 sm = snakemake  # noqa: F821
-sys.stderr = open(sm.log[0], "w")
 points = sm.params.points
-graph_of = {p["name"]: json.load(open(f)) for p, f in zip(points, sm.input.graphs)}
-tables, checks, bad, load = [], {}, [], {}
-for raw, chk, side, npy in zip(sm.input.raw, sm.input.checks, sm.input.provenance, sm.input.npy):
-    bad += integrity.sha256_problems(json.load(open(side)).get("raw_sha256"), raw, npy)
-    name, rep = re.search(r"/graph/raw/([^/]+)/rep(\d+)\.jsonl$", raw).groups()
-    c = json.load(open(chk))
-    checks.setdefault(name, []).append(c)
-    recs = graphstats.read_records(raw)
-    load.setdefault(name, []).append(graphstats.machine_load(recs))
-    tables.append(graphstats.trial_table(recs, name, int(rep)))
-if bad:
-    raise integrity.IntegrityError(
-        "hxfuse: graph summary refused: raw files differ from their provenance "
-        "sidecars (rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad)
-    )
+# the raw files are judged against their sidecars' SHA-256 (refused, named)
+with intermediate.job(sm, unchecked=["raw"]):
+    graph_of = {p["name"]: intermediate.read_json_object(f) for p, f in zip(points, sm.input.graphs)}
+    tables, checks, bad, load = [], {}, [], {}
+    for raw, side, npy in zip(sm.input.raw, sm.input.provenance, sm.input.npy):
+        bad += integrity.sha256_problems(intermediate.read_json_object(side).get("raw_sha256"), raw, npy)
+    if bad:
+        raise integrity.IntegrityError(
+            "hxfuse: graph summary refused: raw files differ from their provenance "
+            "sidecars (rerun those replicates with snakemake -f):\n  " + "\n  ".join(bad)
+        )
+    for raw, chk in zip(sm.input.raw, sm.input.checks):
+        name, rep = re.search(r"/graph/raw/([^/]+)/rep(\d+)\.jsonl$", raw).groups()
+        checks.setdefault(name, []).append(intermediate.read_json_object(chk))
+        recs = graphstats.read_records(raw)
+        load.setdefault(name, []).append(graphstats.machine_load(recs))
+        tables.append(graphstats.trial_table(recs, name, int(rep)))
 trials = pd.concat(tables, ignore_index=True)
 profiles = {n: graphprofile.profile_summary(g) for n, g in graph_of.items()}
 summary = graphstats.summarize(trials, points, checks, profiles, sm.params.analysis, load)

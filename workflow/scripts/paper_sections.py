@@ -2,19 +2,19 @@
 mechanism, answers, evidence, limitations, figure layout; the sections of
 the task graphs, the request stream and fixed vs searched)."""
 
-import sys
-
+from hxfuse import intermediate
 from hxfuse.paper import sections as paper
 
-sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
-paper.write_sections(
-    summaries=snakemake.input.summaries,  # noqa: F821
-    summaries_json=snakemake.input.summaries_json,  # noqa: F821
-    out=dict(snakemake.output.items()),  # noqa: F821
-    mechanism=snakemake.input.mechanism,  # noqa: F821
-    sweeps=snakemake.params.sweeps,  # noqa: F821
-    timelines=snakemake.params.timelines,  # noqa: F821
-    evidence_figures=snakemake.params.evidence,  # noqa: F821
-    external_csv=(snakemake.input.external or [None])[0],  # noqa: F821
-    workloads=snakemake.params.workloads,
-)  # noqa: F821
+sm = snakemake  # noqa: F821
+with intermediate.job(sm):
+    paper.write_sections(
+        summaries=sm.input.summaries,
+        summaries_json=sm.input.summaries_json,
+        out=dict(sm.output.items()),
+        mechanism=sm.input.mechanism,
+        sweeps=sm.params.sweeps,
+        timelines=sm.params.timelines,
+        evidence_figures=sm.params.evidence,
+        external_csv=(sm.input.external or [None])[0],
+        workloads=sm.params.workloads,
+    )

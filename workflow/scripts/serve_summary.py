@@ -3,35 +3,28 @@ with bootstrap intervals (hxfuse.serve.stats).  Raw files whose SHA-256
 differs from their provenance sidecar are refused, as for the sweep points."""
 
 import json
-import sys
 
 import pandas as pd
 
-from hxfuse.runner.integrity import IntegrityError
+from hxfuse import intermediate
 from hxfuse.serve import stats as serve
 
 sm = snakemake  # noqa: F821
-sys.stderr = open(sm.log[0], "w")
 points = {p["name"]: p for p in sm.params.points}
-try:
+# the raw files are judged against their sidecars' SHA-256 (refused, named)
+with intermediate.job(sm, unchecked=["raws"]):
     serve.verify_sidecars(sm.input.raws, sm.input.provenance, sm.input.npy)
-except IntegrityError as exc:
-    # in the log and on the terminal, as aggregate does
-    print(exc, file=sys.stderr, flush=True)
-    print(exc, file=sys.__stderr__)
-    sys.exit(1)
-reqs, envs = [], []
-for check, raw in zip(sm.input.checks, sm.input.raws):
-    with open(check) as fh:
-        c = json.load(fh)
-    if not c["ok"]:  # the check job fails first; never summarise a failed run
-        raise SystemExit(f"hxfuse: {check}: failed check, not summarised")
-    recs = serve.read_records(raw)
-    t = serve.request_table(recs, replicate=c["replicate"])
-    p = points[c["point"]]
-    reqs.append(t.assign(point=p["name"], rate=p["rate"], window_us=p["window_us"]))
-    env = serve.run_environment(recs)
-    envs.append({"point": p["name"], "replicate": c["replicate"], **env, "loaded": serve.is_loaded(env)})
+    reqs, envs = [], []
+    for check, raw in zip(sm.input.checks, sm.input.raws):
+        c = intermediate.read_json_object(check)
+        if not c["ok"]:  # the check job fails first; never summarise a failed run
+            raise SystemExit(f"hxfuse: {check}: failed check, not summarised")
+        recs = serve.read_records(raw)
+        t = serve.request_table(recs, replicate=c["replicate"])
+        p = points[c["point"]]
+        reqs.append(t.assign(point=p["name"], rate=p["rate"], window_us=p["window_us"]))
+        env = serve.run_environment(recs)
+        envs.append({"point": p["name"], "replicate": c["replicate"], **env, "loaded": serve.is_loaded(env)})
 env = pd.DataFrame(envs)
 # a point is loaded when any of its runs was: its numbers are then read with care
 loaded = env.groupby("point")["loaded"].any()
