@@ -293,7 +293,12 @@ def schedule_columns(
     out["duration_matched"] = all(abs(out[f"{t}_alone_error"]) <= MATCH_TOLERANCE for t in tasks)
     matching = ort_runs[0].meta.get("matching") or {}
     out["matching"] = (
-        "; ".join(f"{t} {m['scaled']} {m['runner_size']}->{m['ort_size']}" for t, m in matching.items() if t in tasks)
+        "; ".join(
+            f"{t} {m['scaled']} {m['runner_size']}->{m['ort_size']}"
+            + (f", {m['fine']['scaled']} {m['fine']['runner_size']}->{m['fine']['ort_size']}" if "fine" in m else "")
+            for t, m in matching.items()
+            if t in tasks
+        )
         or "none (the point's own shapes)"
     )
     for side in ("ort", "runner"):

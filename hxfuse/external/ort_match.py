@@ -19,7 +19,6 @@ record per task for the run's meta (``meta.matching``).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
@@ -39,6 +38,10 @@ TOLERANCE = 0.10
 # D: its rows per window: the window count and stride stay (hxrun's repeat
 #    is often 1 or 2, too coarse a step to match within 10%).
 SCALED = {"M": ("m", 1), "V": ("v_passes", 1), "D": ("d_rows", 1)}
+# Where the target falls between two adjacent sizes of SCALED (V at a few
+# passes: one pass more is 50% more time), this size fine-tunes from the
+# closer one: V's length, so its footprint moves by less than one pass's worth.
+FINE = {"V": ("v_cols", 1)}
 # the largest size tried, as a multiple of the point's own: a kernel that
 # would need more is reported as not matchable rather than grown without end
 MAX_GROWTH = 64
@@ -54,6 +57,7 @@ class Match:
     tries: int
     matched: bool
     reason: str  # "" when matched, otherwise why not
+    coarse: bool = False  # not matched because the target lies between two adjacent sizes
 
     @property
     def error(self) -> float:
@@ -87,12 +91,19 @@ def match_size(
         if abs(t / target_ms - 1.0) <= tol:
             return Match(size, t, target_ms, len(tried), True, "")
         nxt = min(max(int(round(size * target_ms / t)) if t > 0 else hi, lo), hi)
+        if nxt == size:  # rounding kept the size: one step towards the target
+            nxt = min(max(size + (1 if t < target_ms else -1), lo), hi)
         if nxt in tried:
+            coarse = abs(nxt - size) == 1 and (tried[nxt] - target_ms) * (t - target_ms) < 0
             if nxt == size and size in (lo, hi):
                 why = f"at the {'least' if size == lo else 'largest'} size {size} it takes {t:.3g} ms"
+            elif coarse:
+                a, b = sorted((size, nxt))
+                why = f"the size's step is too coarse ({a} -> {tried[a]:.3g} ms, {b} -> {tried[b]:.3g} ms)"
             else:
                 why = f"the time does not follow the size ({size} -> {t:.3g} ms)"
-            return _closest(tried, target_ms, f"cannot reach {target_ms:.3g} ms within {tol:.0%}: {why}")
+            m = _closest(tried, target_ms, f"cannot reach {target_ms:.3g} ms within {tol:.0%}: {why}")
+            return replace(m, coarse=coarse)
         size = nxt
     return _closest(tried, target_ms, f"not within {tol:.0%} of {target_ms:.3g} ms after {max_tries} tries")
 
@@ -154,25 +165,41 @@ def calibrate(
     task's alone time in ms under ONNX Runtime at that point."""
     matched, records = spec, {}
     for t in spec.tasks:
-        field, least = SCALED[t]
-        size0 = getattr(spec, field)
-        m = match_size(
-            lambda s, f=field, task=t: measure(replace(spec, **{f: s}), task), targets[t], size0, lo=least, tol=tol
-        )
-        matched = replace(matched, **{field: m.size})
-        records[t] = {
-            "scaled": field,
-            "runner_size": size0,
-            "ort_size": m.size,
-            "runner_alone_ms": targets[t],
-            "ort_calibrated_ms": m.measured_ms,
-            "error": m.error,
-            "matched": m.matched,
-            "tries": m.tries,
-            "reason": m.reason,
-            "tolerance": tol,
-        }
+        matched, records[t] = _match_task(matched, t, targets[t], measure, tol)
     return matched, records
+
+
+def _match_task(
+    spec: Spec, t: str, target: float, measure: Callable[[Spec, str], float], tol: float
+) -> tuple[Spec, dict]:
+    """One task matched on its :data:`SCALED` size, then, where that size's
+    step was too coarse, on its :data:`FINE` one from there."""
+
+    def on(base: Spec, field: str, least: int) -> Match:
+        return match_size(
+            lambda s: measure(replace(base, **{field: s}), t), target, getattr(base, field), least, tol=tol
+        )
+
+    field, least = SCALED[t]
+    m = on(spec, field, least)
+    out = replace(spec, **{field: m.size})
+    rec = {"scaled": field, "runner_size": getattr(spec, field), "ort_size": m.size}
+    if m.coarse and t in FINE:
+        f2, least2 = FINE[t]
+        m2 = on(out, f2, least2)
+        if abs(m2.error) < abs(m.error):
+            rec["fine"] = {"scaled": f2, "runner_size": getattr(out, f2), "ort_size": m2.size}
+            out, m = replace(out, **{f2: m2.size}), replace(m2, tries=m.tries + m2.tries)
+    rec |= {
+        "runner_alone_ms": target,
+        "ort_calibrated_ms": m.measured_ms,
+        "error": m.error,
+        "matched": m.matched,
+        "tries": m.tries,
+        "reason": m.reason,
+        "tolerance": tol,
+    }
+    return out, rec
 
 
 def timing_inputs(spec: Spec, task: str) -> dict[str, np.ndarray]:
@@ -193,25 +220,40 @@ def timing_inputs(spec: Spec, task: str) -> dict[str, np.ndarray]:
 
 
 def measure_alone(spec: Spec, task: str, runs: int = 9, warmup: int = 2) -> float:
-    """Median wall time (ms) of *runs* ``run()`` calls of *task*'s session
-    alone (one intra-op thread, V its worker quota), profiling off, on the
-    calling thread: the task's alone time under ONNX Runtime at this size."""
-    from hxfuse.external.ort_sessions import BoundSession
+    """Median alone time (ms) of *task* under ONNX Runtime at this size,
+    measured as the rounds measure it: its session (one intra-op thread, V
+    its worker quota) run by the task's engine thread on the engine's core,
+    profiling on, the time from the task's first node's start to its last
+    node's end in the profile (the rounds' ``alone`` duration), over *runs*
+    runs after *warmup*.  Timed with ``run()``'s wall time instead, a small
+    task would be matched with ONNX Runtime's per-run overhead counted and
+    the profiler's per-node cost not."""
+    import os
+    import tempfile
 
-    sess = BoundSession(
-        spec,
-        [task],
-        timing_inputs(spec, task),
-        intra_threads=spec.v_workers if task == "V" else 1,
-        parallel=False,
-        profile_prefix="",
-        profile=False,
-    )
-    for _ in range(warmup):
-        sess.run()
-    times = []
-    for _ in range(runs):
-        a = time.perf_counter_ns()
-        sess.run()
-        times.append(time.perf_counter_ns() - a)
-    return float(np.median(times)) / 1e6
+    from hxfuse.external.ort_engines import Engine
+    from hxfuse.external.ort_point import engine_cores
+    from hxfuse.external.ort_profile import profile_runs
+    from hxfuse.external.ort_sessions import BoundSession
+    from hxfuse.model import ENGINE_OF
+
+    core = engine_cores(spec.affinity, spec.workloads, os.cpu_count() or 1)[ENGINE_OF[task]]
+    with tempfile.TemporaryDirectory(prefix="hxort-match-") as tmp:
+        sess = BoundSession(
+            spec,
+            [task],
+            timing_inputs(spec, task),
+            intra_threads=spec.v_workers if task == "V" else 1,
+            parallel=False,
+            profile_prefix=os.path.join(tmp, task),
+        )
+        engine = Engine(ENGINE_OF[task], core)
+        try:
+            for _ in range(warmup + runs):
+                engine.submit(sess)
+                engine.completions.get()
+                engine.wait()
+        finally:
+            engine.stop()
+        spans = [r["tasks"][task]["end"] - r["tasks"][task]["begin"] for r in profile_runs(sess.end_profiling(), 0)]
+    return float(np.median(spans[warmup:])) / 1e6

@@ -49,7 +49,6 @@ class BoundSession:
         intra_threads: int,
         parallel: bool,
         profile_prefix: str,
-        profile: bool = True,
     ):
         import onnxruntime as ort
 
@@ -63,13 +62,11 @@ class BoundSession:
         so.intra_op_num_threads = intra_threads
         so.inter_op_num_threads = len(self.tasks) if parallel else 1
         so.execution_mode = ort.ExecutionMode.ORT_PARALLEL if parallel else ort.ExecutionMode.ORT_SEQUENTIAL
-        # off only for duration matching's timing runs (hxfuse.external.ort_match)
-        so.enable_profiling = profile
-        if profile:
-            so.profile_file_prefix = profile_prefix
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
         so.log_severity_level = 3
         self.session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        self.profile_start_ns = int(self.session.get_profiling_start_time_ns()) if profile else 0
+        self.profile_start_ns = int(self.session.get_profiling_start_time_ns())
         self.options = {
             "intra_op_num_threads": intra_threads,
             "inter_op_num_threads": so.inter_op_num_threads,

@@ -131,3 +131,20 @@ def test_scaled_fields_are_spec_fields():
     spec = _spec()
     for field, least in ort_match.SCALED.values():
         replace(spec, **{field: least})  # raises on a name Spec does not have
+
+
+def test_a_coarse_step_is_named_and_v_is_fine_tuned_on_its_length():
+    # V at 2 passes 0.06 ms, 3 passes 0.09 ms: 0.073 ms lies between two adjacent sizes
+    m = ort_match.match_size(lambda p: 0.03 * p, 0.073, 2)
+    assert not m.matched and m.coarse and "step is too coarse (2 -> 0.06 ms, 3 -> 0.09 ms)" in m.reason
+    spec = _spec("--workloads", "mv", "--v-shape", "8,300", "--v-passes", "2")
+
+    def measure(s, task):
+        return 0.03 * s.v_passes * s.v_cols / 300 if task == "V" else 1.0
+
+    matched, rec = ort_match.calibrate(spec, {"M": 1.0, "V": 0.073}, measure)
+    assert rec["V"]["matched"] and rec["V"]["scaled"] == "v_passes" and rec["V"]["ort_size"] == 2
+    assert rec["V"]["fine"] == {"scaled": "v_cols", "runner_size": 300, "ort_size": matched.v_cols}
+    assert matched.v_passes == 2 and abs(measure(matched, "V") / 0.073 - 1) <= 0.10
+    # M needed no fine-tuning and has none
+    assert "fine" not in rec["M"] and rec["M"]["ort_size"] == spec.m
