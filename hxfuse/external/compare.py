@@ -56,6 +56,8 @@ from hxfuse.analysis.stats import (
     relation_decision,
 )
 from hxfuse.analysis.verdicts import DEFAULT_MIN_EFFECT, classify, relation
+from hxfuse.external.gaps import trial_gaps
+from hxfuse.external.ort_match import TOLERANCE
 
 # What must agree between the two sides for them to be the same point
 # (meta.tasks of both schemas).
@@ -64,6 +66,10 @@ SAME_POINT_KEYS = {
     "V": ("rows", "cols", "passes", "workers", "precision", "variant"),
     "D": ("rows", "row_bytes", "src_stride", "repeat"),
 }
+
+
+# a task's alone times match when ORT / runner - 1 lies within this
+MATCH_TOLERANCE = TOLERANCE
 
 
 class ExternalInputError(ValueError):
@@ -129,8 +135,11 @@ def _measured(runs: Sequence[Run]) -> pd.DataFrame:
 def _same_point(ort_runs: Sequence[Run], runner_runs: Sequence[Run]) -> None:
     ref = runner_runs[0]
     for r in [*ort_runs, *runner_runs[1:]]:
+        # a duration-matched ONNX Runtime run rescaled its shapes on purpose:
+        # the point it was given (meta.point_tasks) must be the runner's
+        tasks_of = r.meta.get("point_tasks") or r.meta.get("tasks") or {}
         for task, keys in SAME_POINT_KEYS.items():
-            a, b = (ref.meta.get("tasks") or {}).get(task), (r.meta.get("tasks") or {}).get(task)
+            a, b = (ref.meta.get("tasks") or {}).get(task), tasks_of.get(task)
             if a is None or b is None:
                 continue
             diff = [f"{k} {a.get(k)} vs {b.get(k)}" for k in keys if a.get(k) != b.get(k)]
@@ -260,10 +269,103 @@ def compare(
             row[f"{t}_alone_ort_ms"] = float(np.median(ko)) / 1e6 if len(ko) else math.nan
             row[f"{t}_alone_runner_ms"] = float(np.median(kr)) / 1e6 if len(kr) else math.nan
             _put(row, f"kernel_ratio_{t}", unpaired_ratio(ko, co, kr, cr, **kw), min_effect)
+        row |= schedule_columns(ort_runs, runner_runs, to, tr, w, row)
         row |= verdict_vs_b_ort(tr, w, row, min_effect, **kw)
+        row |= gated(row, WORKLOAD_TASKS[w], min_effect)
         row["reading"] = reading(row, WORKLOAD_TASKS[w])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def schedule_columns(
+    ort_runs: Sequence[Run], runner_runs: Sequence[Run], to: pd.DataFrame, tr: pd.DataFrame, w: str, row: Mapping
+) -> dict[str, Any]:
+    """What isolates scheduling from kernels (docs/ort.md): each task's
+    alone-time matching error (ORT alone / runner alone - 1), the sizes
+    duration matching chose, the point's task ratio on both sides, the
+    hand-over gaps (:mod:`hxfuse.external.gaps`) of B_ort, A_ort and D, and
+    D/B_ort per replicate pair (ORT replicate r was matched to, and run
+    after, runner replicate r)."""
+    tasks = WORKLOAD_TASKS[w]
+    out: dict[str, Any] = {}
+    for t in tasks:
+        out[f"{t}_alone_error"] = row[f"{t}_alone_ort_ms"] / row[f"{t}_alone_runner_ms"] - 1.0
+    out["duration_matched"] = all(abs(out[f"{t}_alone_error"]) <= MATCH_TOLERANCE for t in tasks)
+    matching = ort_runs[0].meta.get("matching") or {}
+    out["matching"] = (
+        "; ".join(
+            f"{t} {m['scaled']} {m['runner_size']}->{m['ort_size']}"
+            + (f", {m['fine']['scaled']} {m['fine']['runner_size']}->{m['fine']['ort_size']}" if "fine" in m else "")
+            for t, m in matching.items()
+            if t in tasks
+        )
+        or "none (the point's own shapes)"
+    )
+    for side in ("ort", "runner"):
+        a, b = (row[f"{t}_alone_{side}_ms"] for t in tasks[:2])
+        out[f"task_ratio_{side}"] = a / b if b > 0 else math.nan
+    for side, runs, g in (("B_ort", ort_runs, "B_ort"), ("A_ort", ort_runs, "A_ort"), ("D", runner_runs, "D")):
+        gp = pd.concat([trial_gaps(r) for r in runs], ignore_index=True)
+        gp = gp[(gp["group"] == g) & (gp["workload"] == w)]
+        out[f"gap_{side}_ms"] = float(gp["gap_ns"].median()) / 1e6 if len(gp) else math.nan
+        out[f"start_gap_{side}_ms"] = float(gp["start_gap_ns"].median()) / 1e6 if len(gp) else math.nan
+    pairs = []
+    for i in range(min(len(ort_runs), len(runner_runs))):
+        b, d = (
+            to[(to["replicate"] == i) & (to["group"] == "B_ort") & (to["workload"] == w)],
+            tr[(tr["replicate"] == i) & (tr["group"] == "D") & (tr["workload"] == w)],
+        )
+        if len(b) and len(d):
+            pairs.append(float(b["makespan_ns"].median() / d["makespan_ns"].median()))
+    out["speedup_D_over_B_ort_pairs"] = " ".join(f"{p:.3f}" for p in pairs)
+    out["pairing"] = "replicate r of each side (ORT run r matched to and run after runner run r)"
+    return out
+
+
+# the conditions that withhold a verdict on D vs B_ort, by name
+GATE_CONDITIONS = {
+    "duration_mismatch": "a task's alone time under ONNX Runtime differs from the runner's by more than 10%",
+    "no_parallelism": "B_ort's own parallelism does not show it ran in parallel (interval not above 1 + min effect)",
+}
+
+
+def verdict_gate(row: Mapping[str, Any], tasks: Sequence[str], min_effect: float) -> list[tuple[str, str]]:
+    """The conditions (name, what failed) that withhold a verdict on D vs
+    B_ort: durations not matched within :data:`MATCH_TOLERANCE`, or B_ort's
+    parallelism interval not above 1 + *min_effect*.  Empty: a verdict."""
+    failed = []
+    bad = [
+        f"{t} {row[f'{t}_alone_ort_ms']:.3g} vs {row[f'{t}_alone_runner_ms']:.3g} ms ({row[f'{t}_alone_error']:+.0%})"
+        for t in tasks
+        if not abs(row[f"{t}_alone_error"]) <= MATCH_TOLERANCE  # NaN fails too
+    ]
+    if bad:
+        failed.append(("duration_mismatch", "alone ORT vs runner not within 10%: " + ", ".join(bad)))
+    lo = row.get("parallelism_B_ort_lo", math.nan)
+    if not lo > 1.0 + min_effect:
+        failed.append(
+            (
+                "no_parallelism",
+                f"B_ort's parallelism {row.get('parallelism_B_ort', math.nan):.2f} "
+                f"[{lo:.2f}, {row.get('parallelism_B_ort_hi', math.nan):.2f}] not above {1 + min_effect:.2f}",
+            )
+        )
+    return failed
+
+
+def gated(row: Mapping[str, Any], tasks: Sequence[str], min_effect: float) -> dict[str, Any]:
+    """The verdict columns after :func:`verdict_gate`: withheld, naming each
+    failed condition, or the reading table's verdict with ``verdict_withheld``
+    ``none``."""
+    failed = verdict_gate(row, tasks, min_effect)
+    if not failed:
+        return {"verdict_withheld": "none"}
+    return {
+        "verdict_vs_B_ort": "withheld: " + ", ".join(n for n, _ in failed),
+        "verdict_vs_B_ort_key": "withheld",
+        "verdict_vs_B_ort_reason": "; ".join(why for _, why in failed),
+        "verdict_withheld": ",".join(n for n, _ in failed),
+    }
 
 
 def verdict_vs_b_ort(

@@ -49,6 +49,7 @@ from typing import Any, Sequence
 
 from hxfuse.runner.cli import BY_KEY, RUNNER_LIMITS
 from hxfuse.external.ort_harness import Harness
+from hxfuse.external.ort_match import calibrate, check_same_point, measure_alone, runner_alone_ms
 from hxfuse.external.ort_point import OrtHarnessError, Spec, engine_cores
 from hxfuse.external.ort_qnn import qnn_check
 from hxfuse.model import ENGINE_OF, V_VARIANT_DEFAULTS, WORKLOAD_TASKS
@@ -177,6 +178,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--order-seed", help="seed of the round order only (replicates: same inputs, new order)")
     p.add_argument("--affinity", help="spread, or engine=core pairs (mx, vec, dma, host)")
     p.add_argument("--calibrate", help="not supported: ONNX Runtime runs the real kernels")
+    p.add_argument(
+        "--match-runner",
+        help="the point's runner raw file: scale ORT's M n, V cols and D rows until each task alone "
+        "takes the runner's alone time within 10%% (docs/ort.md, duration matching)",
+    )
     p.add_argument("--label", action="append", default=[], help="KEY=VALUE, copied into meta.labels")
     p.add_argument(
         "--qnn-check",
@@ -309,6 +315,31 @@ def spec_from_args(ns: argparse.Namespace) -> Spec:
     )
 
 
+def matched_spec(spec: Spec, runner_file: str) -> tuple[Spec, dict[str, dict]]:
+    """*spec* with each task's size matched to its alone time in *runner_file*
+    (the point's runner raw file; :mod:`hxfuse.external.ort_match`), and the
+    matching records.  The file is read and checked before any timing."""
+    from hxfuse.runner.records import IncompleteRunError, read_run
+
+    try:
+        run = read_run(runner_file)
+    except (OSError, IncompleteRunError) as exc:
+        raise OrtHarnessError(f"--match-runner {runner_file}: cannot read the runner's raw file: {exc}") from None
+    if run.end.get("status") != "ok":
+        raise OrtHarnessError(f"--match-runner {runner_file}: status {run.end.get('status')!r}, not a completed run")
+    check_same_point(run, spec)
+    targets = runner_alone_ms(run, spec.tasks)
+    matched, records = calibrate(spec, targets, measure_alone)
+    for t, rec in records.items():
+        print(
+            f"hxfuse.external.ort: matching {t}: {rec['scaled']} {rec['runner_size']} -> {rec['ort_size']}: "
+            f"{rec['ort_calibrated_ms']:.3f} ms vs the runner's {rec['runner_alone_ms']:.3f} ms "
+            f"({rec['error']:+.1%}){'' if rec['matched'] else ': NOT MATCHED, ' + rec['reason']}",
+            file=sys.stderr,
+        )
+    return matched, records
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ns = parser().parse_args(argv)
     try:
@@ -335,7 +366,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in res["reasons"]:
             print(f"hxfuse.external.ort: QNN check failed: {r}", file=sys.stderr)
         return 0 if res["status"] == "ok" else 4
-    h = Harness(spec)
+    try:
+        point, matching = spec, None
+        if ns.match_runner:
+            spec, matching = matched_spec(spec, ns.match_runner)
+    except OrtHarnessError as exc:
+        print(f"hxfuse.external.ort: error: {exc}", file=sys.stderr)
+        return 2
+    h = Harness(spec, point=point, matching=matching)
     try:
         return h.run(ns.out, ns.npy_dir, labels)
     finally:

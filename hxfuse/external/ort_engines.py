@@ -42,6 +42,7 @@ class Engine:
         self.completions = completions if completions is not None else queue.SimpleQueue()
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._done = threading.Event()
+        self.armed = threading.Event()
         self.result: dict[str, Any] = {}
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name=f"hx-{name}", daemon=True)
@@ -53,9 +54,16 @@ class Engine:
         if self.core >= 0 and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {self.core})  # 0: this thread
         while True:
-            sess = self._jobs.get()
-            if sess is None:
+            job = self._jobs.get()
+            if job is None:
                 return
+            sess, gate = job
+            if gate is not None:
+                # armed (B_ort): wait for the host's one start signal, so the
+                # hand-over is one Event.set for every engine, as hxrun's
+                # host wakes engines that already wait on their queues
+                self.armed.set()
+                gate.wait()
             try:
                 cpu0 = _getcpu()
                 t_cpu = time.thread_time_ns()
@@ -78,7 +86,14 @@ class Engine:
 
     def submit(self, sess: BoundSession) -> None:
         self._done.clear()
-        self._jobs.put(sess)
+        self._jobs.put((sess, None))
+
+    def arm(self, sess: BoundSession, gate: threading.Event) -> None:
+        """Hand *sess* over to run when *gate* is set; :attr:`armed` is set
+        once the thread waits on the gate."""
+        self._done.clear()
+        self.armed.clear()
+        self._jobs.put((sess, gate))
 
     def wait(self) -> dict[str, Any]:
         self._done.wait()

@@ -7,8 +7,9 @@ order, each round every group of every workload and each task alone:
 
 ``A_ort``        one session per task, run back to back (the host hands one
                  task to its thread, waits, then the next);
-``B_ort``        the same sessions' ``run`` called from three threads at once:
-                 ONNX Runtime's real concurrency for independent models;
+``B_ort``        the same sessions' ``run`` called from their engine threads,
+                 armed and started by one event: ONNX Runtime's best
+                 concurrency for independent models;
 ``B_ort_graph``  one graph holding the independent branches, executed with
                  ``ExecutionMode.ORT_PARALLEL`` (negative control);
 ``alone``        each task's session alone.
@@ -24,6 +25,7 @@ import os
 import queue
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -35,7 +37,14 @@ from hxfuse.external.ort_engines import Engine
 from hxfuse.external.ort_inputs import round_order, runner_inputs
 from hxfuse.external.ort_point import Spec, engine_cores
 from hxfuse.external.ort_profile import profile_runs, thread_lanes
-from hxfuse.external.ort_records import load_average, meta_record, other_busy_cores, trial_record, write_run
+from hxfuse.external.ort_records import (
+    load_average,
+    meta_record,
+    other_busy_cores,
+    task_meta,
+    trial_record,
+    write_run,
+)
 from hxfuse.external.ort_sessions import BoundSession
 from hxfuse.model import ENGINE_OF, ORT_GROUPS, WORKLOAD_TASKS
 from hxfuse.runner.checks import DEFAULT_F32_ATOL, DEFAULT_F32_RTOL
@@ -45,10 +54,20 @@ class Harness:
     """One point's sessions and engine threads; :meth:`run` measures it.
     :meth:`close` stops the threads and removes the profiles' directory."""
 
-    def __init__(self, spec: Spec, rtol: float = DEFAULT_F32_RTOL, atol: float = DEFAULT_F32_ATOL):
+    def __init__(
+        self,
+        spec: Spec,
+        rtol: float = DEFAULT_F32_RTOL,
+        atol: float = DEFAULT_F32_ATOL,
+        point: Spec | None = None,
+        matching: Mapping[str, dict] | None = None,
+    ):
+        """*spec* is what runs; *point* the point as configured where duration
+        matching (*matching*, :mod:`hxfuse.external.ort_match`) rescaled it."""
         import onnxruntime as ort
 
         self.spec, self.rtol, self.atol = spec, rtol, atol
+        self.point, self.matching = point or spec, dict(matching or {})
         self.ort_version = ort.__version__
         self.cores = engine_cores(spec.affinity, spec.workloads, os.cpu_count() or 1)
         self.inputs = runner_inputs(spec)
@@ -186,16 +205,25 @@ class Harness:
         return results, seen
 
     def _handover_trial(self, order: list[str], host: dict[str, Any]) -> tuple[dict[str, dict], dict[str, int]]:
-        """B_ort: every task handed to its own engine thread at once, then
-        the host waits for all of them."""
+        """B_ort: every task's engine armed with its session, then started by
+        one signal (the hand-over: ``submit_begin`` to ``submit_end``); the
+        host waits for all of them.  Each engine runs its own session with
+        one intra-op thread, and ``run_with_iobinding`` releases the GIL, so
+        the kernels run in parallel on the engines' cores."""
         results: dict[str, dict] = {}
         seen: dict[str, int] = {}
-        a = time.time_ns()
+        gate = threading.Event()
         for t in order:
-            s0 = time.time_ns()
-            self.engines[t].submit(self.sessions[t])
-            host["submits"].append(time.time_ns() - s0)
+            self.engines[t].arm(self.sessions[t], gate)
+        for t in order:
+            # each engine waits on the gate before the clock starts, as
+            # hxrun's engines wait on their queues before its host pushes
+            if not self.engines[t].armed.wait(30):
+                raise RuntimeError(f"engine {ENGINE_OF[t]} did not arm within 30 s")
+        a = time.time_ns()
+        gate.set()
         b = time.time_ns()
+        host["submits"].append(b - a)
         task_of_engine = {ENGINE_OF[t]: t for t in order}
         for _ in order:
             t = task_of_engine[self.completions.get()]
@@ -275,6 +303,7 @@ class Harness:
         lanes = thread_lanes(intervals, known)
         options = {key: sess.options for key, sess in self._all_sessions()}
         meta = meta_record(self.spec, self.ort_version, self.cores, options, load_before, busy_before, labels or {})
+        meta.update(point_tasks=task_meta(self.point), matching=self.matching or None)
         done = [trial_record(rec, intervals, verified, epoch, lanes) for rec in trials]
         mismatches = write_run(out, meta, done, verify_records, problems, t_start)
         for p in problems:

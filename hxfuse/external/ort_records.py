@@ -31,8 +31,9 @@ SCHEMA_VERSION = 2
 GROUP_MAPPING = {
     "A_ort": "ONNX Runtime (CPU EP): one InferenceSession per task, each run() called by its own "
     "thread, the host waits for each before handing over the next (back to back)",
-    "B_ort": "ONNX Runtime (CPU EP): the same three sessions' run() called from three threads at "
-    "once; ONNX Runtime's own concurrency for independent models",
+    "B_ort": "ONNX Runtime (CPU EP): the same sessions (one intra-op thread each), every engine "
+    "thread armed with its session and started by one event; run_with_iobinding releases the GIL, "
+    "so the runs execute concurrently: ONNX Runtime's best concurrency for independent models",
     "B_ort_graph": "ONNX Runtime (CPU EP): one graph with the independent branches, "
     "ExecutionMode.ORT_PARALLEL, inter_op_num_threads = branches; a negative control "
     "(an all-CPU graph executes as one stream)",

@@ -363,9 +363,8 @@ def answers_tex(doc: Mapping, b_note: str = "") -> str:
 
 def external_sentence(rows: Sequence[Mapping]) -> str:
     """D against ONNX Runtime's own concurrency (B_ort), from external.csv
-    rows: relation counts with intervals, loaded points and kernel-speed
-    differences said, never a verdict (the comparison mixes kernel speed with
-    scheduling)."""
+    rows: relation counts with intervals, loaded points said, and how many
+    points got a verdict and which named conditions withheld the others."""
     rows = [r for r in rows if _finite(r.get("speedup_D_over_B_ort"))]
     if not rows:
         return "The external comparison (ONNX Runtime) measured no point."
@@ -388,11 +387,19 @@ def external_sentence(rows: Sequence[Mapping]) -> str:
     ]
     loaded = sum(str(r.get("loaded")).lower() == "true" for r in rows)
     backend = tex_escape(str(rows[0].get("backend") or "ONNX Runtime"))
+    # the comparison's gate (hxfuse.external.compare.verdict_gate): a verdict only
+    # where the tasks' alone times match and B_ort ran in parallel
+    withheld = [str(r.get("verdict_withheld", "none")) for r in rows]
+    given = sum(w == "none" for w in withheld)
+    named = {n: sum(n in w.split(",") for w in withheld) for n in ("duration_mismatch", "no_parallelism")}
+    why = ", ".join(f"{n.replace('_', ' ')} on {k}" for n, k in named.items() if k)
     return (
-        f"Against a real backend's concurrency ({backend}: the same tasks as three sessions run from "
-        f"three threads, B\\textsubscript{{ort}}), over {len(rows)} points: " + "; ".join(parts) + ". "
-        f"The machine was loaded during {loaded} of these {len(rows)} comparisons, and ONNX Runtime's "
-        f"kernels run at their own speed, so D against B\\textsubscript{{ort}} mixes kernel speed with "
-        f"scheduling: the ratio alone is not read as a verdict; the table's reading against "
-        f"B\\textsubscript{{ort}} is read with the kernel ratios beside it."
+        f"Against a real backend's concurrency ({backend}: the same tasks as sessions of one intra-op "
+        f"thread each, run from their own threads, B\\textsubscript{{ort}}), with ONNX Runtime's task "
+        f"sizes scaled so each task alone takes the runner's time, over {len(rows)} points: " + "; ".join(parts) + ". "
+        f"The machine was loaded during {loaded} of these {len(rows)} comparisons. A verdict against "
+        f"B\\textsubscript{{ort}} is given only where the alone times match within 10\\% and "
+        f"B\\textsubscript{{ort}}'s own parallelism shows it ran in parallel: given on {given}"
+        + (f", withheld on {len(rows) - given} ({why})" if why else "")
+        + "."
     )

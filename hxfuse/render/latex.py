@@ -374,8 +374,19 @@ def external_rows(df: pd.DataFrame) -> list[dict]:
         def cell(name):
             return spd_cell(r.get(name), r.get(f"{name}_lo"), r.get(f"{name}_hi")) + _rel_mark(r.get(f"{name}_rel"))
 
-        kernel = " ".join(
-            rf"{t}\,{fmt(r.get(f'kernel_ratio_{t}'))}" for t in "MVD" if _finite(r.get(f"kernel_ratio_{t}"))
+        alone = " ".join(
+            rf"{t}\,{fmt(r.get(f'{t}_alone_ort_ms'), 1)}/{fmt(r.get(f'{t}_alone_runner_ms'), 1)}"
+            rf"\,({100 * float(r.get(f'{t}_alone_error')):+.0f}\%)"
+            for t in "MVD"
+            if _finite(r.get(f"{t}_alone_error"))
+        )
+        gaps = f"{fmt(r.get('gap_B_ort_ms'))}/{fmt(r.get('gap_D_ms'))}"
+        withheld = str(r.get("verdict_withheld", "none"))
+        verdict = (
+            "withheld: " + ", ".join(tex_escape(c.replace("_", " ")) for c in withheld.split(","))
+            if withheld not in ("none", "nan", "")
+            else verdict_tex(r.get("verdict_vs_B_ort_key", ""))
+            + (r", D$\sim$B" if str(r.get("verdict_vs_B_ort", "")).endswith("; D ~ B") else "")
         )
         rows.append(
             {
@@ -386,11 +397,12 @@ def external_rows(df: pd.DataFrame) -> list[dict]:
                 "DA": cell("speedup_D_over_A_ort"),
                 "BA": cell("speedup_B_ort_over_A_ort"),
                 "GA": cell("speedup_B_ort_graph_over_A_ort"),
-                "kernel": kernel or "--",
-                "verdict": (
-                    verdict_tex(r.get("verdict_vs_B_ort_key", ""))
-                    + (r", D$\sim$B" if str(r.get("verdict_vs_B_ort", "")).endswith("; D ~ B") else "")
+                "par": spd_cell(
+                    r.get("parallelism_B_ort"), r.get("parallelism_B_ort_lo"), r.get("parallelism_B_ort_hi")
                 ),
+                "gaps": gaps,
+                "alone": alone or "--",
+                "verdict": verdict,
             }
         )
     return rows

@@ -21,6 +21,7 @@ TASKS_META = {
     "D": {"rows": 16, "row_bytes": 64, "src_stride": 128, "repeat": 2},
 }
 ENG = {"M": "mx", "V": "vec", "D": "dma"}
+B_ORT_SHARE = 0.6  # of its makespan each B_ort task covers
 
 
 def _trial(rnd, group, workload, tasks, makespan, t0, serial):
@@ -82,7 +83,10 @@ def _lines(groups, alone, rounds=40, rng=None, backend="hxrun host", status="ok"
         for g, ms in groups.items():
             ms = ms(r) if callable(ms) else ms
             ms = int(ms * (1 + 0.002 * rng.standard_normal()))
-            tasks = {t: ms // 3 for t in "MVD"}
+            # B_ort's tasks run side by side, each over most of the makespan
+            # (parallelism 1.8: it ran in parallel, so the verdict gate passes);
+            # every other group's cover a third each (parallelism ~1)
+            tasks = {t: int(ms * (B_ORT_SHARE if g == "B_ort" else 1 / 3)) for t in "MVD"}
             lines.append(json.dumps(_trial(r, g, "mvd", tasks, ms, t0, serial=g.startswith("A"))))
             t0 += ms + 1000
         for task, ns in alone.items():
@@ -242,3 +246,44 @@ def test_reading_table_against_b_ort():
     ort.meta["online_cores"] = 2
     row = ext.compare([ort], [_runner(d=10e6)]).iloc[0]
     assert row["verdict_vs_B_ort_key"] == "inconclusive" and "loaded" in row["verdict_vs_B_ort_reason"]
+
+
+def test_the_verdict_is_given_only_when_durations_match_and_b_ort_ran_in_parallel(monkeypatch):
+    row = ext.compare([_ort(b=15e6)], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_withheld"] == "none" and row["verdict_vs_B_ort_key"] == "D<B,D<C"
+    assert row["duration_matched"] and abs(row["M_alone_error"]) < 0.01
+    assert row["parallelism_B_ort_lo"] > 1.7 and row["matching"] == "none (the point's own shapes)"
+    # ORT's M alone 20% slower than the runner's: withheld, naming the mismatch
+    row = ext.compare([_ort(b=15e6, alone=ALONE | {"M": 7_200_000})], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_withheld"] == "duration_mismatch" and row["verdict_vs_B_ort_key"] == "withheld"
+    assert row["verdict_vs_B_ort"] == "withheld: duration_mismatch" and not row["duration_matched"]
+    assert "vs 6 ms (+20%)" in row["verdict_vs_B_ort_reason"]
+    # 8% off is within the 10% of the rule
+    row = ext.compare([_ort(b=15e6, alone=ALONE | {"M": 6_480_000})], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_withheld"] == "none" and row["duration_matched"]
+    # B_ort's tasks covering a third of its makespan each (parallelism 1): withheld, naming it
+    monkeypatch.setitem(globals(), "B_ORT_SHARE", 1 / 3)
+    row = ext.compare([_ort(b=15e6)], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_withheld"] == "no_parallelism" and "B_ort's parallelism 1.00" in row["verdict_vs_B_ort_reason"]
+    # both: both named
+    row = ext.compare([_ort(b=15e6, alone=ALONE | {"V": 3_000_000})], [_runner(d=10e6)]).iloc[0]
+    assert row["verdict_withheld"] == "duration_mismatch,no_parallelism"
+    assert "vs 5 ms (-40%)" in row["verdict_vs_B_ort_reason"]
+
+
+def test_a_duration_matched_ort_run_is_the_same_point_and_its_matching_is_shown():
+    ort = _run(
+        {"A_ort": 30e6, "B_ort": 15e6, "B_ort_graph": 30e6},
+        ALONE,
+        backend="onnxruntime 1.32.0 CPUExecutionProvider",
+        tasks_meta=TASKS_META | {"M": TASKS_META["M"] | {"m": 200}},
+    )
+    with pytest.raises(ext.ExternalInputError, match="task M: m 64 vs 200"):
+        ext.compare([ort], [_runner()])
+    ort.meta["point_tasks"] = TASKS_META
+    ort.meta["matching"] = {"M": {"scaled": "m", "runner_size": 64, "ort_size": 200}}
+    row = ext.compare([ort], [_runner()]).iloc[0]
+    assert row["matching"] == "M m 64->200" and row["verdict_withheld"] == "none"
+    assert row["speedup_D_over_B_ort_pairs"] == "1.500"
+    # the hand-over gaps: B_ort's tasks end at 0.6 of its makespan, D's at a third
+    assert row["gap_B_ort_ms"] == pytest.approx(6.0, rel=0.01) and row["gap_D_ms"] == pytest.approx(6.67, rel=0.01)

@@ -133,6 +133,7 @@ def test_external_comparison_is_reported_not_judged():
             "speedup_D_over_B_ort_hi": 2.81,
             "speedup_D_over_B_ort_rel": "<",
             "loaded": True,
+            "verdict_withheld": "duration_mismatch,no_parallelism",
         },
         {
             "sweep": "ratio",
@@ -144,13 +145,17 @@ def test_external_comparison_is_reported_not_judged():
             "speedup_D_over_B_ort_hi": 1.48,
             "speedup_D_over_B_ort_rel": "?",
             "loaded": False,
+            "verdict_withheld": "none",
         },
     ]
+    text = answers.external_sentence(rows + [rows[1] | {"point": "Mshort"}])
+    assert "given on 2, withheld on 1 (duration mismatch on 1, no parallelism on 1)." in text
     text = answers.external_sentence(rows)
     assert "onnxruntime 9.9" in text and "over 2 points" in text
     assert "D faster than B\\textsubscript{ort} on 1 (\\texttt{ratio/md/similar} (1.74 [1.27, 2.81]))" in text
     assert "undetermined on 1" in text and "loaded during 1 of these 2" in text
-    assert "the ratio alone is not read as a verdict" in text and "kernel ratios beside it" in text
+    assert "alone takes the runner's time" in text
+    assert "given on 1, withheld on 1 (duration mismatch on 1, no parallelism on 1)." in text
     assert "measured no point" in answers.external_sentence([])
 
 

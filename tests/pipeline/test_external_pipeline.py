@@ -31,6 +31,17 @@ def test_external_target_on_a_tiny_config(tmp_path):
     assert row["backend"].startswith("onnxruntime")
     for col in ("speedup_D_over_B_ort", "speedup_B_ort_over_A_ort", "kernel_ratio_M", "kernel_ratio_D"):
         assert row[f"{col}_lo"] <= row[col] <= row[f"{col}_hi"]
+    # duration matching ran against the runner's replicates; the gate gave a
+    # verdict or named what withheld it (never a blank)
+    assert row["matching"].startswith("M m ") and "V v_passes" in row["matching"] and "D d_rows" in row["matching"]
+    assert all(pd.notna(row[f"{t}_alone_error"]) for t in "MVD")
+    assert row["verdict_withheld"] == "none" or set(row["verdict_withheld"].split(",")) <= {
+        "duration_mismatch",
+        "no_parallelism",
+    }
+    assert (row["verdict_vs_B_ort_key"] == "withheld") == (row["verdict_withheld"] != "none")
+    assert row["gap_B_ort_ms"] >= 0 and row["gap_D_ms"] >= 0
+    assert len(row["speedup_D_over_B_ort_pairs"].split()) == reps
     # replicates: same inputs (seed), different round orders
     orders, metas = [], []
     for rep in range(reps):
@@ -39,6 +50,8 @@ def test_external_target_on_a_tiny_config(tmp_path):
             for line in (tmp_path / f"results/host/external/raw/tiny/mvd/small/ort{rep}.jsonl").read_text().splitlines()
         ]
         metas.append(recs[0]["args"])
+        matching = recs[0]["matching"]
+        assert set(matching) == {"M", "V", "D"} and recs[0]["point_tasks"]["M"]["m"] == matching["M"]["runner_size"]
         orders.append(tuple((t["group"], t["workload"]) for t in recs if t["record"] == "trial" and t["round"] == 0))
     assert len({m["seed"] for m in metas}) == 1 and len({m["order_seed"] for m in metas}) == reps
     assert len(set(orders)) > 1

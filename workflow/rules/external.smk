@@ -15,6 +15,12 @@
 # runner has (run.replicates), each its own target file so one can be rerun alone;
 # all use the point's seed for the inputs (hxrun's data) and a new seed for
 # the round order.
+#
+# Duration matching and pairing (docs/ort.md): ONNX Runtime's replicate r
+# rescales its tasks until each alone takes runner replicate r's alone time
+# (--match-runner), and runs right after it (its priority puts it before the
+# point's next runner replicate), so the two sides alternate and replicate r
+# of one is paired with replicate r of the other.
 
 # (Definitions: external_common.smk.)
 
@@ -24,6 +30,7 @@
 rule ort_run:
     input:
         code=CODE["ort_run"],
+        runner=ort_match_raw,
     output:
         jsonl=f"{EXTERNAL_DIR}/raw/{{sweep}}/{{workload}}/{{point}}/ort{{rep}}.jsonl",
     params:
@@ -34,6 +41,8 @@ rule ort_run:
     resources:
         device=1,
     threads: all_cores
+    # run as soon as its runner replicate is done, before the next one
+    priority: 10
     log:
         f"logs/host/external/{{sweep}}/{{workload}}/{{point}}/ort{{rep}}.log",
     conda:

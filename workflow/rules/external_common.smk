@@ -55,6 +55,14 @@ def ort_raws(wc):
     return [f"{EXTERNAL_DIR}/raw/{wc.sweep}/{wc.workload}/{wc.point}/ort{r}.jsonl" for r in range(EXTERNAL_REPLICATES)]
 
 
+def ort_match_raw(wc):
+    """The runner replicate ONNX Runtime's replicate *rep* is matched to and
+    paired with (the same index; replicate 0 where the runner has fewer)."""
+    p = external_point(wc)
+    reps = list(replicates_of(p))
+    return raw_of(p, int(wc.rep) if int(wc.rep) in reps else reps[0])
+
+
 def runner_raws(wc):
     # every replicate of the point's hxrun run (common.smk)
     return all_reps(external_point(wc), raw_of)

@@ -12,6 +12,8 @@ with open(sm.log[0], "w") as log:
             *map(str, sm.params.args),
             "--out",
             sm.output.jsonl,
+            "--match-runner",
+            sm.input.runner,
             "--order-seed",
             str(sm.params.order_seed),
             "--label",
