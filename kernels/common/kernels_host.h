@@ -1,0 +1,32 @@
+/* Shared by the host kernel files (kernels_host.c and the per-ISA variants
+ * kernels_host_avx2.c / kernels_host_avx512.c): the fp32 GEMM's packed
+ * layout and its cache-blocking plan, which every variant uses with its own
+ * micro-tile shape, and the variant tables the run-time choice picks from. */
+#ifndef HX_KERNELS_HOST_H
+#define HX_KERNELS_HOST_H
+#include "kernels.h"
+
+/* Default k-block (--m-tile): must equal HX_M_TILE_DEFAULT. */
+#define HX_HOST_KC 256
+
+/* Packed layout for an mr x nr micro-tile: ceil(m/mr) A panels, each k x mr
+ * (k-major, zero-padded rows), then ceil(n/nr) B panels, each k x nr
+ * (zero-padded columns). */
+size_t hx_host_f32_prep_bytes(int m, int n, int k, int mr, int nr);
+void hx_host_f32_pack(const float *A, const float *B, int m, int n, int k, int mr, int nr, void *prep);
+
+/* Loop bounds of one run_rows call: the panels holding rows [r0, r1), and
+ * how many row panels (A block, kept in L2) and column panels (B block) one
+ * cache block holds for the k-block depth kcb. */
+typedef struct {
+    const float *Ap, *Bp;
+    int kcb, ip0, ip1, npanels, mc_panels, nc_panels;
+} hx_host_f32_blocks;
+hx_host_f32_blocks hx_host_f32_plan(const void *prep, int m, int n, int k, int kcb, int r0, int r1, int mr, int nr);
+
+/* Generic kernels (GCC/Clang vector extensions, the build's -march): every
+ * entry of every variant that the variant does not replace. */
+extern const hx_kernels hx_kernels_host_generic;
+/* x86-64 variants: only their tuned entries are set (the rest NULL). */
+extern const hx_kernels hx_kernels_host_avx2, hx_kernels_host_avx512;
+#endif
