@@ -93,6 +93,7 @@ static void vec_stream_f32(const float *x, float *y, float *rowsum, float *rowma
         for (; c + 8 <= cols && ((uintptr_t)(yr + c) & 31); c += 8)
             hx_host_red8_add(&red, hx_host_hswish8(xr + c, yr + c, passes));
         for (; c + 8 <= cols; c += 8) {
+            if (!(c & 15)) _mm_prefetch((const char *)(xr + c + HX_HOST_STREAM_AHEAD), _MM_HINT_T0); /* a line */
             __m256 v = _mm256_loadu_ps(xr + c);
             for (int p = 0; p < passes; p++) v = hx_host_hswish_v8(v);
             _mm256_stream_ps(yr + c, v);

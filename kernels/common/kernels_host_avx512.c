@@ -107,6 +107,7 @@ static void vec_stream_f32(const float *x, float *y, float *rowsum, float *rowma
         for (; c + 8 <= cols && ((uintptr_t)(yr + c) & 63); c += 8)
             hx_host_red8_add(&red, hx_host_hswish8(xr + c, yr + c, passes));
         for (; c + 16 <= cols; c += 16) {
+            _mm_prefetch((const char *)(xr + c + HX_HOST_STREAM_AHEAD), _MM_HINT_T0);
             __m512 v = _mm512_loadu_ps(xr + c);
             for (int p = 0; p < passes; p++) v = hswish(v);
             _mm512_stream_ps(yr + c, v);

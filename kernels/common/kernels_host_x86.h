@@ -9,6 +9,12 @@
 #include <math.h>
 #include <stdint.h>
 
+/* The V stream kernels prefetch x this many floats (8 KiB) ahead: the
+ * hardware prefetcher stops at each 4 KiB page, a software prefetch does
+ * not (a prefetch past the array's end never faults).  Measured on a shared
+ * 2-core Xeon: +4-8 points of the single-thread read rate, in noise. */
+#define HX_HOST_STREAM_AHEAD 2048
+
 /* min/max with the constant first: NaN and -0 pass through as in the
  * reference's g < 0 ? 0 : (g > 6 ? 6 : g). */
 static inline __m256 hx_host_hswish_v8(__m256 v) {
