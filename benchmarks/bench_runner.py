@@ -149,7 +149,7 @@ def m_rows(shapes: list[int], repeats: int, rounds: int) -> tuple[list[tuple], d
     """Interleaved repetitions: per shape, numpy then every variant."""
     variants = [v for v in runnable_variants() if v != "generic"] or ["generic"]
     proxy = "avx2" in variants and "avx512" in variants  # AVX2 kernel vs OpenBLAS's AVX2 kernel
-    got = {(s, key): [] for s in shapes for key in ["np", "np_haswell", *variants]}
+    got = {(s, key): [] for s in shapes for key in ["np", "np_haswell", *variants, *(v + "_prep" for v in variants)]}
     meta = {}
     for _ in range(repeats):
         for s in shapes:
@@ -162,6 +162,7 @@ def m_rows(shapes: list[int], repeats: int, rounds: int) -> tuple[list[tuple], d
                 recs = run(m_args(s, rounds), v)
                 meta[v] = recs[0]
                 got[(s, v)].append(alone_ns(recs, "M"))
+                got[(s, v + "_prep")].append(recs[0]["tasks"]["M"]["prep_ns"])
     rows = []
     for s in shapes:
         flops = 2 * s**3
@@ -182,6 +183,16 @@ def m_rows(shapes: list[int], repeats: int, rounds: int) -> tuple[list[tuple], d
                         target,
                     )
                 )
+        v = variants[0]
+        rows.append(
+            (
+                f"M packing {s}^3 [{meta[v]['kernels']}] (once, before timing)",
+                cell([t / 1e3 for t in got[(s, v + "_prep")]]) + " us",
+                f"its GEMM {cell([t / 1e3 for t in got[(s, v)]])} us",
+                "-",
+                "-",
+            )
+        )
     return rows, meta, got
 
 
