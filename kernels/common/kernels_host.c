@@ -2,7 +2,7 @@
  * same source vectorises for AVX2/AVX-512 (x86-64) or NEON (AArch64) under
  * -march=native.  Prepared layouts are packed panels: the packing is the
  * "layout preparation" that the runner times separately.  On x86-64 the
- * per-ISA files replace the fp32 GEMM and the V stream variant
+ * per-ISA files replace both GEMMs and the V stream variant
  * (kernels_host_x86.c picks one at run time); everything else is this
  * file's, and so is every entry elsewhere (kernels_host_any.c). */
 #include <math.h>
@@ -76,6 +76,27 @@ void hx_host_f32_pack(const float *A, const float *B, int m, int n, int k, int m
             for (int c = 0; c < nr; c++) {
                 int j = jp * nr + c;
                 Bp[((size_t)jp * k + p) * nr + c] = j < n ? B[(size_t)p * n + j] : 0.0f;
+            }
+}
+
+size_t hx_host_u8i8_pairs_bytes(int m, int n, int k, int mr, int nr) {
+    return ((size_t)panels(m, mr) * mr + (size_t)panels(n, nr) * nr) * (size_t)panels(k, 2) * 4;
+}
+
+void hx_host_u8i8_pack_pairs(const uint8_t *A, const int8_t *B, int m, int n, int k, int mr, int nr, void *prep) {
+    int kp = panels(k, 2);
+    int16_t *Ap = (int16_t *)prep, *Bp = Ap + (size_t)panels(m, mr) * mr * kp * 2;
+    for (int ip = 0; ip < panels(m, mr); ip++)
+        for (int p = 0; p < k + (k & 1); p++)
+            for (int r = 0; r < mr; r++) {
+                int i = ip * mr + r;
+                Ap[(((size_t)ip * kp + p / 2) * mr + r) * 2 + (p & 1)] = i < m && p < k ? A[(size_t)i * k + p] : 0;
+            }
+    for (int jp = 0; jp < panels(n, nr); jp++)
+        for (int p = 0; p < k + (k & 1); p++)
+            for (int c = 0; c < nr; c++) {
+                int j = jp * nr + c;
+                Bp[(((size_t)jp * kp + p / 2) * nr + c) * 2 + (p & 1)] = j < n && p < k ? B[(size_t)p * n + j] : 0;
             }
 }
 

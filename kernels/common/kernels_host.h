@@ -15,6 +15,15 @@
 size_t hx_host_f32_prep_bytes(int m, int n, int k, int mr, int nr);
 void hx_host_f32_pack(const float *A, const float *B, int m, int n, int k, int mr, int nr, void *prep);
 
+/* u8 x i8 layout of the AVX2 / AVX-512 variants, for a 16-bit pair multiply
+ * (vpmaddwd: a0 b0 + a1 b1 into 32 bits, exact for u8 x i8): k in pairs,
+ * ceil(k/2) of them (an odd k's last pair zero-padded).  A: ceil(m/mr)
+ * panels, each k-pair a row of mr 32-bit words (a[i][2p], a[i][2p+1] as
+ * int16); B: ceil(n/nr) panels, each k-pair nr words (b[2p][j],
+ * b[2p+1][j]). */
+size_t hx_host_u8i8_pairs_bytes(int m, int n, int k, int mr, int nr);
+void hx_host_u8i8_pack_pairs(const uint8_t *A, const int8_t *B, int m, int n, int k, int mr, int nr, void *prep);
+
 /* Loop bounds of one run_rows call: the panels holding rows [r0, r1), and
  * how many row panels (A block, kept in L2) and column panels (B block) one
  * cache block holds for the k-block depth kcb. */

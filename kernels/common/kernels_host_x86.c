@@ -24,8 +24,9 @@ static int has_avx2(void) {
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
 /* The generic table with the variant's entries laid over it.  The row
- * alignment serves both GEMMs (tasks split rows with one value): a common
- * multiple of the two panel heights. */
+ * alignment serves both GEMMs (tasks split rows with one value): the
+ * variant's panel height when it replaces both, else a common multiple of
+ * its height and the generic one. */
 static void overlay(hx_kernels *t, const hx_kernels *v, const char *choice) {
     *t = hx_kernels_host_generic;
     t->name = v->name;
@@ -38,6 +39,14 @@ static void overlay(hx_kernels *t, const hx_kernels *v, const char *choice) {
     t->vec_stream_f32 = v->vec_stream_f32;
     int a = v->gemm_rows_align, b = hx_kernels_host_generic.gemm_rows_align;
     t->gemm_rows_align = a / gcd(a, b) * b;
+    if (v->gemm_u8i8_run_rows) { /* both GEMMs the variant's: its own panel height */
+        t->gemm_u8i8_prep_bytes = v->gemm_u8i8_prep_bytes;
+        t->gemm_u8i8_prepare = v->gemm_u8i8_prepare;
+        t->gemm_u8i8_run = v->gemm_u8i8_run;
+        t->gemm_u8i8_run_kc = v->gemm_u8i8_run_kc;
+        t->gemm_u8i8_run_rows = v->gemm_u8i8_run_rows;
+        t->gemm_rows_align = a;
+    }
 }
 
 static _Noreturn void refuse(const char *want, const char *why) {

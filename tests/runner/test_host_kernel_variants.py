@@ -9,6 +9,7 @@ choice) and checks, for shapes that are not multiples of any panel size:
   - run_rows over splits at odd rows (not panel multiples): each split's rows
     bit-identical to the whole run and no other row written, for the default
     and two explicit k-blocks;
+  - u8 x i8 GEMM: whole runs and each run_rows split exactly the reference's;
   - V stream: y, rowsum and rowmax bit-identical to the generic kernel's (y
     also to the reference), on rows whose output is not vector-aligned.
 The runner's choice (meta.kernels, HXFUSE_HOST_ISA honoured or refused) is
@@ -54,6 +55,11 @@ static hx_kernels full(const hx_kernels *v) {
         t.gemm_f32_prep_bytes = v->gemm_f32_prep_bytes, t.gemm_f32_prepare = v->gemm_f32_prepare;
         t.gemm_f32_run = v->gemm_f32_run, t.gemm_f32_run_kc = v->gemm_f32_run_kc;
         t.gemm_f32_run_rows = v->gemm_f32_run_rows, t.gemm_rows_align = v->gemm_rows_align;
+    }
+    if (v->gemm_u8i8_run_rows) {
+        t.gemm_u8i8_prep_bytes = v->gemm_u8i8_prep_bytes, t.gemm_u8i8_prepare = v->gemm_u8i8_prepare;
+        t.gemm_u8i8_run = v->gemm_u8i8_run, t.gemm_u8i8_run_kc = v->gemm_u8i8_run_kc;
+        t.gemm_u8i8_run_rows = v->gemm_u8i8_run_rows;
     }
     if (v->vec_stream_f32) t.vec_stream_f32 = v->vec_stream_f32;
     t.name = v->name;
@@ -108,6 +114,41 @@ static float *gemm(const hx_kernels *k, int m, int n, int kk, int kc, int odd) {
     return C;
 }
 
+/* u8 x i8: exact, whole runs and each split (extremes 255 and -128 included). */
+static void gemm_u8(const hx_kernels *k, int m, int n, int kk, int kc, int odd) {
+    uint8_t *A = malloc((size_t)m * kk);
+    int8_t *B = malloc((size_t)kk * n);
+    int32_t *C = malloc(4 * (size_t)m * n), *R = malloc(4 * (size_t)m * n), *S = malloc(4 * (size_t)m * n);
+    for (int i = 0; i < m * kk; i++) A[i] = i % 7 == 0 ? 255 : (uint8_t)(rnd() * 127 + 128);
+    for (int i = 0; i < kk * n; i++) B[i] = i % 5 == 0 ? -128 : (int8_t)(rnd() * 127);
+    void *p = malloc(k->gemm_u8i8_prep_bytes(m, n, kk)), *pr = malloc(hx_kernels_ref.gemm_u8i8_prep_bytes(m, n, kk));
+    k->gemm_u8i8_prepare(A, B, m, n, kk, p);
+    hx_kernels_ref.gemm_u8i8_prepare(A, B, m, n, kk, pr);
+    if (kc > 0) k->gemm_u8i8_run_kc(p, C, m, n, kk, kc);
+    else k->gemm_u8i8_run(p, C, m, n, kk);
+    hx_kernels_ref.gemm_u8i8_run(pr, R, m, n, kk);
+    if (memcmp(C, R, 4 * (size_t)m * n))
+        FAIL("%s u8i8 %dx%dx%d kc %d: differs from the reference", k->name, m, n, kk, kc);
+    int cut[8], nc = 0, want[] = {0, 1, 8, 23, m / 2 + 3, m};
+    for (int i = 0; i < 6; i++) {
+        int c = want[i] < m ? want[i] : m;
+        if (!odd && c != m) c -= c % k->gemm_rows_align;
+        if (nc == 0 || c > cut[nc - 1]) cut[nc++] = c;
+    }
+    for (int i = 0; i + 1 < nc; i++) {
+        memset(S, 0x5A, 4 * (size_t)m * n);
+        k->gemm_u8i8_run_rows(p, S, m, n, kk, kc, cut[i], cut[i + 1]);
+        size_t a = (size_t)cut[i] * n, b = (size_t)cut[i + 1] * n;
+        int outside = 0;
+        for (size_t e = 0; e < (size_t)m * n; e++)
+            if ((e < a || e >= b) && S[e] != 0x5A5A5A5A) outside = 1;
+        if (memcmp(S + a, R + a, (b - a) * 4) || outside)
+            FAIL("%s u8i8 %dx%dx%d kc %d: run_rows [%d, %d) %s", k->name, m, n, kk, kc, cut[i], cut[i + 1],
+                 outside ? "wrote rows outside its range" : "differs from the reference");
+    }
+    free(A), free(B), free(C), free(R), free(S), free(p), free(pr);
+}
+
 /* Bit-identical, except that any NaN equals any NaN: the payload of a sum
  * of two NaNs depends on the operand order, which a compiler may swap. */
 static int same(const float *a, const float *b, size_t n) {
@@ -134,7 +175,7 @@ static void stream(const hx_kernels *k, int rows, int cols, int shift) {
 }
 
 int main(int argc, char **argv) {
-    static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {14, 32, 8}, {29, 47, 300}, {300, 300, 300}};
+    static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {14, 32, 8}, {29, 47, 301}, {300, 300, 300}};
     float *first[5][3] = {{0}};
     for (int a = 1; a < argc; a++) {
         const hx_kernels *v = !strcmp(argv[a], "avx512") ? &hx_kernels_host_avx512
@@ -151,6 +192,7 @@ int main(int argc, char **argv) {
                          shapes[s][1], shapes[s][2], kc);
                 if (odd && !first[s][c]) first[s][c] = C;
                 else free(C);
+                gemm_u8(&k, shapes[s][0], shapes[s][1], shapes[s][2], kc, odd);
             }
         stream(&k, 3, 37, 0), stream(&k, 5, 1000, 3), stream(&k, 4, 4096, 8), stream(&k, 2, 5, 1);
         printf("%s ok\n", k.name);
