@@ -306,16 +306,27 @@ def portable_hxrun(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("cpu", sorted(EMULATED))
 def test_an_emulated_older_cpu_gets_its_variant_and_refuses_a_wider_one(portable_hxrun, tmp_path, cpu):
     """On an emulated Haswell the AVX2 variant runs (no AVX-512 instruction
-    in it: that would be SIGILL), on Nehalem the generic one; forcing a
+    in it: that would be SIGILL), on Nehalem the generic one, each with the
+    checksums (fp32 and u8i8) of the same variant forced natively; forcing a
     variant the emulated CPU lacks fails with exit 2 before any output."""
     best, lacking = EMULATED[cpu]
     qemu = ["qemu-x86_64", "-cpu", cpu, str(portable_hxrun)]
     args = ["--out", str(tmp_path / "o.jsonl"), "--rounds", "1", "--warmup", "0", "--workloads", "mv"]
     args += ["--m-shape", "17,33,65", "--v-variant", "stream", "--v-shape", "8,64", "--d-shape", "8,64"]
-    ok = subprocess.run([*qemu, *args], capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr[-2000:]
-    assert json.loads((tmp_path / "o.jsonl").read_text().splitlines()[0])["kernels"] == best
-    (tmp_path / "o.jsonl").unlink()
+    for precision in ("fp32", "u8i8"):
+        ok = subprocess.run([*qemu, *args, "--precision", precision], capture_output=True, text=True, timeout=300)
+        assert ok.returncode == 0, ok.stderr[-2000:]
+        recs = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+        assert recs[0]["kernels"] == best
+        # the emulated CPU's checksums are the native run's of the same variant
+        native_isa = "generic" if best == "host-simd" else best.removeprefix("host-")
+        env = {"PATH": "/usr/bin:/bin", "HXFUSE_HOST_ISA": native_isa}
+        nat = subprocess.run([str(portable_hxrun), *args, "--precision", precision], env=env, timeout=120)
+        assert nat.returncode == 0
+        native = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+        verify = [[r["checksums"] for r in rs if r["record"] == "verify"] for rs in (recs, native)]
+        assert verify[0] == verify[1], precision
+        (tmp_path / "o.jsonl").unlink()
     env = {"PATH": "/usr/bin:/bin", "HXFUSE_HOST_ISA": lacking}
     bad = subprocess.run([*qemu, *args], env=env, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2, bad.stderr[-2000:]
