@@ -42,6 +42,8 @@ static inline void store_tile(__m256 acc[MR][2], float *C, int ldc, int lo, int 
         for (int j = 0; j < cols; j++) C[(size_t)r * ldc + j] = add ? C[(size_t)r * ldc + j] + t[r][j] : t[r][j];
 }
 
+/* The MR x NR tile of the block: acc[r][j] = sum over the kc steps of a * b,
+ * one FMA per step in k order. Then stored (store_tile). */
 static inline void micro(const float *a, const float *b, int kc, float *C, int ldc, int lo, int hi, int cols, int add) {
     /* local accumulators, so that they live in registers for the whole loop */
     __m256 acc[MR][2];

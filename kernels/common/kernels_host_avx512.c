@@ -22,8 +22,6 @@ static void f32_prepare(const float *A, const float *B, int m, int n, int k, voi
     hx_host_f32_pack(A, B, m, n, k, MR, NR, prep);
 }
 
-/* The MR x NR tile of the block: acc[r][j] = sum over the kc steps of a * b,
- * one FMA per step in k order. */
 /* Tile rows [lo, hi) and cols columns into C: stored, or added to C.  Both
  * loops over the accumulators have a constant trip count, so that the
  * compiler keeps acc in registers (a variable index would put it in memory
@@ -45,6 +43,8 @@ static inline void store_tile(__m512 acc[MR][2], float *C, int ldc, int lo, int 
         for (int j = 0; j < cols; j++) C[(size_t)r * ldc + j] = add ? C[(size_t)r * ldc + j] + t[r][j] : t[r][j];
 }
 
+/* The MR x NR tile of the block: acc[r][j] = sum over the kc steps of a * b,
+ * one FMA per step in k order. Then stored (store_tile). */
 static inline void micro(const float *a, const float *b, int kc, float *C, int ldc, int lo, int hi, int cols, int add) {
     /* local accumulators, so that they live in registers for the whole loop */
     __m512 acc[MR][2];
