@@ -1,6 +1,7 @@
 /* Kernel interface.  One table per backend: kernels_ref.c (portable scalar
- * reference, always linked), kernels_host.c (host SIMD through GCC/Clang
- * vector extensions) and hexagon/kernels_hvx.c (HVX intrinsics).  The build
+ * reference, always linked), the host kernels (kernels_host*.c: GCC/Clang
+ * vector extensions, and on x86-64 AVX2 / AVX-512 variants chosen at run
+ * time) and hexagon/kernels_hvx.c (HVX intrinsics).  The build
  * links exactly one non-reference backend, which defines hx_kernels_fast().
  *
  * Every backend must produce bit-identical results to the reference for the
@@ -25,6 +26,9 @@ typedef struct hx_copy_desc {
 
 typedef struct hx_kernels {
     const char *name;
+    /* How the backend was chosen where a build holds several (the host's
+     * per-ISA variants: "auto" or the forcing setting); NULL otherwise. */
+    const char *choice;
 
     /* M: GEMM C[m][n] = A[m][k] * B[k][n], row-major logical layout.
      * prepare() converts A and B to the backend's own layout ("prepared

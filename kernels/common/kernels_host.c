@@ -1,10 +1,13 @@
-/* Host SIMD kernels, written with GCC/Clang vector extensions so the same
- * source vectorises for AVX2/AVX-512 (x86-64) or NEON (AArch64) under
+/* Generic host SIMD kernels, written with GCC/Clang vector extensions so the
+ * same source vectorises for AVX2/AVX-512 (x86-64) or NEON (AArch64) under
  * -march=native.  Prepared layouts are packed panels: the packing is the
- * "layout preparation" that the runner times separately. */
+ * "layout preparation" that the runner times separately.  On x86-64 the
+ * per-ISA files replace both GEMMs and the V stream variant
+ * (kernels_host_x86.c picks one at run time); everything else is this
+ * file's, and so is every entry elsewhere (kernels_host_any.c). */
 #include <math.h>
 #include <string.h>
-#include "kernels.h"
+#include "kernels_host.h"
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
@@ -21,7 +24,7 @@ typedef float vgf __attribute__((vector_size(GW * 4)));
 /* Default k-block (--m-tile): the depth of A and B micro-panels streamed per
  * pass over C.  Deeper blocks touch C less often; shallower ones keep the B
  * micro-panel (kc x NR floats) in L1.  Must equal HX_M_TILE_DEFAULT. */
-#define KC 256
+#define KC HX_HOST_KC
 
 static inline v8f loadf(const float *p) {
     v8f v;
@@ -56,26 +59,70 @@ static inline v8i seli(v8i m, v8i a, v8i b) { return (m & a) | (~m & b); }
 static int panels(int x, int w) { return (x + w - 1) / w; }
 
 /* ---- M: fp32 GEMM ---------------------------------------------------- */
-/* A: ceil(m/MR) panels, each k x MR (k-major, zero padded rows).
- * B: ceil(n/NR) panels, each k x NR (zero padded columns). */
-static size_t f32_prep_bytes(int m, int n, int k) {
-    return ((size_t)panels(m, MR) * MR + (size_t)panels(n, NR) * NR) * (size_t)k * sizeof(float);
+size_t hx_host_f32_prep_bytes(int m, int n, int k, int mr, int nr) {
+    return ((size_t)panels(m, mr) * mr + (size_t)panels(n, nr) * nr) * (size_t)k * sizeof(float);
 }
 
+void hx_host_f32_pack(const float *A, const float *B, int m, int n, int k, int mr, int nr, void *prep) {
+    float *Ap = (float *)prep, *Bp = Ap + (size_t)panels(m, mr) * mr * k;
+    for (int ip = 0; ip < panels(m, mr); ip++)
+        for (int p = 0; p < k; p++)
+            for (int r = 0; r < mr; r++) {
+                int i = ip * mr + r;
+                Ap[((size_t)ip * k + p) * mr + r] = i < m ? A[(size_t)i * k + p] : 0.0f;
+            }
+    for (int jp = 0; jp < panels(n, nr); jp++)
+        for (int p = 0; p < k; p++)
+            for (int c = 0; c < nr; c++) {
+                int j = jp * nr + c;
+                Bp[((size_t)jp * k + p) * nr + c] = j < n ? B[(size_t)p * n + j] : 0.0f;
+            }
+}
+
+size_t hx_host_u8i8_pairs_bytes(int m, int n, int k, int mr, int nr) {
+    return ((size_t)panels(m, mr) * mr + (size_t)panels(n, nr) * nr) * (size_t)panels(k, 2) * 4;
+}
+
+void hx_host_u8i8_pack_pairs(const uint8_t *A, const int8_t *B, int m, int n, int k, int mr, int nr, void *prep) {
+    int kp = panels(k, 2);
+    int16_t *Ap = (int16_t *)prep, *Bp = Ap + (size_t)panels(m, mr) * mr * kp * 2;
+    for (int ip = 0; ip < panels(m, mr); ip++)
+        for (int p = 0; p < k + (k & 1); p++)
+            for (int r = 0; r < mr; r++) {
+                int i = ip * mr + r;
+                Ap[(((size_t)ip * kp + p / 2) * mr + r) * 2 + (p & 1)] = i < m && p < k ? A[(size_t)i * k + p] : 0;
+            }
+    for (int jp = 0; jp < panels(n, nr); jp++)
+        for (int p = 0; p < k + (k & 1); p++)
+            for (int c = 0; c < nr; c++) {
+                int j = jp * nr + c;
+                Bp[(((size_t)jp * kp + p / 2) * nr + c) * 2 + (p & 1)] = j < n && p < k ? B[(size_t)p * n + j] : 0;
+            }
+}
+
+/* Cache blocks sized for a typical 1-2 MiB L2 per core: an A block of about
+ * 128 KiB (mc rows x kc) swept against each B micro-panel, and a B block of
+ * about 1 MiB (kc x nc columns) reused by every A block of the k-block. */
+hx_host_f32_blocks hx_host_f32_plan(const void *prep, int m, int n, int k, int kcb, int r0, int r1, int mr, int nr) {
+    hx_host_f32_blocks b;
+    b.Ap = (const float *)prep;
+    b.Bp = b.Ap + (size_t)panels(m, mr) * mr * k;
+    b.kcb = kcb <= 0 ? HX_HOST_KC : kcb;
+    int kc = b.kcb < k ? b.kcb : k;
+    b.ip0 = r0 / mr;
+    b.ip1 = panels(r1, mr);
+    b.npanels = panels(n, nr);
+    b.mc_panels = (128 << 10) / (kc * mr * 4);
+    b.nc_panels = (1 << 20) / (kc * nr * 4);
+    if (b.mc_panels < 1) b.mc_panels = 1;
+    if (b.nc_panels < 1) b.nc_panels = 1;
+    return b;
+}
+
+/* Generic panels: MR rows by two vectors of columns. */
+static size_t f32_prep_bytes(int m, int n, int k) { return hx_host_f32_prep_bytes(m, n, k, MR, NR); }
 static void f32_prepare(const float *A, const float *B, int m, int n, int k, void *prep) {
-    float *Ap = (float *)prep, *Bp = Ap + (size_t)panels(m, MR) * MR * k;
-    for (int ip = 0; ip < panels(m, MR); ip++)
-        for (int p = 0; p < k; p++)
-            for (int r = 0; r < MR; r++) {
-                int i = ip * MR + r;
-                Ap[((size_t)ip * k + p) * MR + r] = i < m ? A[(size_t)i * k + p] : 0.0f;
-            }
-    for (int jp = 0; jp < panels(n, NR); jp++)
-        for (int p = 0; p < k; p++)
-            for (int c = 0; c < NR; c++) {
-                int j = jp * NR + c;
-                Bp[((size_t)jp * k + p) * NR + c] = j < n ? B[(size_t)p * n + j] : 0.0f;
-            }
+    hx_host_f32_pack(A, B, m, n, k, MR, NR, prep);
 }
 
 /* C tile (MR x NR) = or += a[kc x MR] * b[kc x NR] */
@@ -346,7 +393,7 @@ static void copy2d(const hx_copy_desc *d) {
     }
 }
 
-static const hx_kernels host_kernels = {
+const hx_kernels hx_kernels_host_generic = {
     .name = "host-simd",
     .gemm_f32_prep_bytes = f32_prep_bytes,
     .gemm_f32_prepare = f32_prepare,
@@ -364,5 +411,3 @@ static const hx_kernels host_kernels = {
     .vec_stream_f32 = vec_stream_f32,
     .copy2d = copy2d,
 };
-
-const hx_kernels *hx_kernels_fast(void) { return &host_kernels; }

@@ -329,6 +329,7 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     hx_json_bool(&j, "emulated", 0);
 #endif
     hx_json_str(&j, "kernels", X.k->name);
+    if (X.k->choice) hx_json_str(&j, "kernels_choice", X.k->choice);
     hx_json_str(&j, "compiler", HX_COMPILER);
     hx_json_str(&j, "compiler_version", __VERSION__);
     hx_json_str(&j, "cflags", HX_CFLAGS);

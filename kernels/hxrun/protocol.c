@@ -133,6 +133,8 @@ static void write_machine(hx_json *j, const hx_exec *x, int cores) {
     hx_json_bool(j, "emulated", 0);
 #endif
     hx_json_str(j, "kernels", x->kern->name);
+    /* how a build with several kernel variants chose this one */
+    if (x->kern->choice) hx_json_str(j, "kernels_choice", x->kern->choice);
     hx_json_str(j, "compiler", HX_COMPILER);
     hx_json_str(j, "compiler_version", __VERSION__);
     hx_json_str(j, "cflags", HX_CFLAGS);

@@ -205,6 +205,7 @@ static void write_meta(FILE *out, const sv_args *a, const sv_run *s, const sv_tr
     for (int i = 0; i < a->nlabels; i++) hx_json_str(&j, a->label_key[i], a->label_val[i]);
     hx_json_close(&j, '}');
     hx_json_str(&j, "kernels", s->k->name);
+    if (s->k->choice) hx_json_str(&j, "kernels_choice", s->k->choice);
     hx_json_str(&j, "compiler", HX_COMPILER);
     hx_json_str(&j, "cflags", HX_CFLAGS);
     hx_json_str(&j, "clock", hx_clock_source());

@@ -8,6 +8,11 @@ epoch, warnings about the core count), the end record likewise, the order of
 the trials (the seeded round shuffle) and every checksum.  A refactor of the
 C code that moves, shares or rewrites code must leave these identical.
 
+The runners run with HXFUSE_HOST_ISA=avx2: the host's fp32 GEMM variant is
+chosen per CPU at run time (meta.kernels names it), and AVX2 is the variant
+every machine these pins are checked on executes (the AVX-512 variant's
+results are bit-identical to it: tests/runner/test_host_kernel_variants.py).
+
 To re-pin after an intended change of the records:
     HX_UPDATE_GOLDEN=1 python3 -m pytest tests/runner/test_runner_golden.py
 """
@@ -78,7 +83,8 @@ def built() -> Path:
 
 def run(binary: Path, cwd: Path, *args: str) -> list[dict]:
     # Relative paths, run from cwd: the paths are copied into meta.args.
-    proc = subprocess.run([str(binary), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "HXFUSE_HOST_ISA": "avx2"}
+    proc = subprocess.run([str(binary), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return read(cwd / "out.jsonl")
 
