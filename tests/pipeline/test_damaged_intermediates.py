@@ -5,7 +5,7 @@ it, carrying the run's --configfile; no traceback, in the output or the log.
 
 One kind of damage per kind of reader (the sweep, graph, service-mode and
 ONNX Runtime comparison scripts, the timelines and traces), all in one copy
-of the shared finished run (tests/pipeline/conftest.py), and one Snakemake
+of the shared finished run (the tiny_run fixture of tests/conftest.py), and one Snakemake
 call that forces exactly the jobs reading them (--keep-going; the damaged
 files keep their times, so nothing upstream reruns): about 20 s.
 """

@@ -5,7 +5,7 @@ before `all` has run, it says in one line what to run, repeating the
 --configfile given; a zip report (`--report report.zip`) shows every image
 from its unpacked folder.
 
-The finished tiny run of tests/pipeline/conftest.py and one HTML report are
+The finished tiny run of tests/conftest.py (tiny_run) and one HTML report are
 shared by the checks; the zip test builds one more report.
 """
 
