@@ -67,6 +67,7 @@ _FIXED = {
     "device_start_ns",
     "scratch_peak_bytes",
     "checksums_ok",
+    "preempted",
     "n_tasks",
     "prep_ns",
     "end_to_end_ns",

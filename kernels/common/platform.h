@@ -101,6 +101,21 @@ void hx_free(void *p);
 void *hx_scratch_alloc(size_t bytes, int *on_chip);
 void hx_scratch_free(void *p);
 
+/* Preemption.  A higher-priority client of the NPU (a QNN/HTP session, the
+ * camera) may ask this run to give its on-chip resources back; QuRT's
+ * resource manager does so through the HAP_compute_res release callback and
+ * asks for the release within 5 ms.  hx_release_ask records the request
+ * (callback-safe: an atomic store and a clock read, no lock, no wait); the
+ * runner polls hx_release_asked at every trial boundary (a trial cannot give
+ * VTCM back while engines use it) and then calls hx_release_resources, which
+ * gives everything on-chip back at once, and ends the run.  POSIX holds
+ * nothing on-chip and no resource manager calls it there: only the runner's
+ * test hook (--preempt-at-trial) does.  hx_release_asked returns 1 once a
+ * request came, with its time (hx_now_ns) in *at_ns. */
+void hx_release_ask(void);
+int hx_release_asked(uint64_t *at_ns);
+void hx_release_resources(void);
+
 /* Writes the object "resources" into the open JSON record: what the run
  * really held and used on this platform (power votes, on-chip memory, matrix
  * engine and DMA use, vector contexts, fallbacks taken).  Same keys on every

@@ -308,19 +308,22 @@ void hx_platform_resources(hx_json *j) {
     hx_json_arr(j, "power_votes");
     for (int i = 0; i < nv; i++) hx_json_str(j, NULL, votes[i]);
     hx_json_close(j, ']');
-    size_t arena = 0, hmx = 0;
+    size_t arena = 0, hmx = 0, bytes = hx_vtcm_acquired_bytes();
     uint8_t *base = hx_vtcm_arena(&arena);
     hx_vtcm_hmx_region(&hmx);
+    /* given back on request before the end: what was held, and when it went */
+    uint64_t gone = base ? 0 : hx_vtcm_given_back(&base, &bytes, &arena, &hmx);
     if (base) {
         char b[32];
         snprintf(b, sizeof b, "0x%08lx", (unsigned long)(uintptr_t)base);
         hx_json_obj(j, "vtcm");
         hx_json_str(j, "base", b);
-        hx_json_u64(j, "bytes", hx_vtcm_acquired_bytes());
+        hx_json_u64(j, "bytes", bytes);
         hx_json_u64(j, "defined_bytes", hx_vtcm_defined_bytes());
         hx_json_u64(j, "arena_bytes", arena);
         hx_json_u64(j, "hmx_region_bytes", hmx);
         hx_json_u64(j, "release_requests", hx_vtcm_release_requests());
+        hx_json_bool(j, "released_on_request", gone != 0);
         hx_json_close(j, '}');
     } else {
         hx_json_null(j, "vtcm");
