@@ -52,6 +52,7 @@ ENV_SUMMARY_COLUMNS = (
     "cpu_model",
     "cpu_governor",
     "online_cores",
+    "hw_threads",
     "device_engines_used",
     "engines_exceed_cores",
     "load_average_before",
@@ -314,12 +315,25 @@ def _load_average_findings(
     return out
 
 
+def parallel_units(meta: Mapping[str, Any]) -> tuple[float, str]:
+    """The parallel execution units a runner counted, and what they are:
+    online cores (``meta.online_cores``, POSIX targets) or, on the cDSP,
+    hardware threads (``meta.hw_threads``; ``online_cores`` is null there),
+    which share a core and must never be called cores.  (NaN, "online
+    cores") where the runner wrote neither."""
+    cores, hw = to_float(meta.get("online_cores")), to_float(meta.get("hw_threads"))
+    if not math.isfinite(cores) and math.isfinite(hw):
+        return hw, "hardware threads"
+    return cores, "online cores"
+
+
 def run_environment(run: RunLike) -> dict[str, Any]:
     """:func:`environment` of one run with the two meta fields the findings
     also read (``online_cores``, ``engines_exceed_cores``), for a caller
     that judges one runner output without the trial table."""
     env = environment(run)
     env["online_cores"] = run.meta.get("online_cores")
+    env["hw_threads"] = run.meta.get("hw_threads")
     env["engines_exceed_cores"] = bool(run.meta.get("engines_exceed_cores", False))
     return env
 

@@ -51,7 +51,13 @@ void hx_set_timer_slack_ns(unsigned long ns);
 void hx_cpu_relax(void);
 void hx_yield(void);
 
+/* Parallel execution units the OS offers: online cores on POSIX; on the cDSP
+ * hardware threads, which are not cores (they share a core's pipeline).
+ * hx_cores_key is the meta record's key for the count ("online_cores" or
+ * "hw_threads") and hx_cores_words what it counts, in words. */
 int hx_online_cores(void);
+const char *hx_cores_key(void);
+const char *hx_cores_words(void);
 /* Writes a human-readable CPU model into buf. */
 void hx_cpu_model(char *buf, size_t len);
 /* Machine state that affects timings; -1 / "unknown" where not readable. */

@@ -156,6 +156,8 @@ int hx_online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+const char *hx_cores_key(void) { return "online_cores"; }
+const char *hx_cores_words(void) { return "online cores"; }
 
 void hx_cpu_model(char *buf, size_t len) {
 #ifdef HX_CPU_MODEL

@@ -250,11 +250,14 @@ int hx_make_dir(const char *path) { return mkdir(path, 0777); }
 
 void hx_yield(void) { __asm__ __volatile__("pause(#255)" ::: "memory"); }
 
+/* Hardware threads, not cores: the records call them hw_threads. */
 int hx_online_cores(void) {
     qurt_sysenv_max_hthreads_t h;
     if (qurt_sysenv_get_max_hw_threads(&h) != QURT_EOK || h.max_hthreads == 0) return 1;
     return (int)h.max_hthreads;
 }
+const char *hx_cores_key(void) { return "hw_threads"; }
+const char *hx_cores_words(void) { return "hardware threads"; }
 
 /* No load average or cpufreq governor on the cDSP: the DCVS vote the run
  * makes at start-up (power_qurt.c) is what fixes the clock. */

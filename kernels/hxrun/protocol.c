@@ -74,9 +74,9 @@ static void write_warnings(hx_json *j, const hx_config *c, int used, int cores) 
     char w_engines[200], w_antagonists[200];
     if (used > cores) {
         snprintf(w_engines, sizeof w_engines,
-                 "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the "
-                 "cores, not the engines",
-                 used, cores);
+                 "%d device engines run on %d %s: engines time-share them, so overlap is bounded by the %s, not "
+                 "the engines",
+                 used, cores, hx_cores_words(), hx_cores_words());
         warn[nw++] = (hx_warning){"engines_exceed_cores", w_engines};
     }
     if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
@@ -137,7 +137,9 @@ static void write_machine(hx_json *j, const hx_exec *x, int cores) {
     hx_json_str(j, "compiler_version", __VERSION__);
     hx_json_str(j, "cflags", HX_CFLAGS);
     hx_json_str(j, "cpu_model", model);
-    hx_json_i64(j, "online_cores", cores);
+    /* On the cDSP the count is of hardware threads: named so, never cores. */
+    if (strcmp(hx_cores_key(), "online_cores") != 0) hx_json_null(j, "online_cores");
+    hx_json_i64(j, hx_cores_key(), cores);
     hx_json_str(j, "cpu_governor", gov);
     /* Load before the point: a loaded machine is warned about in the summary;
      * the engines are idle now, whatever keeps cores busy is someone else. */
