@@ -107,6 +107,16 @@ void hx_free(void *p);
 void *hx_scratch_alloc(size_t bytes, int *on_chip);
 void hx_scratch_free(void *p);
 
+/* Clock calibration.  Where the platform derives times from a core clock it
+ * calibrated (the cDSP: thread CPU time = pcycles / cycles per us, measured
+ * against the QTimer at start-up), hx_clock_calibration_start is that
+ * start-up value and hx_clock_calibrate measures it again now (about 2 ms;
+ * the runner does so after the last trial, so thermal throttling during the
+ * run is seen).  Both are cycles per us, 0 where the platform calibrates
+ * nothing (POSIX: its clocks read ns). */
+double hx_clock_calibration_start(void);
+double hx_clock_calibrate(void);
+
 /* Preemption.  A higher-priority client of the NPU (a QNN/HTP session, the
  * camera) may ask this run to give its on-chip resources back; QuRT's
  * resource manager does so through the HAP_compute_res release callback and

@@ -355,6 +355,10 @@ void *hx_scratch_alloc(size_t bytes, int *on_chip) {
 
 void hx_scratch_free(void *p) { hx_free(p); }
 
+/* Nothing calibrated (platform.h): clock_gettime reads ns. */
+double hx_clock_calibration_start(void) { return 0.0; }
+double hx_clock_calibrate(void) { return 0.0; }
+
 /* Preemption (platform.h): no resource manager here; the runner's test hook
  * asks.  Nothing on-chip to give back. */
 static uint64_t release_asked_at; /* 0: not asked */

@@ -196,6 +196,11 @@ static void write_clock(hx_json *j) {
     hx_json_str(j, "source", hx_clock_source());
     hx_json_u64(j, "resolution_ns", hx_clock_resolution_ns());
     hx_json_u64(j, "read_overhead_ns", clock_read_overhead_ns());
+    /* the core clock CPU times rest on (null where nothing is calibrated);
+     * measured again after the last trial: end.clock_drift */
+    double cal = hx_clock_calibration_start();
+    if (cal > 0) hx_json_f64(j, "core_cycles_per_us", cal);
+    else hx_json_null(j, "core_cycles_per_us");
     hx_json_close(j, '}');
 }
 
@@ -684,6 +689,8 @@ static void write_end(hx_exec *x, FILE *out, const run_state *rs) {
     hx_json_u64(&j, "submit_outlier_ns", HX_SUBMIT_OUTLIER_NS);
     hx_json_u64(&j, "wall_ns", hx_now_ns() - rs->t0);
     write_preemption(&j, rs);
+    /* the clock again, after the last trial: throttling during the run */
+    hx_record_clock_drift(&j, hx_clock_calibration_start(), hx_clock_calibrate());
     if (x->bw.n) {
         /* what the antagonists applied: bytes read while active, and the rate */
         uint64_t bytes = hx_antagonists_bytes(&x->bw);
