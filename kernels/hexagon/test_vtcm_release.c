@@ -41,7 +41,8 @@ static struct {
 } stub;
 
 /* ---- the stub SDK ---- */
-int HAP_compute_res_query_VTCM(unsigned int app, unsigned int *total, void *tl, unsigned int *avail, void *al) {
+int HAP_compute_res_query_VTCM(unsigned int app, unsigned int *total, compute_res_vtcm_page_t *tl, unsigned int *avail,
+                               compute_res_vtcm_page_t *al) {
     (void)app, (void)tl, (void)al;
     if (total) *total = VTCM_BYTES;
     if (avail) *avail = VTCM_BYTES;
