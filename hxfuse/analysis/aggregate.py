@@ -24,6 +24,7 @@ from hxfuse.analysis.environment import (
     ENV_SUMMARY_COLUMNS,
     disturbance_warnings,
     environment,
+    parallel_units,
     environment_warnings,
     to_float,
 )
@@ -32,7 +33,9 @@ from hxfuse.config.targets import emulated_flag
 DEFAULT_CHECK_COL = "check_ok"
 
 # Meta fields copied onto every trial row (provenance and the k of the bound).
-META_COLUMNS = ("target", "kernels", "online_cores", "engines_exceed_cores", "early_completion", "wait")
+# hw_threads: the cDSP's hardware threads, written instead of online_cores
+# there (hxfuse.analysis.environment.parallel_units)
+META_COLUMNS = ("target", "kernels", "online_cores", "hw_threads", "engines_exceed_cores", "early_completion", "wait")
 
 _TASK_SUFFIXES = (
     "duration_ns",
@@ -67,6 +70,7 @@ _FIXED = {
     "device_start_ns",
     "scratch_peak_bytes",
     "checksums_ok",
+    "preempted",
     "n_tasks",
     "prep_ns",
     "end_to_end_ns",
@@ -143,7 +147,8 @@ def trial_table(run: Run, point: Mapping[str, Any]) -> pd.DataFrame:
     for c, v in environment(run).items():
         if c not in point:
             extra[c] = [v] * len(tm)
-    cores = meta.get("online_cores")
+    units, _ = parallel_units(meta)  # cores, or the cDSP's hardware threads
+    cores = int(units) if math.isfinite(units) else None
     extra["k_engines"] = tm["n_tasks"].map(lambda n: mx.engines_available(int(n), cores))
     params = pd.DataFrame({k: [_scalar(v)] * len(tm) for k, v in point.items()}, index=tm.index)
     # copy(): one block per dtype, so a caller adding a column (the

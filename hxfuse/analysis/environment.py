@@ -40,6 +40,8 @@ ENV_COLUMNS = (
     "runner_wall_s",
     "clock_resolution_ns",
     "clock_read_overhead_ns",
+    "clock_drift",
+    "clock_drift_tolerance",
     "runner_warnings",
     "runner_warning_codes",
     "device_fallbacks",
@@ -52,6 +54,7 @@ ENV_SUMMARY_COLUMNS = (
     "cpu_model",
     "cpu_governor",
     "online_cores",
+    "hw_threads",
     "device_engines_used",
     "engines_exceed_cores",
     "load_average_before",
@@ -63,6 +66,8 @@ ENV_SUMMARY_COLUMNS = (
     "sdk_version",
     "clock_resolution_ns",
     "clock_read_overhead_ns",
+    "clock_drift",
+    "clock_drift_tolerance",
     "runner_warnings",
     "runner_warning_codes",
     "device_fallbacks",
@@ -137,6 +142,9 @@ def environment(run: RunLike) -> dict[str, Any]:
     codes = meta.get("warning_codes")
     codes = [str(c) for c in codes] if isinstance(codes, list) and len(codes) == len(warns) else []
     labels = meta.get("labels")
+    # end.clock_drift (cDSP): the core clock calibrated at start and end;
+    # null where the platform calibrates nothing (POSIX)
+    drift = end.get("clock_drift") if isinstance(end.get("clock_drift"), Mapping) else {}
     return {
         "emulated": emulated_flag(meta.get("emulated", False)),
         "cpu_model": meta.get("cpu_model"),
@@ -151,6 +159,8 @@ def environment(run: RunLike) -> dict[str, Any]:
         "runner_wall_s": wall / 1e9 if math.isfinite(wall) else math.nan,
         "clock_resolution_ns": to_float(clock.get("resolution_ns")),
         "clock_read_overhead_ns": to_float(clock.get("read_overhead_ns")),
+        "clock_drift": to_float(drift.get("drift")),
+        "clock_drift_tolerance": to_float(drift.get("tolerance")),
         "runner_warnings": "; ".join(str(w) for w in warns),
         "runner_warning_codes": "; ".join(codes),
         "device_fallbacks": fallbacks,
@@ -164,7 +174,7 @@ def environment(run: RunLike) -> dict[str, Any]:
 # timings: a point with one of these gets no verdict.  The others describe
 # the set-up (emulation, more engines than cores: the resource-aware bound
 # already accounts for that) or what is unknown, and are reported only.
-DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores", "device_fallback"})
+DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores", "device_fallback", "clock_drift"})
 
 
 def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
@@ -214,6 +224,7 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
                 f"device fallbacks: {fb:g} (an engine or memory was replaced; end.resources of the runner says which)",
             )
         )
+    out += _clock_drift_findings(env)
     cores = to_float(env.get("online_cores"))
     have_cores = math.isfinite(cores) and cores >= 1
     rw = env.get("runner_warnings")
@@ -224,6 +235,22 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
         out += _load_average_findings(env, cores, have_cores, loaded_per_core)
     out += [("runner", f"runner: {w}") for w in runner]
     return out
+
+
+def _clock_drift_findings(env: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The core clock changed between the run's start and end by more than
+    the runner's tolerance (end.clock_drift): throttling moved the clock the
+    run's timings and CPU times rest on."""
+    drift, tol = to_float(env.get("clock_drift")), to_float(env.get("clock_drift_tolerance"))
+    if not (math.isfinite(drift) and math.isfinite(tol)) or abs(drift) <= tol:
+        return []
+    return [
+        (
+            "clock_drift",
+            f"core clock drifted {drift:+.1%} between the run's start and end (tolerance {tol:.0%}): "
+            "throttling during the run",
+        )
+    ]
 
 
 def _runner_says_exceed(env: Mapping[str, Any]) -> bool:
@@ -314,12 +341,25 @@ def _load_average_findings(
     return out
 
 
+def parallel_units(meta: Mapping[str, Any]) -> tuple[float, str]:
+    """The parallel execution units a runner counted, and what they are:
+    online cores (``meta.online_cores``, POSIX targets) or, on the cDSP,
+    hardware threads (``meta.hw_threads``; ``online_cores`` is null there),
+    which share a core and must never be called cores.  (NaN, "online
+    cores") where the runner wrote neither."""
+    cores, hw = to_float(meta.get("online_cores")), to_float(meta.get("hw_threads"))
+    if not math.isfinite(cores) and math.isfinite(hw):
+        return hw, "hardware threads"
+    return cores, "online cores"
+
+
 def run_environment(run: RunLike) -> dict[str, Any]:
     """:func:`environment` of one run with the two meta fields the findings
     also read (``online_cores``, ``engines_exceed_cores``), for a caller
     that judges one runner output without the trial table."""
     env = environment(run)
     env["online_cores"] = run.meta.get("online_cores")
+    env["hw_threads"] = run.meta.get("hw_threads")
     env["engines_exceed_cores"] = bool(run.meta.get("engines_exceed_cores", False))
     return env
 

@@ -226,6 +226,7 @@ def _time_columns(run: Run) -> pd.DataFrame:
     base["device_start_ns"] = tr["trial_id"].map(start).to_numpy()
     base["scratch_peak_bytes"] = tr["scratch_peak_bytes"]
     base["checksums_ok"] = tr["checksums_ok"]
+    base["preempted"] = tr["preempted"] if "preempted" in tr else False
     base["n_tasks"] = base["workload"].map(lambda w: len(tasks_of(w)))
     return base
 
@@ -508,8 +509,12 @@ def _engine_columns(base: pd.DataFrame, run: Run) -> None:
 
 
 def measured(tm: pd.DataFrame, empty: bool = False) -> pd.DataFrame:
-    """Trials that enter statistics: not warm-up, and of the given variant."""
-    return tm[(~tm["warmup"].astype(bool)) & (tm["empty"].astype(bool) == empty)]
+    """Trials that enter statistics: not warm-up, of the given variant, and
+    not ``preempted`` (another client of the NPU asked for its resources
+    during the trial, so a contender may be in its timings: left out like a
+    warm-up, which also unpairs its round in every speedup)."""
+    pre = tm["preempted"].fillna(False).astype(bool) if "preempted" in tm else False
+    return tm[(~tm["warmup"].astype(bool)) & (tm["empty"].astype(bool) == empty) & ~pre]
 
 
 def alone_durations(tm: pd.DataFrame) -> dict[str, float]:

@@ -84,18 +84,27 @@ B_LIMITATION = {
 }
 
 
+def _units_text(cores: list[str], hw_threads: list[str]) -> str:
+    """The platform's parallel units in words: the cDSP counts hardware
+    threads, never cores (hxfuse.analysis.environment.parallel_units)."""
+    if cores:
+        return "; ".join(cores)
+    return f"{'; '.join(hw_threads)} hardware threads (not cores)" if hw_threads else "not recorded"
+
+
 def platform(target: str, s: pd.DataFrame, doc: dict) -> dict:
     """The recorded platform of one target that ran, as plain values."""
     prov = doc.get("provenance", {}) or {}
     rounds = pd.to_numeric(s["n"], errors="coerce") if "n" in s else pd.Series(dtype=float)
     reps = sorted({int(v) for v in (doc.get("replicates") or {}).values()})
     cores = _distinct(s, "online_cores")
+    hw = [] if cores else _distinct(s, "hw_threads")
     return {
         "target": target,
         "status": doc.get("target_status") or (TARGETS[target].status if target in TARGETS else "unknown"),
         "emulated": emulated_results(target, table=s, doc=doc),
         "cpu": _joined(s, "cpu_model"),
-        "cores": "; ".join(cores) if cores else "not recorded",
+        "cores": _units_text(cores, hw),
         "cores_n": int(cores[0]) if len(cores) == 1 else None,
         "governor": _joined(s, "cpu_governor"),
         "platform": prov.get("platform") or "not recorded",

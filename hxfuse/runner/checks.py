@@ -350,6 +350,19 @@ def _complete_records(jsonl: Path, result: dict) -> list[dict] | None:
     return None
 
 
+def _preemption_reason(end: dict) -> str:
+    """Why a run ended by a release request fails its point, in words."""
+    p = end.get("preemption") or {}
+    where = "the verification round" if p.get("trial") is None else f"trial {p.get('trial')} (marked preempted)"
+    lat = p.get("release_latency_ns")
+    released = f"released {lat / 1e3:.0f} us after the request" if isinstance(lat, (int, float)) else "released"
+    bound = "" if p.get("within_bound", True) else f", later than the {p.get('release_bound_ns', 0) / 1e6:g} ms asked"
+    return (
+        f"runner preempted: another client of the NPU asked for its resources back during {where}; "
+        f"{released}{bound} at the trial boundary and the run ended there (rerun the point when the NPU is free)"
+    )
+
+
 def check_point(
     jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL, atol: float = DEFAULT_F32_ATOL
 ) -> dict:
@@ -370,7 +383,9 @@ def check_point(
         return result
     meta, end = recs[0], recs[-1]
     result["end_status"] = end.get("status")
-    if end.get("status") != "ok":
+    if end.get("status") == "preempted":
+        reasons.append(_preemption_reason(end))
+    elif end.get("status") != "ok":
         reasons.append(
             f"runner status {end.get('status')!r} with {end.get('checksum_mismatches')} checksum mismatch(es)"
         )

@@ -156,6 +156,8 @@ OPTIONS: tuple[Option, ...] = (
         "never",
         choices=("V-out-aliases-M-out", "D-dst-aliases-V-scratch"),
     ),
+    # test hook: a release request during trial N (docs/runner.md, "Preemption")
+    _o("--preempt-at-trial", None, "int", "never", lo=0, hi=2_000_000_000, meta=()),
 )
 BY_FLAG = {o.flag: o for o in OPTIONS}
 BY_KEY = {o.key: o for o in OPTIONS if o.key}

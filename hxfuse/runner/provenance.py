@@ -57,6 +57,7 @@ META_ENV_KEYS = (
     "cflags",
     "cpu_model",
     "online_cores",
+    "hw_threads",
     "engines",
     "affinity",
     "engines_exceed_cores",

@@ -57,6 +57,9 @@ TRIAL_COLUMNS = TRIAL_KEYS + [
     "scratch_peak_bytes",
     "makespan_ns",
     "checksums_ok",
+    # another client of the NPU asked for its resources back during the trial
+    # (runner ``preempted``; False where the file has no such field)
+    "preempted",
     # the trial's interference evidence (runner ``interference``), NaN where
     # the file has none (older runners, the ONNX Runtime harness) or the
     # platform cannot tell (QuRT writes null)
@@ -205,6 +208,7 @@ def _trial_row(keys: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
         "scratch_peak_bytes": _num(rec.get("scratch_peak_bytes")),
         "makespan_ns": rec["makespan_ns"],
         "checksums_ok": bool(rec["checksums_ok"]),
+        "preempted": bool(rec.get("preempted", False)),
         "involuntary_switches": _num(interference.get("involuntary_switches")),
         "other_cpu_ns": _num(interference.get("other_cpu_ns")),
         "cores_busy_ns": _num(interference.get("cores_busy_ns")),
@@ -302,7 +306,7 @@ def _fix_dtypes(df: pd.DataFrame) -> None:
     # Empty tables would otherwise get object columns, which break arithmetic
     # in the metrics (e.g. a run with no wait records).
     ints = {"trial_id", "round", "seq"}
-    bools = {"warmup", "empty", "checksums_ok"}
+    bools = {"warmup", "empty", "checksums_ok", "preempted"}
     strs = {"workload", "group", "task", "engine", "who", "on", "checksum", "name", "lane"}
     seqs = {"checkpoints", "checkpoint_work"}
     for col in df.columns:

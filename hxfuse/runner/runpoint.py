@@ -46,6 +46,9 @@ from hxfuse.runner import provenance
 # runner exit codes (docs/runner.md): 0 ok, 4 checksum mismatch recorded (the
 # output is complete; `check` marks the point failed)
 ACCEPTED_EXIT = (0, 4)
+# the runner gave the NPU's resources back on another client's request and
+# stopped at a trial boundary (its output is complete but partial)
+PREEMPTED_EXIT = 6
 # after a timeout: SIGTERM to the runner's group, then SIGKILL this much later
 KILL_AFTER_S = 5.0
 # how often the wait loop looks at Snakemake (orphan detection)
@@ -272,6 +275,11 @@ def _runner_problem(
         )
     if rc < 0:
         return f"runner killed by signal {-rc} ({_signame(-rc)}) after {wall:.1f} s"
+    if rc == PREEMPTED_EXIT:
+        return (
+            f"runner preempted after {wall:.1f} s (exit status {rc}): another client of the NPU asked for its "
+            "resources back; they were released at the next trial boundary and the run ended (rerun the point)"
+        )
     if rc not in ACCEPTED_EXIT:
         return f"runner exited with status {rc} after {wall:.1f} s"
     try:

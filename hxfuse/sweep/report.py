@@ -159,6 +159,7 @@ ENV_FIELDS = (
     "cpu_model",
     "cpu_governor",
     "online_cores",
+    "hw_threads",
     "device_engines_used",
     "engines_exceed_cores",
     "load_average_before",

@@ -51,7 +51,13 @@ void hx_set_timer_slack_ns(unsigned long ns);
 void hx_cpu_relax(void);
 void hx_yield(void);
 
+/* Parallel execution units the OS offers: online cores on POSIX; on the cDSP
+ * hardware threads, which are not cores (they share a core's pipeline).
+ * hx_cores_key is the meta record's key for the count ("online_cores" or
+ * "hw_threads") and hx_cores_words what it counts, in words. */
 int hx_online_cores(void);
+const char *hx_cores_key(void);
+const char *hx_cores_words(void);
 /* Writes a human-readable CPU model into buf. */
 void hx_cpu_model(char *buf, size_t len);
 /* Machine state that affects timings; -1 / "unknown" where not readable. */
@@ -100,6 +106,31 @@ void hx_free(void *p);
  * (hexagon/vtcm_qurt.c).  *on_chip says whether it really is on-chip. */
 void *hx_scratch_alloc(size_t bytes, int *on_chip);
 void hx_scratch_free(void *p);
+
+/* Clock calibration.  Where the platform derives times from a core clock it
+ * calibrated (the cDSP: thread CPU time = pcycles / cycles per us, measured
+ * against the QTimer at start-up), hx_clock_calibration_start is that
+ * start-up value and hx_clock_calibrate measures it again now (about 2 ms;
+ * the runner does so after the last trial, so thermal throttling during the
+ * run is seen).  Both are cycles per us, 0 where the platform calibrates
+ * nothing (POSIX: its clocks read ns). */
+double hx_clock_calibration_start(void);
+double hx_clock_calibrate(void);
+
+/* Preemption.  A higher-priority client of the NPU (a QNN/HTP session, the
+ * camera) may ask this run to give its on-chip resources back; QuRT's
+ * resource manager does so through the HAP_compute_res release callback and
+ * asks for the release within 5 ms.  hx_release_ask records the request
+ * (callback-safe: an atomic store and a clock read, no lock, no wait); the
+ * runner polls hx_release_asked at every trial boundary (a trial cannot give
+ * VTCM back while engines use it) and then calls hx_release_resources, which
+ * gives everything on-chip back at once, and ends the run.  POSIX holds
+ * nothing on-chip and no resource manager calls it there: only the runner's
+ * test hook (--preempt-at-trial) does.  hx_release_asked returns 1 once a
+ * request came, with its time (hx_now_ns) in *at_ns. */
+void hx_release_ask(void);
+int hx_release_asked(uint64_t *at_ns);
+void hx_release_resources(void);
 
 /* Writes the object "resources" into the open JSON record: what the run
  * really held and used on this platform (power votes, on-chip memory, matrix

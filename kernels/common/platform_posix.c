@@ -156,6 +156,8 @@ int hx_online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+const char *hx_cores_key(void) { return "online_cores"; }
+const char *hx_cores_words(void) { return "online cores"; }
 
 void hx_cpu_model(char *buf, size_t len) {
 #ifdef HX_CPU_MODEL
@@ -352,6 +354,24 @@ void *hx_scratch_alloc(size_t bytes, int *on_chip) {
 }
 
 void hx_scratch_free(void *p) { hx_free(p); }
+
+/* Nothing calibrated (platform.h): clock_gettime reads ns. */
+double hx_clock_calibration_start(void) { return 0.0; }
+double hx_clock_calibrate(void) { return 0.0; }
+
+/* Preemption (platform.h): no resource manager here; the runner's test hook
+ * asks.  Nothing on-chip to give back. */
+static uint64_t release_asked_at; /* 0: not asked */
+void hx_release_ask(void) {
+    uint64_t now = hx_now_ns(), none = 0;
+    __atomic_compare_exchange_n(&release_asked_at, &none, now ? now : 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+int hx_release_asked(uint64_t *at_ns) {
+    uint64_t t = __atomic_load_n(&release_asked_at, __ATOMIC_ACQUIRE);
+    if (at_ns) *at_ns = t;
+    return t != 0;
+}
+void hx_release_resources(void) {}
 
 /* Linux (host, or Hexagon user mode under QEMU): no power votes, on-chip
  * memory, matrix engine, user DMA or reserved vector contexts to report. */

@@ -47,6 +47,21 @@ void hx_record_end_begin(hx_json *j, FILE *f, const char *status) {
     hx_json_str(j, "status", status);
 }
 
+void hx_record_clock_drift(hx_json *j, double start, double end) {
+    if (!(start > 0) || !(end > 0)) {
+        hx_json_null(j, "clock_drift");
+        return;
+    }
+    double drift = end / start - 1.0;
+    hx_json_obj(j, "clock_drift");
+    hx_json_f64(j, "cycles_per_us_start", start);
+    hx_json_f64(j, "cycles_per_us_end", end);
+    hx_json_f64(j, "drift", drift);
+    hx_json_f64(j, "tolerance", HX_CLOCK_DRIFT_TOL);
+    hx_json_bool(j, "drifted", drift > HX_CLOCK_DRIFT_TOL || drift < -HX_CLOCK_DRIFT_TOL);
+    hx_json_close(j, '}');
+}
+
 void hx_shuffle(int *a, int n, uint64_t *state) {
     for (int i = n - 1; i > 0; i--) {
         int j = (int)(hx_splitmix64(state) % (uint64_t)(i + 1));

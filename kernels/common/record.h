@@ -33,6 +33,14 @@ void hx_record_after(hx_json *j);
  * and writes its status. */
 void hx_record_end_begin(hx_json *j, FILE *f, const char *status);
 
+/* The end record's clock_drift: the core clock calibrated at start and at
+ * the end (cycles per us, platform.h), their relative change and whether it
+ * exceeds HX_CLOCK_DRIFT_TOL (2%: the DCVS vote fixes the clock, so a larger
+ * change is throttling, and every CPU time of the run rests on the start
+ * value).  null where the platform calibrates nothing (start or end 0). */
+#define HX_CLOCK_DRIFT_TOL 0.02
+void hx_record_clock_drift(hx_json *j, double start, double end);
+
 /* Fisher-Yates over a[0..n) from the splitmix64 stream *state: the order of
  * a round's trials (hxrun, hxgraph) or of a repetition's policies (hxserve),
  * interleaved so slow drift of the machine falls on all alike. */

@@ -13,6 +13,14 @@
 
 extern const hx_kernels hx_kernels_hvx;
 
+/* The core clock against the QTimer (clock_qurt.c): cycles per us over about
+ * 2 ms, and whether this thread's pcycles advanced meanwhile.  Returns 0, or
+ * -1 with the reason in err (a QTimer that does not advance).
+ * hx_qurt_clock_started records the start-up value (platform.h,
+ * hx_clock_calibration_start). */
+int hx_qurt_measure_clock(uint64_t *pcycles_per_us, int *thread_advances, char *err, size_t errlen);
+void hx_qurt_clock_started(uint64_t pcycles_per_us);
+
 /* User DMA (dma_hexagon.c).  Executes the chain with type-1 (2-D)
  * descriptors and waits for completion.  Returns 0; -1 if a link does not
  * fit the descriptor fields (row bytes or strides >= 65536), before anything

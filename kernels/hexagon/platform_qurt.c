@@ -74,12 +74,11 @@ const char *hx_platform_name(void) {
 #endif
 }
 
-/* Core clock in cycles per microsecond, measured once (pcycles vs QTimer)
- * by the first hx_thread_start, i.e. at set-up, not inside a timed task.
- * "Profiling shall be enabled first" (qurt_cycles.h) before thread pcycles
- * count.  The busy loop is bounded by processor cycles too: if the QTimer
- * does not advance (a simulator without its QTimer model) calibration
- * fails with a message instead of spinning for ever. */
+/* Core clock in cycles per microsecond, measured (clock_qurt.c) by the
+ * first hx_thread_start, i.e. at set-up, not inside a timed task, and again
+ * by the runner at the end of the run (platform.h, hx_clock_calibrate: the
+ * end record flags a drift).  "Profiling shall be enabled first"
+ * (qurt_cycles.h) before thread pcycles count. */
 static uint64_t pcycles_per_us;
 /* Whether this thread's pcycles advanced over the calibration loop: in an
  * unsigned PD they may read 0 throughout, and a 0 must not pass for "no CPU
@@ -89,22 +88,8 @@ static int thread_pcycles_advance = 1;
 static int calibrate_pcycles(char *err, size_t errlen) {
     if (pcycles_per_us) return 0;
     qurt_profile_enable(1);
-    uint64_t t0 = qurt_profile_get_thread_pcycles();
-    uint64_t q0 = HAP_perf_get_qtimer_count(), p0 = HAP_perf_get_pcycles(), q1, p1;
-    do {
-        q1 = HAP_perf_get_qtimer_count(), p1 = HAP_perf_get_pcycles();
-    } while (q1 - q0 < HX_QTIMER_HZ / 500 && p1 - p0 < 200000000ull); /* 2 ms, or 2e8 cycles */
-    thread_pcycles_advance = qurt_profile_get_thread_pcycles() != t0;
-    uint64_t us = HAP_perf_qtimer_count_to_us(q1 - q0);
-    if (us < 1000) {
-        snprintf(err, errlen,
-                 "clock: the QTimer advanced %llu us while the core ran %llu cycles: no usable QTimer "
-                 "(on hexagon-sim pass the qtimer cosim, see kernels/hexagon/sim.sh)",
-                 (unsigned long long)us, (unsigned long long)(p1 - p0));
-        return -1;
-    }
-    pcycles_per_us = (p1 - p0) / us;
-    if (!pcycles_per_us) pcycles_per_us = 1;
+    if (hx_qurt_measure_clock(&pcycles_per_us, &thread_pcycles_advance, err, errlen) != 0) return -1;
+    hx_qurt_clock_started(pcycles_per_us);
     return 0;
 }
 
@@ -250,11 +235,14 @@ int hx_make_dir(const char *path) { return mkdir(path, 0777); }
 
 void hx_yield(void) { __asm__ __volatile__("pause(#255)" ::: "memory"); }
 
+/* Hardware threads, not cores: the records call them hw_threads. */
 int hx_online_cores(void) {
     qurt_sysenv_max_hthreads_t h;
     if (qurt_sysenv_get_max_hw_threads(&h) != QURT_EOK || h.max_hthreads == 0) return 1;
     return (int)h.max_hthreads;
 }
+const char *hx_cores_key(void) { return "hw_threads"; }
+const char *hx_cores_words(void) { return "hardware threads"; }
 
 /* No load average or cpufreq governor on the cDSP: the DCVS vote the run
  * makes at start-up (power_qurt.c) is what fixes the clock. */
@@ -308,19 +296,22 @@ void hx_platform_resources(hx_json *j) {
     hx_json_arr(j, "power_votes");
     for (int i = 0; i < nv; i++) hx_json_str(j, NULL, votes[i]);
     hx_json_close(j, ']');
-    size_t arena = 0, hmx = 0;
+    size_t arena = 0, hmx = 0, bytes = hx_vtcm_acquired_bytes();
     uint8_t *base = hx_vtcm_arena(&arena);
     hx_vtcm_hmx_region(&hmx);
+    /* given back on request before the end: what was held, and when it went */
+    uint64_t gone = base ? 0 : hx_vtcm_given_back(&base, &bytes, &arena, &hmx);
     if (base) {
         char b[32];
         snprintf(b, sizeof b, "0x%08lx", (unsigned long)(uintptr_t)base);
         hx_json_obj(j, "vtcm");
         hx_json_str(j, "base", b);
-        hx_json_u64(j, "bytes", hx_vtcm_acquired_bytes());
+        hx_json_u64(j, "bytes", bytes);
         hx_json_u64(j, "defined_bytes", hx_vtcm_defined_bytes());
         hx_json_u64(j, "arena_bytes", arena);
         hx_json_u64(j, "hmx_region_bytes", hmx);
         hx_json_u64(j, "release_requests", hx_vtcm_release_requests());
+        hx_json_bool(j, "released_on_request", gone != 0);
         hx_json_close(j, '}');
     } else {
         hx_json_null(j, "vtcm");

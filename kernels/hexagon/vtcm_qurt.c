@@ -44,12 +44,53 @@ static int failf(char *err, size_t errlen, const char *fmt, ...) {
 }
 
 /* The resource manager asks lower-priority holders to give VTCM/HMX back
- * (within 5 ms).  A measurement cannot pause mid-trial, so the run keeps the
- * context and records the request: its timings may include a contender. */
+ * within 5 ms, from its own thread, and the callback must not block.  A
+ * trial cannot give VTCM back while engines use it, so the callback only
+ * records the request (hx_release_ask); the runner sees it at the next trial
+ * boundary, calls hx_release_resources and ends the run (platform.h).  The
+ * trial during which it came is marked: a contender may be in its timings. */
 static int release_cb(unsigned int ctx, void *client) {
     (void)ctx, (void)client;
     __atomic_add_fetch(&release_requests, 1u, __ATOMIC_RELAXED);
+    hx_release_ask();
     return 0;
+}
+
+static uint64_t release_asked_at; /* hx_now_ns of the first request, 0: none */
+/* What was held when it was given back on request (the end record says so). */
+static struct {
+    uint8_t *base;
+    size_t bytes, arena, hmx;
+    uint64_t at_ns;
+} given_back;
+
+void hx_release_ask(void) {
+    uint64_t now = hx_now_ns(), none = 0;
+    __atomic_compare_exchange_n(&release_asked_at, &none, now ? now : 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+int hx_release_asked(uint64_t *at_ns) {
+    uint64_t t = __atomic_load_n(&release_asked_at, __ATOMIC_ACQUIRE);
+    if (at_ns) *at_ns = t;
+    return t != 0;
+}
+
+/* At a trial boundary: no engine touches VTCM or HMX now, and no trial
+ * follows.  The power votes stay until teardown (they hold no shared unit). */
+void hx_release_resources(void) {
+    if (!g.ctx) return;
+    given_back.base = g.base, given_back.bytes = g.acquired;
+    given_back.arena = g.arena_bytes, given_back.hmx = g.hmx_bytes;
+    hx_vtcm_release();
+    given_back.at_ns = hx_now_ns();
+}
+
+uint64_t hx_vtcm_given_back(uint8_t **base, size_t *bytes, size_t *arena, size_t *hmx) {
+    if (base) *base = given_back.base;
+    if (bytes) *bytes = given_back.bytes;
+    if (arena) *arena = given_back.arena;
+    if (hmx) *hmx = given_back.hmx;
+    return given_back.at_ns;
 }
 
 int hx_vtcm_init(size_t arena_bytes, size_t hmx_bytes, char *err, size_t errlen) {
@@ -189,9 +230,10 @@ void *hx_scratch_alloc(size_t bytes, int *on_chip) {
 void hx_scratch_free(void *p) {
     /* The arena is the executor's last user of VTCM and of the votes
      * (teardown): release both with it. */
-    int arena = p && ((g.ctx && p == (void *)g.base) || p == ddr_arena);
+    int given = p && p == (void *)given_back.base; /* already released on request */
+    int arena = p && ((g.ctx && p == (void *)g.base) || p == ddr_arena || given);
     if (p && g.ctx && p == (void *)g.base) hx_vtcm_release();
-    else hx_free(p);
+    else if (!given) hx_free(p);
     if (p == ddr_arena) ddr_arena = NULL;
     if (arena && g.power) {
         hx_power_release();

@@ -46,10 +46,15 @@ void hx_vtcm_release(void);
 uint8_t *hx_vtcm_arena(size_t *bytes);
 uint8_t *hx_vtcm_hmx_region(size_t *bytes);
 /* VTCM the DSP reports, the amount acquired, and how often another client
- * asked this run to give it back (the run keeps it: its numbers are suspect). */
+ * asked this run to give it back (the first request ends the run at the next
+ * trial boundary, see platform.h). */
 size_t hx_vtcm_defined_bytes(void);
 size_t hx_vtcm_acquired_bytes(void);
 unsigned hx_vtcm_release_requests(void);
+/* After hx_release_resources (platform.h) gave the context back on the
+ * resource manager's request: when (hx_now_ns) and what was held; 0 when
+ * nothing was given back early. */
+uint64_t hx_vtcm_given_back(uint8_t **base, size_t *bytes, size_t *arena, size_t *hmx);
 /* 1 when the scratch arena went to DDR (HX_ALLOW_FALLBACK=1 builds only). */
 unsigned hx_vtcm_ddr_fallbacks(void);
 

@@ -34,7 +34,7 @@ void hx_usage(FILE *f) {
           "  --antagonist N  --antagonist-bytes B\n"
           "  --affinity spread|none|host=1,vec=1,mx=0,dma=0[,vec1=0..][,bw0=1..]  --calibrate M=100,V=80,D=60\n"
           "  --early-completion on|off  --check-at-publish  --groups A,B,C,D  --label K=V  --checkpoints K\n"
-          "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch\n",
+          "  --inject-conflict V-out-aliases-M-out|D-dst-aliases-V-scratch  --preempt-at-trial N (test hook)\n",
           f);
 }
 
@@ -200,6 +200,7 @@ static void set_defaults(hx_config *c) {
     c->v_rows = -1, c->v_cols = -1, c->v_passes = -1, c->v_workers = 1;
     c->d_rows = 1024, c->d_row_bytes = 2048, c->d_src_stride = -1, c->d_desc_rows = 64, c->d_repeat = 1;
     c->d_buffers = 1;
+    c->preempt_at_trial = -1;
     c->m_tile = HX_M_TILE_DEFAULT;
     c->v_release = HX_V_RELEASE_AT_COMPLETION;
     c->window = 0;
@@ -342,6 +343,9 @@ static int parse_run_option(const char *o, const char *v, hx_config *c, char *er
         char *key = strndup(v, (size_t)(eq - v));
         c->label_key[c->nlabels] = key;
         c->label_val[c->nlabels++] = eq + 1;
+    } else if (!strcmp(o, "--preempt-at-trial")) {
+        if (parse_long(v, 0, 2000000000L, &L)) return fail(err, n, o, "expected a trial index >= 0", v);
+        c->preempt_at_trial = L;
     } else if (!strcmp(o, "--inject-conflict")) {
         if (!strcmp(v, "V-out-aliases-M-out")) c->inject = HX_INJECT_V_OUT_M_OUT;
         else if (!strcmp(v, "D-dst-aliases-V-scratch")) c->inject = HX_INJECT_D_DST_V_SCRATCH;

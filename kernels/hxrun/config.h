@@ -69,6 +69,7 @@ typedef struct hx_config {
     int checkpoints; /* progress blocks per task (per V worker); 0: none, the tasks run unblocked */
     uint32_t groups; /* mask over HX_G_* */
     int inject;
+    int64_t preempt_at_trial; /* test hook: a release request arrives during this trial (-1: none) */
     int nlabels;
     const char *label_key[HX_MAX_LABELS], *label_val[HX_MAX_LABELS];
 } hx_config;

@@ -61,5 +61,6 @@ int main(int argc, char **argv) {
     hx_exec_teardown(&x);
     rc = hx_out_close(&out, rc, err);
     if (rc == 4) fprintf(stderr, "hxrun: error: checksum mismatch in some trials (see %s)\n", cfg.out_path);
+    if (rc == 6) fprintf(stderr, "hxrun: error: %s (%s)\n", err, cfg.out_path);
     return rc;
 }

@@ -74,9 +74,9 @@ static void write_warnings(hx_json *j, const hx_config *c, int used, int cores) 
     char w_engines[200], w_antagonists[200];
     if (used > cores) {
         snprintf(w_engines, sizeof w_engines,
-                 "%d device engines run on %d online cores: engines time-share cores, so overlap is bounded by the "
-                 "cores, not the engines",
-                 used, cores);
+                 "%d device engines run on %d %s: engines time-share them, so overlap is bounded by the %s, not "
+                 "the engines",
+                 used, cores, hx_cores_words(), hx_cores_words());
         warn[nw++] = (hx_warning){"engines_exceed_cores", w_engines};
     }
     if (c->wait.strategy == HX_WAIT_SPIN && used + 1 > cores)
@@ -139,7 +139,9 @@ static void write_machine(hx_json *j, const hx_exec *x, int cores) {
     hx_json_str(j, "compiler_version", __VERSION__);
     hx_json_str(j, "cflags", HX_CFLAGS);
     hx_json_str(j, "cpu_model", model);
-    hx_json_i64(j, "online_cores", cores);
+    /* On the cDSP the count is of hardware threads: named so, never cores. */
+    if (strcmp(hx_cores_key(), "online_cores") != 0) hx_json_null(j, "online_cores");
+    hx_json_i64(j, hx_cores_key(), cores);
     hx_json_str(j, "cpu_governor", gov);
     /* Load before the point: a loaded machine is warned about in the summary;
      * the engines are idle now, whatever keeps cores busy is someone else. */
@@ -196,6 +198,11 @@ static void write_clock(hx_json *j) {
     hx_json_str(j, "source", hx_clock_source());
     hx_json_u64(j, "resolution_ns", hx_clock_resolution_ns());
     hx_json_u64(j, "read_overhead_ns", clock_read_overhead_ns());
+    /* the core clock CPU times rest on (null where nothing is calibrated);
+     * measured again after the last trial: end.clock_drift */
+    double cal = hx_clock_calibration_start();
+    if (cal > 0) hx_json_f64(j, "core_cycles_per_us", cal);
+    else hx_json_null(j, "core_cycles_per_us");
     hx_json_close(j, '}');
 }
 
@@ -454,7 +461,7 @@ typedef struct trial_samples {
 } trial_samples;
 
 static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const trial_kind *k, const hx_host_times *h,
-                        const trial_samples *ts, const uint64_t *verified, int *mismatches) {
+                        const trial_samples *ts, const uint64_t *verified, int *mismatches, int preempted) {
     hx_json j;
     int ok = 1;
     hx_json_begin(&j, out);
@@ -500,6 +507,9 @@ static void write_trial(hx_exec *x, FILE *out, int64_t round, int seq, const tri
     hx_json_u64(&j, "makespan_ns", h->wait_end - h->submit_begin);
     hx_interf_write_trial(&j, &ts->before, &ts->after);
     hx_json_bool(&j, "checksums_ok", ok);
+    /* another client asked for the NPU's resources during this trial: a
+     * contender may be in its timings (the analysis leaves it out) */
+    hx_json_bool(&j, "preempted", preempted);
     hx_json_end(&j);
     if (!ok) (*mismatches)++;
 }
@@ -619,24 +629,70 @@ static int trial_kinds(const hx_config *c, trial_kind kinds[MAX_KINDS]) {
     return nk;
 }
 
+/* What the trial loop counts, and how it ended. */
+typedef struct run_state {
+    uint64_t verified[HX_NTASKS];
+    int mismatches, trials, outliers, handover;
+    int outliers_by[HX_NGROUPS + 1];
+    uint64_t t0;
+    /* a release request (platform.h): when it came and when the resources
+     * went back (0: none), and the trial during which it came (-1: before
+     * any trial, i.e. during the verification round) */
+    uint64_t asked_ns, released_ns;
+    int64_t preempted_trial, preempted_round;
+} run_state;
+
+/* The resource manager asks for a release within this (HAP_compute_res.h). */
+#define HX_RELEASE_BOUND_NS 5000000u
+
+/* At a trial boundary: 1 when a release was asked (the resources are given
+ * back at once and the run ends), else 0. */
+static int release_at_boundary(run_state *rs) {
+    if (!hx_release_asked(&rs->asked_ns)) return 0;
+    hx_release_resources();
+    rs->released_ns = hx_now_ns();
+    return 1;
+}
+
+static void write_preemption(hx_json *j, const run_state *rs) {
+    if (!rs->asked_ns) {
+        hx_json_null(j, "preemption");
+        return;
+    }
+    uint64_t lat = rs->released_ns > rs->asked_ns ? rs->released_ns - rs->asked_ns : 0;
+    hx_json_obj(j, "preemption");
+    hx_json_str(j, "what",
+                "another client of the NPU asked for its resources back: they were released at the next trial "
+                "boundary and the run ended there");
+    if (rs->preempted_trial < 0) hx_json_null(j, "trial"), hx_json_null(j, "round");
+    else hx_json_i64(j, "trial", rs->preempted_trial), hx_json_i64(j, "round", rs->preempted_round);
+    hx_json_u64(j, "asked_ns", rs->asked_ns), hx_json_u64(j, "released_ns", rs->released_ns);
+    hx_json_u64(j, "release_latency_ns", lat);
+    hx_json_u64(j, "release_bound_ns", HX_RELEASE_BOUND_NS);
+    hx_json_bool(j, "within_bound", lat <= HX_RELEASE_BOUND_NS);
+    hx_json_close(j, '}');
+}
+
 /* The end record: counts, outliers, what the antagonists applied, the
  * load after the run and the platform's resources. */
-static void write_end(hx_exec *x, FILE *out, int trials, int mismatches, int outliers, const int *outliers_by,
-                      int handover, uint64_t t0) {
+static void write_end(hx_exec *x, FILE *out, const run_state *rs) {
     const hx_config *c = x->cfg;
     hx_json j;
-    hx_record_end_begin(&j, out, mismatches ? "checksum_mismatch" : "ok");
-    hx_json_i64(&j, "trials", trials);
-    hx_json_i64(&j, "checksum_mismatches", mismatches);
+    hx_record_end_begin(&j, out, rs->asked_ns ? "preempted" : rs->mismatches ? "checksum_mismatch" : "ok");
+    hx_json_i64(&j, "trials", rs->trials);
+    hx_json_i64(&j, "checksum_mismatches", rs->mismatches);
     /* measured trials with any single submit above the threshold */
-    hx_json_i64(&j, "submit_outliers", outliers);
+    hx_json_i64(&j, "submit_outliers", rs->outliers);
     hx_json_obj(&j, "submit_outliers_by_group");
     for (int g = 0; g <= HX_NGROUPS; g++)
-        if (g == HX_G_ALONE || (c->groups & HX_BIT(g))) hx_json_i64(&j, hx_group_names[g], outliers_by[g]);
+        if (g == HX_G_ALONE || (c->groups & HX_BIT(g))) hx_json_i64(&j, hx_group_names[g], rs->outliers_by[g]);
     hx_json_close(&j, '}');
-    hx_json_i64(&j, "b_handover_outliers", handover);
+    hx_json_i64(&j, "b_handover_outliers", rs->handover);
     hx_json_u64(&j, "submit_outlier_ns", HX_SUBMIT_OUTLIER_NS);
-    hx_json_u64(&j, "wall_ns", hx_now_ns() - t0);
+    hx_json_u64(&j, "wall_ns", hx_now_ns() - rs->t0);
+    write_preemption(&j, rs);
+    /* the clock again, after the last trial: throttling during the run */
+    hx_record_clock_drift(&j, hx_clock_calibration_start(), hx_clock_calibrate());
     if (x->bw.n) {
         /* what the antagonists applied: bytes read while active, and the rate */
         uint64_t bytes = hx_antagonists_bytes(&x->bw);
@@ -649,23 +705,13 @@ static void write_end(hx_exec *x, FILE *out, int trials, int mismatches, int out
     hx_json_end(&j);
 }
 
-int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
+/* Every warm-up and measured round; returns 0, 1 on an error (err), or 6
+ * when a release request ended the run at a trial boundary. */
+static int run_rounds(hx_exec *x, FILE *out, run_state *rs, char *err, size_t errlen) {
     const hx_config *c = x->cfg;
     trial_kind kinds[MAX_KINDS];
     int nk = trial_kinds(c, kinds);
-
-    uint64_t verified[HX_NTASKS] = {0};
-    int mismatches = 0, trials = 0, outliers = 0, handover = 0;
-    int outliers_by[HX_NGROUPS + 1] = {0};
-    uint64_t t0 = hx_now_ns();
-    /* here, not at set-up: main has pinned the host (or left it floating) by now */
-    hx_interf_init(&x->interf, c, x->nvworkers, x->allowed, x->nallowed);
-    hx_write_meta(x, out);
-    if (verify(x, out, verified, &mismatches, err, errlen)) return 1;
-    /* Antagonists stream through every warm-up and measured round (warm-up
-     * sees the conditions it warms up for), not through the verification. */
-    hx_antagonists_set_active(&x->bw, 1);
-
+    int64_t index = 0; /* trials so far, warm-up included (--preempt-at-trial counts these) */
     for (int64_t r = -(int64_t)c->warmup; r < c->rounds; r++) {
         /* interleaving cancels drift: the kinds in a seeded order */
         trial_kind order[sizeof kinds / sizeof kinds[0]];
@@ -674,24 +720,56 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
         uint64_t s = round_rng(c->seed, r);
         hx_shuffle(perm, nk, &s);
         for (int i = 0; i < nk; i++) order[i] = kinds[perm[i]];
-        for (int i = 0; i < nk; i++) {
+        for (int i = 0; i < nk; i++, index++) {
             hx_host_times h;
             trial_samples ts;
             if (!order[i].empty && !c->calibrate) poison(x, order[i].mask);
             /* outside the timed interval: the readings do not enter makespan_ns */
             hx_interf_read(&x->interf, &ts.before);
+            if (index == c->preempt_at_trial) hx_release_ask(); /* test hook: as the resource manager would */
             if (hx_run_group(x, order[i].group, order[i].mask, order[i].empty, &h, err, errlen)) return 1;
             hx_interf_read(&x->interf, &ts.after);
-            write_trial(x, out, r, i, &order[i], &h, &ts, verified, &mismatches);
-            trials++;
-            if (r >= 0 && submit_outlier(&h)) outliers++, outliers_by[order[i].group]++;
-            if (r >= 0 && order[i].group == HX_G_B) handover += handover_outlier(x, order[i].mask);
+            int preempted = release_at_boundary(rs);
+            if (preempted) rs->preempted_trial = index, rs->preempted_round = r;
+            write_trial(x, out, r, i, &order[i], &h, &ts, rs->verified, &rs->mismatches, preempted);
+            rs->trials++;
+            if (r >= 0 && submit_outlier(&h)) rs->outliers++, rs->outliers_by[order[i].group]++;
+            if (r >= 0 && order[i].group == HX_G_B) rs->handover += handover_outlier(x, order[i].mask);
+            if (preempted) return 6;
         }
     }
-    hx_antagonists_set_active(&x->bw, 0);
+    return 0;
+}
+
+int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
+    const hx_config *c = x->cfg;
+    static run_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.t0 = hx_now_ns();
+    rs.preempted_trial = rs.preempted_round = -1;
+    /* here, not at set-up: main has pinned the host (or left it floating) by now */
+    hx_interf_init(&x->interf, c, x->nvworkers, x->allowed, x->nallowed);
+    hx_write_meta(x, out);
+    if (verify(x, out, rs.verified, &rs.mismatches, err, errlen)) return 1;
+    int rc = 0;
+    if (release_at_boundary(&rs)) {
+        rc = 6; /* asked during the verification round: no trial ran */
+    } else {
+        /* Antagonists stream through every warm-up and measured round (warm-up
+         * sees the conditions it warms up for), not through the verification. */
+        hx_antagonists_set_active(&x->bw, 1);
+        rc = run_rounds(x, out, &rs, err, errlen);
+        hx_antagonists_set_active(&x->bw, 0);
+        if (rc == 1) return 1;
+    }
     /* Integrity: the number of records before this one and the FNV-1a 64
      * digest of their bytes (newlines included), taken before the end
      * record's first byte; the pipeline's check refuses a file that differs. */
-    write_end(x, out, trials, mismatches, outliers, outliers_by, handover, t0);
-    return mismatches ? 4 : 0;
+    write_end(x, out, &rs);
+    if (rc == 6)
+        snprintf(err, errlen,
+                 "preempted: another client of the NPU asked for its resources back during %s; they were "
+                 "released at the trial boundary and the run ended there (see the end record's preemption)",
+                 rs.preempted_trial < 0 ? "the verification round" : "a trial (marked preempted)");
+    return rc ? rc : rs.mismatches ? 4 : 0;
 }

@@ -122,7 +122,7 @@ static int st_arch(char *d, size_t n) {
 
 static int st_hw_threads(char *d, size_t n) {
     int c = hx_online_cores();
-    snprintf(d, n, "%d hardware threads online (the runner's online_cores)", c);
+    snprintf(d, n, "%d %s (the runner's %s)", c, hx_cores_words(), hx_cores_key());
     return c > 0 ? HX_ST_PASS : HX_ST_FAIL;
 }
 

@@ -62,8 +62,9 @@ rule deploy:
 # with the failing or hanging step named (hxfuse.runner.selftest).
 #
 # On the SDK targets (phone, simulator) it is the first job on the device:
-# every run job of the target takes its output as input (selftest_gate), so
-# no measurement starts before the ladder passed.  On host and hexagon-qemu
+# every job that runs the target's runner (run, search_run, search_confirm)
+# takes its output as input (selftest_gate), so no measurement starts before
+# the ladder passed (tests/workflow/test_selftest_rule.py checks the job graph).  On host and hexagon-qemu
 # it runs only when asked (`snakemake --cores 1 selftest`); it is cheap there
 # (well under 2 s) but kept out of `all` so that the default study's job
 # graph and reruns do not change.  (selftest_gate is in common.smk.)

@@ -25,6 +25,8 @@ rule search_run:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
         code=CODE["search_run"],
+        # SDK targets: the first-day ladder passed first (build.smk, rule selftest_target)
+        selftest=selftest_gate,
     output:
         jsonl=f"{SEARCH_DIR}/raw/{{cand}}.jsonl",
         provenance=f"{SEARCH_DIR}/raw/{{cand}}.provenance.json",
@@ -74,6 +76,8 @@ rule search_confirm:
         runner="results/{target}/stage/hxrun",
         manifest="results/{target}/stage/deploy.json",
         code=CODE["search_confirm"],
+        # SDK targets: the first-day ladder passed first (build.smk, rule selftest_target)
+        selftest=selftest_gate,
     output:
         directory(f"{SEARCH_DIR}/confirm"),
     params:

@@ -11,11 +11,15 @@ typedef struct {
     unsigned int page_size, num_pages;
 } compute_res_vtcm_page_def_t;
 typedef struct {
+    unsigned int block_size;
     unsigned int page_list_len;
     compute_res_vtcm_page_def_t page_list[8];
 } compute_res_vtcm_page_t;
-int HAP_compute_res_query_VTCM(unsigned int application_id, unsigned int *total_block_size, void *total_block_layout,
-                               unsigned int *avail_block_size, void *avail_block_layout);
+/* The layouts are compute_res_vtcm_page_t * in the SDK's header (once void *
+ * here, which accepted any pointer the real header would refuse). */
+int HAP_compute_res_query_VTCM(unsigned int application_id, unsigned int *total_block_size,
+                               compute_res_vtcm_page_t *total_block_layout, unsigned int *avail_block_size,
+                               compute_res_vtcm_page_t *avail_block_layout);
 int HAP_compute_res_attr_init(compute_res_attr_t *attr);
 int HAP_compute_res_attr_set_serialize(compute_res_attr_t *attr, unsigned char b_enable);
 int HAP_compute_res_attr_set_vtcm_param_v2(compute_res_attr_t *attr, unsigned int vtcm_size, unsigned int min_page_size,
