@@ -205,7 +205,7 @@ def _match_task(
 def timing_inputs(spec: Spec, task: str) -> dict[str, np.ndarray]:
     """Inputs of *task* alone, in hxrun's value ranges, for timing only: the
     other tasks' arrays (D's source can be hundreds of MiB) are not made, and
-    the measured run's outputs are not checked (the harness checks the
+    nothing of the timing runs' outputs is verified here (the harness checks the
     matched point's real run)."""
     rng = np.random.default_rng(0)
     if task == "M":

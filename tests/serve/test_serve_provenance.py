@@ -68,12 +68,24 @@ def served(hxserve, tmp_path_factory) -> dict:
     return {**out, "check": d / "check.json", "dir": d}
 
 
+class _InputFiles(list):
+    """What a script sees as snakemake.input: the files, in order, and by
+    name (the damaged-input checks iterate them)."""
+
+    def __init__(self, **named):
+        super().__init__(f for files in named.values() for f in files)
+        self.__dict__.update(named)
+
+    def get(self, name, default=None):
+        return self.__dict__.get(name, default)
+
+
 def summarise(served: dict, raw: Path, tmp_path: Path, monkeypatch) -> Path:
     """serve_summary's script on one replicate, with *raw* as its raw file;
     returns its log."""
     out = {k: str(tmp_path / f) for k, f in (("summary", "s.csv"), ("replays", "r.csv"), ("requests", "q.csv.gz"))}
     sm = types.SimpleNamespace(
-        input=types.SimpleNamespace(
+        input=_InputFiles(
             checks=[str(served["check"])],
             raws=[str(raw)],
             provenance=[str(served["provenance"])],
