@@ -120,7 +120,9 @@ def platform(target: str, s: pd.DataFrame, doc: dict) -> dict:
         "replicates": ", ".join(str(r) for r in reps) or "not recorded",
         "rounds": int(rounds.max()) if len(rounds.dropna()) else None,
         "group_mapping": dict(doc.get("group_mapping") or {}),
-        "group_b": B_LIMITATION.get(target) or doc.get("group_b_backend") or TARGETS.get(target, {}).get("group_b", ""),
+        "group_b": B_LIMITATION.get(target)
+        or doc.get("group_b_backend")
+        or (TARGETS[target].group_b if target in TARGETS else ""),
         "commit": (prov.get("git_commit") or "unknown")[:10],
     }
 

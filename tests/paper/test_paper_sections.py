@@ -577,3 +577,15 @@ def test_workload_sections_are_written_and_input_by_the_paper(tmp_path):
         "hxAbstractSearch",
     ):
         assert f"\\{macro}" in main, macro
+
+
+def test_a_device_target_without_a_recorded_b_backend_takes_the_targets_own(tmp_path):
+    """A device summary that lacks group_b_backend reads B's description from
+    the target table (once a crash: a Target was read like a dict)."""
+    from hxfuse.config.targets import TARGETS
+
+    doc = {k: v for k, v in _doc("hexagon").items() if k != "group_b_backend"}
+    csv, js = _write(tmp_path, "hexagon", _env_rows("hexagon"), doc)
+    tabs, docs = paper.load([csv], [js])
+    p = paper.platform("hexagon", tabs["hexagon"], docs["hexagon"])
+    assert p["group_b"] == TARGETS["hexagon"].group_b != ""
