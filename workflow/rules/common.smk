@@ -28,6 +28,7 @@ import hxfuse.config.load as hxload
 import hxfuse.config.params as hxparams
 import hxfuse.config.points as hxpoints
 import hxfuse.config.preflight as hxpreflight
+import hxfuse.config.remote as hxremote
 import hxfuse.config.schema as hxschema
 import hxfuse.config.targets as hxtargets
 import hxfuse.config.validate as hxvalidate
@@ -51,7 +52,13 @@ except hxload.ConfigError as err:
 # target list (an unknown name, a non-string) or refused target settings are
 # already named by the message above, and looking them up here would only
 # replace that message by a traceback.
-_missing = hxpreflight.target_problems(config) if hxpreflight.preflight_ready(config, _config_error) else []
+# A job's own Snakemake (a cluster job: Snakemake's --mode remote, and the
+# job step's --mode subprocess) reads this file again: the main process has
+# ruled on the targets already, so the preflight runs there only
+# (hxfuse/config/remote.py).
+_MAIN = workflow.is_main_process
+_preflight = _MAIN and hxpreflight.preflight_ready(config, _config_error)
+_missing = hxpreflight.target_problems(config) if _preflight else []
 if _missing:
     _config_error += ("\n" if _config_error else "") + (
         "hxfuse: cannot build or run the configured targets on this machine:\n  "
@@ -78,11 +85,13 @@ CODE = {
 
 # Runner command prefix per target: RUN_PREFIX of kernels/targets/<target>.mk
 # (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
-# SDK targets).
+# SDK targets).  Asked of make by the main process, which exports the answer
+# to its jobs; a job's Snakemake takes it from there (hxfuse/config/remote.py).
 try:
-    TARGET_PREFIX = {t: hxpreflight.run_prefix(config, t, REPO / "kernels") for t in config["targets"]}
+    TARGET_PREFIX, _asked_make = hxremote.target_prefixes(config, REPO / "kernels", _MAIN, hxpreflight.run_prefix)
 except hxload.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
+hxremote.note(workflow.exec_mode.name.lower(), _preflight, _asked_make)
 
 # The `device` resource (every run job takes device=1): how many run jobs may
 # measure at once.  1, or the number of phones of the hexagon target's device
