@@ -153,6 +153,23 @@ def all_cores(wc):
         return 1
 
 
+def run_gres(wc):
+    """The generic resource a measurement takes under Snakemake's Slurm
+    executor (other executors ignore it): the phone target measures on a
+    phone, so its job takes one of its host's phones (Slurm's GRES `phone`,
+    which the cluster defines per device host) and every phone of a host can
+    measure at once; the other targets take none."""
+    return "phone:1" if getattr(wc, "target", None) == "hexagon" else ""
+
+
+def run_slurm_extra(wc):
+    """Further sbatch options of a measurement on Slurm: one that measures
+    on the node itself takes the node whole (`--exclusive`: nothing is
+    scheduled beside it, as all_cores keeps it alone on one machine); a
+    phone's job shares its host (run_gres)."""
+    return "" if getattr(wc, "target", None) == "hexagon" else "--exclusive"
+
+
 def selftest_gate(wc):
     """The run jobs of an SDK target wait for its first-day ladder
     (rule selftest_target, build.smk); host and hexagon-qemu do not."""

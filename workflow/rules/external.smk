@@ -33,6 +33,8 @@ rule ort_run:
         order_seed=lambda wc: int(hxparams.run_settings(config, "host")["seed"]) + 7919 * int(wc.rep),
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
     threads: all_cores
     log:
         f"logs/host/external/{{sweep}}/{{workload}}/{{point}}/ort{{rep}}.log",
