@@ -7,8 +7,9 @@ main process has already run the targets' preflight (a missing tool stops
 the workflow before any job) and asked make for each target's run prefix;
 doing both again in every job would cost a make per target per job and could
 fail a job on a node for a reason the main process has already ruled on.
-So a job's Snakemake skips the preflight and takes the run prefixes from
-the environment the main process exported to it (the Slurm plugin submits
+So a job's Snakemake skips the preflight and takes the run prefixes (and
+the rules' code dependencies) from the environment the main process
+exported to it (the Slurm plugin submits
 with ``--export=ALL``); where that is missing (a cluster that does not pass
 the environment on) it asks make itself, as before.
 
@@ -25,7 +26,28 @@ import os
 from pathlib import Path
 
 PREFIX_ENV = "HXFUSE_TARGET_PREFIX"
+CODE_ENV = "HXFUSE_CODE_DEPS"
 LOG_ENV = "HXFUSE_PREFLIGHT_LOG"
+
+
+def from_main(name: str, main: bool, compute, environ: dict | None = None):
+    """A value the main process computes once and exports (JSON in the
+    environment variable *name*); a job's Snakemake (*main* false) takes it
+    from there, and computes it itself only where it is missing.  For
+    what is the same in every job and costs time at each read of the
+    Snakefile (the rules' code dependencies: about 1-2 s of parsing the
+    package's modules)."""
+    environ = os.environ if environ is None else environ
+    if not main:
+        try:
+            value = json.loads(environ.get(name) or "null")
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    value = compute()
+    environ[name] = json.dumps(value)
+    return value
 
 
 def target_prefixes(config: dict, kernels, main: bool, ask, environ: dict | None = None) -> tuple[dict, bool]:

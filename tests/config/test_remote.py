@@ -53,3 +53,20 @@ def test_note_appends_one_line_per_read_only_when_asked(tmp_path):
         ("remote", "skipped", "skipped", "7", "-"),
     ]
     assert all(int(r["cpus"]) >= 1 for r in lines)
+
+
+def test_a_value_from_the_main_process_is_computed_once():
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"check": ["hxfuse/runner/checks.py"]}
+
+    env = {remote.CODE_ENV: json.dumps({"check": ["stale.py"]})}
+    assert remote.from_main(remote.CODE_ENV, True, compute, env) == {"check": ["hxfuse/runner/checks.py"]}
+    assert len(calls) == 1  # the main process computes, whatever was exported before
+    job_env = dict(env)
+    assert remote.from_main(remote.CODE_ENV, False, compute, job_env) == {"check": ["hxfuse/runner/checks.py"]}
+    assert len(calls) == 1  # a job takes it from the environment
+    assert remote.from_main(remote.CODE_ENV, False, compute, {remote.CODE_ENV: "[1]"}) == compute()
+    assert len(calls) == 3  # not a mapping: computed again

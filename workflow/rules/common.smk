@@ -78,10 +78,16 @@ REP_WC = "{sweep}/{workload}/{point}/rep{rep}"
 # Code dependencies, derived once from the imports: each rule's `code` input
 # is exactly the hxfuse modules its script imports, transitively
 # (hxfuse/deps.py), so editing a module reruns exactly the jobs that run it.
-CODE = {
-    s.stem: [os.path.relpath(m) for m in hxdeps.script_modules(s)]
-    for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))
-}
+# (A cluster job's Snakemake takes them from the main process: the same
+# files, without parsing the package again; hxfuse/config/remote.py.)
+CODE = hxremote.from_main(
+    hxremote.CODE_ENV,
+    _MAIN,
+    lambda: {
+        s.stem: [os.path.relpath(m) for m in hxdeps.script_modules(s)]
+        for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))
+    },
+)
 
 # Runner command prefix per target: RUN_PREFIX of kernels/targets/<target>.mk
 # (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
