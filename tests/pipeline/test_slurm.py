@@ -201,3 +201,22 @@ def test_only_the_main_process_runs_the_preflight_and_make(runs):
     assert {r["SLURM_JOB_ID"] for r in remote} == {j["JobId"] for j in runs["jobs"]}
     assert len(remote) == 2 * len(runs["jobs"])
     assert {(r["mode"], r["preflight"], r["make"]) for r in remote} == {("remote", "skipped", "skipped")}
+
+
+def _outcome() -> tuple[str, str]:
+    # caught here, so that a wrong skip fails this test instead of skipping it
+    try:
+        _require_slurm()
+    except (pytest.skip.Exception, pytest.fail.Exception) as e:
+        return type(e).__name__, str(e)
+    return "ran", ""
+
+
+def test_a_missing_slurm_skips_unless_required(monkeypatch):
+    monkeypatch.setattr(slurm_util, "missing", lambda: ["slurmctld"])
+    monkeypatch.delenv("HXFUSE_REQUIRE_SLURM", raising=False)
+    kind, msg = _outcome()
+    assert kind == "Skipped" and "missing: slurmctld" in msg and "apt-get install" in msg, (kind, msg)
+    monkeypatch.setenv("HXFUSE_REQUIRE_SLURM", "1")
+    kind, msg = _outcome()
+    assert kind == "Failed" and "HXFUSE_REQUIRE_SLURM=1" in msg, (kind, msg)
