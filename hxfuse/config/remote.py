@@ -1,8 +1,8 @@
 """What a job's own Snakemake does differently from the main process.
 
 On a cluster (Snakemake's Slurm executor) every job runs a Snakemake of its
-own that reads the Snakefile again: ``--mode remote`` in the batch job, and
-``--mode subprocess`` in the job step that plugin starts under it.  The
+own that reads the Snakefile again, in ``--mode remote``: in the batch job,
+and again in the job step the plugin starts in it with srun.  The
 main process has already run the targets' preflight (a missing tool stops
 the workflow before any job) and asked make for each target's run prefix;
 doing both again in every job would cost a make per target per job and could

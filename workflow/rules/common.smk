@@ -52,9 +52,9 @@ except hxload.ConfigError as err:
 # target list (an unknown name, a non-string) or refused target settings are
 # already named by the message above, and looking them up here would only
 # replace that message by a traceback.
-# A job's own Snakemake (a cluster job: Snakemake's --mode remote, and the
-# job step's --mode subprocess) reads this file again: the main process has
-# ruled on the targets already, so the preflight runs there only
+# A job's own Snakemake (a cluster job's, in Snakemake's --mode remote: the
+# batch job's and its job step's) reads this file again: the main process
+# has ruled on the targets already, so the preflight runs there only
 # (hxfuse/config/remote.py).
 _MAIN = workflow.is_main_process
 _preflight = _MAIN and hxpreflight.preflight_ready(config, _config_error)
