@@ -39,14 +39,15 @@ def copy_repo(dest: Path) -> Path:
 def snakemake(
     workdir: Path,
     *args: str,
-    cores: int = 2,
+    cores: int | None = 2,
     timeout: int = 600,
     snakefile: Path | None = None,
     env: dict | None = None,
 ) -> subprocess.CompletedProcess:
     """Run Snakemake on workdir/config.yaml.  With a snakefile from copy_repo,
     job scripts import that copy's hxfuse (PYTHONPATH).  *env* replaces the
-    environment (default: this process's)."""
+    environment (default: this process's).  cores=None passes no --cores
+    (a cluster executor: its jobs' cores are the cluster's)."""
     import os
 
     snakefile = snakefile or SNAKEFILE
@@ -63,8 +64,7 @@ def snakemake(
         str(workdir),
         "--configfile",
         str(workdir / "config.yaml"),
-        "--cores",
-        str(cores),
+        *(["--cores", str(cores)] if cores is not None else []),
         *args,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)

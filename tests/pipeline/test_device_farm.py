@@ -414,20 +414,45 @@ def test_a_bad_serial_list_fails_before_any_job(tmp_path, serials, message):
 
 
 def test_the_several_hosts_example_profile_names_existing_rules():
-    """The Slurm example is untested here (no cluster); at least it parses,
-    says so, and asks a phone for rules that exist."""
+    """The Slurm profile (run on a real Slurm by test_slurm.py) asks a phone
+    for rules that exist, in the form the plugin accepts (the `gres`
+    resource: it refuses --gres in slurm_extra), and leaves the
+    measurements' own resources to the workflow (set-resources would
+    override them)."""
     import re
 
     import yaml
 
-    path = ROOT / "profiles/device-hosts-slurm/profile.yaml"
-    text = path.read_text()
-    assert "UNTESTED HERE" in text.splitlines()[0]
-    prof = yaml.safe_load(text)
+    prof = yaml.safe_load((ROOT / "profiles/device-hosts-slurm/profile.yaml").read_text())
     assert prof["executor"] == "slurm"
     rules = set(
         re.findall(r"^rule (\w+):", "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk")), re.M)
     )
-    assert set(prof["set-resources"]) <= rules and {"run", "deploy"} <= set(prof["set-resources"])
-    for rule in ("run", "deploy"):
-        assert prof["set-resources"][rule]["slurm_extra"] == "'--gres=phone:1'"
+    assert set(prof["set-resources"]) <= rules and "deploy" in prof["set-resources"]
+    assert prof["set-resources"]["deploy"] == {"gres": "phone:1"}
+    assert "run" not in prof["set-resources"]
+    assert "--gres" not in yaml.safe_dump(prof)
+
+
+def _resources(output: str, rule: str) -> list[str]:
+    """The `resources:` line of every job of *rule* in a dry run's output."""
+    import re
+
+    return re.findall(rf"^rule {rule}:\n(?:    (?!resources:).*\n)*?    resources: (.*)$", output, re.M)
+
+
+def test_on_slurm_a_phone_measurement_takes_a_phone_and_a_host_one_its_node(farm_run, tmp_path):
+    """The workflow's own Slurm resources of a measurement (common.smk,
+    run_gres and run_slurm_extra), as a dry run shows them."""
+    _, wd, _, _, env = farm_run
+    res = snakemake(wd, "-n", "-F", "results/hexagon/summary.json", snakefile=wd / "Snakefile", env=env)
+    phone = _resources(res.stdout, "run")
+    assert res.returncode == 0 and len(phone) == len(POINTS), (res.stdout + res.stderr)[-3000:]
+    for line in phone:
+        assert "gres=phone:1" in line and "--exclusive" not in line, line
+    write_config(tmp_path, TINY)
+    res = snakemake(tmp_path, "-n", "results/host/summary.json")
+    host = _resources(res.stdout, "run")
+    assert res.returncode == 0 and host, (res.stdout + res.stderr)[-3000:]
+    for line in host:
+        assert "slurm_extra=--exclusive" in line and "phone" not in line, line

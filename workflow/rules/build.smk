@@ -80,6 +80,8 @@ rule selftest_target:
         env=lambda wc: hxpreflight.run_env(config, wc.target),
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
         timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     log:
         "logs/{target}/selftest.log",

@@ -28,6 +28,7 @@ import hxfuse.config.load as hxload
 import hxfuse.config.params as hxparams
 import hxfuse.config.points as hxpoints
 import hxfuse.config.preflight as hxpreflight
+import hxfuse.config.remote as hxremote
 import hxfuse.config.schema as hxschema
 import hxfuse.config.targets as hxtargets
 import hxfuse.config.validate as hxvalidate
@@ -52,7 +53,13 @@ except hxload.ConfigError as err:
 # target list (an unknown name, a non-string) or refused target settings are
 # already named by the message above, and looking them up here would only
 # replace that message by a traceback.
-_missing = hxpreflight.target_problems(config) if hxpreflight.preflight_ready(config, _config_error) else []
+# A job's own Snakemake (a cluster job's, in Snakemake's --mode remote: the
+# batch job's and its job step's) reads this file again: the main process
+# has ruled on the targets already, so the preflight runs there only
+# (hxfuse/config/remote.py).
+_MAIN = workflow.is_main_process
+_preflight = _MAIN and hxpreflight.preflight_ready(config, _config_error)
+_missing = hxpreflight.target_problems(config) if _preflight else []
 if _missing:
     _config_error += ("\n" if _config_error else "") + (
         "hxfuse: cannot build or run the configured targets on this machine:\n  "
@@ -72,18 +79,26 @@ REP_WC = "{sweep}/{workload}/{point}/rep{rep}"
 # Code dependencies, derived once from the imports: each rule's `code` input
 # is exactly the hxfuse modules its script imports, transitively
 # (hxfuse/deps.py), so editing a module reruns exactly the jobs that run it.
-CODE = {
-    s.stem: [os.path.relpath(m) for m in hxdeps.script_modules(s)]
-    for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))
-}
+# (A cluster job's Snakemake takes them from the main process: the same
+# files, without parsing the package again; hxfuse/config/remote.py.)
+CODE = hxremote.from_main(
+    hxremote.CODE_ENV,
+    _MAIN,
+    lambda: {
+        s.stem: [os.path.relpath(m) for m in hxdeps.script_modules(s)]
+        for s in sorted((REPO / "workflow" / "scripts").glob("*.py"))
+    },
+)
 
 # Runner command prefix per target: RUN_PREFIX of kernels/targets/<target>.mk
 # (empty on the host, qemu-hexagon under emulation, device.sh/sim.sh for the
-# SDK targets).
+# SDK targets).  Asked of make by the main process, which exports the answer
+# to its jobs; a job's Snakemake takes it from there (hxfuse/config/remote.py).
 try:
-    TARGET_PREFIX = {t: hxpreflight.run_prefix(config, t, REPO / "kernels") for t in config["targets"]}
+    TARGET_PREFIX, _asked_make = hxremote.target_prefixes(config, REPO / "kernels", _MAIN, hxpreflight.run_prefix)
 except hxload.ConfigError as err:
     raise ValueError(f"hxfuse: {err}") from None
+hxremote.note(workflow.exec_mode.name.lower(), _preflight, _asked_make)
 
 # The `device` resource (every run job takes device=1): how many run jobs may
 # measure at once.  1, or the number of phones of the hexagon target's device
@@ -148,6 +163,23 @@ def all_cores(wc):
         return workflow.cores
     except Exception:
         return 1
+
+
+def run_gres(wc):
+    """The generic resource a measurement takes under Snakemake's Slurm
+    executor (other executors ignore it): the phone target measures on a
+    phone, so its job takes one of its host's phones (Slurm's GRES `phone`,
+    which the cluster defines per device host) and every phone of a host can
+    measure at once; the other targets take none."""
+    return "phone:1" if getattr(wc, "target", None) == "hexagon" else ""
+
+
+def run_slurm_extra(wc):
+    """Further sbatch options of a measurement on Slurm: one that measures
+    on the node itself takes the node whole (`--exclusive`: nothing is
+    scheduled beside it, as all_cores keeps it alone on one machine); a
+    phone's job shares its host (run_gres)."""
+    return "" if getattr(wc, "target", None) == "hexagon" else "--exclusive"
 
 
 def selftest_gate(wc):

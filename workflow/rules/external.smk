@@ -40,6 +40,8 @@ rule ort_run:
         order_seed=lambda wc: int(hxparams.run_settings(config, "host")["seed"]) + 7919 * int(wc.rep),
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
     threads: all_cores
     # run as soon as its runner replicate is done, before the next one
     priority: 10

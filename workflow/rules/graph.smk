@@ -67,6 +67,8 @@ rule graph_run:
         },
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
         timeout_s=lambda wc: str(float(GRAPH_RUN["timeout_s"])),
     threads: all_cores
     log:

@@ -39,6 +39,8 @@ rule search_run:
         emulated=lambda wc: is_emulated(wc.target),
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
         timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     threads: all_cores
     log:
@@ -94,6 +96,8 @@ rule search_confirm:
         },
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
         timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
     threads: all_cores
     log:

@@ -75,6 +75,8 @@ rule serve_run:
         timeout_setting="serve.timeout_s",
     resources:
         device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
         timeout_s=lambda wc: str(float(SERVE["timeout_s"])),
     threads: all_cores
     log:

@@ -50,6 +50,9 @@ rule run:
         emulated=lambda wc: is_emulated(wc.target),
     resources:
         device=1,
+        # on Slurm: the node whole, or one phone (common.smk)
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
         # not a param: changing the timeout reruns nothing (per target:
         # target_settings.<target>.run.timeout_s over run.timeout_s; a string
         # because Snakemake resources are integers or strings)
