@@ -18,6 +18,10 @@ WORKLOAD_TASKS: dict[str, tuple[str, ...]] = {"mv": ("M", "V"), "md": ("M", "D")
 ENGINE_OF: dict[str, str] = {"M": "mx", "V": "vec", "D": "dma"}
 GROUPS: tuple[str, ...] = ("A", "B", "C", "D")
 ALONE = "alone"
+# The external comparison's duration matching: a task of ONNX Runtime and
+# the runner's match when |ORT alone / runner alone - 1| <= this (the
+# harness aims at it; the comparison withholds its verdict beyond it).
+MATCH_TOLERANCE = 0.10
 # Speedup pairs reported everywhere, as (faster-candidate X, baseline Y):
 # speedup of X over Y = T_Y / T_X.
 SPEEDUP_PAIRS: tuple[tuple[str, str], ...] = (("D", "A"), ("D", "B"), ("D", "C"), ("C", "A"), ("B", "A"))

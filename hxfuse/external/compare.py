@@ -44,7 +44,7 @@ import pandas as pd
 from hxfuse.analysis.environment import BUSY_PER_CORE, LOADED_PER_CORE, environment
 from hxfuse.runner.records import Run, read_run
 from hxfuse.analysis.metrics import trial_metrics
-from hxfuse.model import ORT_GROUPS, WORKLOAD_TASKS
+from hxfuse.model import MATCH_TOLERANCE, ORT_GROUPS, WORKLOAD_TASKS
 from hxfuse.analysis.stats import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -57,7 +57,6 @@ from hxfuse.analysis.stats import (
 )
 from hxfuse.analysis.verdicts import DEFAULT_MIN_EFFECT, classify, relation
 from hxfuse.external.gaps import trial_gaps
-from hxfuse.external.ort_match import TOLERANCE
 
 # What must agree between the two sides for them to be the same point
 # (meta.tasks of both schemas).
@@ -66,10 +65,6 @@ SAME_POINT_KEYS = {
     "V": ("rows", "cols", "passes", "workers", "precision", "variant"),
     "D": ("rows", "row_bytes", "src_stride", "repeat"),
 }
-
-
-# a task's alone times match when ORT / runner - 1 lies within this
-MATCH_TOLERANCE = TOLERANCE
 
 
 class ExternalInputError(ValueError):

@@ -25,9 +25,11 @@ from typing import Callable, Mapping
 import numpy as np
 
 from hxfuse.external.ort_point import OrtHarnessError, Spec
+from hxfuse.model import MATCH_TOLERANCE
 
-# matched when |ORT alone / runner alone - 1| <= TOLERANCE
-TOLERANCE = 0.10
+# matched when |ORT alone / runner alone - 1| <= TOLERANCE (one value with
+# the comparison's, which must import none of the harness)
+TOLERANCE = MATCH_TOLERANCE
 # The size scaled per task (Spec field, its least value), each chosen to keep
 # what the point's variant is about:
 # M: its rows m: the packed weight B (k x n) and the GEMM depth stay, each row
@@ -117,23 +119,27 @@ def runner_alone_ms(run, tasks) -> dict[str, float]:
     """The median alone time (ms) of each task in a runner raw file: its
     ``alone`` trials, or where the point ran none, its tasks' spans in group A
     (each task runs by itself there too).  Raises naming the file when a task
-    has neither."""
-    from hxfuse.analysis.metrics import trial_metrics
-
-    tm = trial_metrics(run)
-    tm = tm[~tm["warmup"].astype(bool) & ~tm["empty"].astype(bool)]
+    has neither.  A task's span is its workers' first begin to last end, as
+    the analysis reads it, computed here from the raw task rows so that this
+    measurement rule imports no analysis code (editing the analysis must
+    rerun no ONNX Runtime measurement)."""
+    t = run.tasks
+    t = t[~t["warmup"].astype(bool) & ~t["empty"].astype(bool)]
+    span = t.groupby(["trial_id", "group", "workload", "task"], sort=False).agg(
+        begin=("begin", "min"), end=("end", "max")
+    )
+    span = (span["end"] - span["begin"]).rename("duration_ns").reset_index()
     out = {}
-    for t in tasks:
-        col = f"{t}_duration_ns"
-        s = tm[(tm["group"] == "alone") & (tm["workload"] == t)]
-        if not len(s) and col in tm:
-            s = tm[tm["group"] == "A"]
-        vals = s[col].dropna() if col in s else []
+    for task in tasks:
+        s = span[(span["task"] == task) & (span["group"] == "alone") & (span["workload"] == task)]
+        if not len(s):
+            s = span[(span["task"] == task) & (span["group"] == "A")]
+        vals = s["duration_ns"].dropna()
         if not len(vals):
             raise OrtHarnessError(
-                f"--match-runner {run.source}: no alone or group A trial of task {t} to match its duration to"
+                f"--match-runner {run.source}: no alone or group A trial of task {task} to match its duration to"
             )
-        out[t] = float(np.median(vals)) / 1e6
+        out[task] = float(np.median(vals)) / 1e6
     return out
 
 

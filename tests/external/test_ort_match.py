@@ -5,6 +5,7 @@ the harness's refusal of a runner file that is not the point's."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -148,3 +149,21 @@ def test_a_coarse_step_is_named_and_v_is_fine_tuned_on_its_length():
     assert matched.v_passes == 2 and abs(measure(matched, "V") / 0.073 - 1) <= 0.10
     # M needed no fine-tuning and has none
     assert "fine" not in rec["M"] and rec["M"]["ort_size"] == spec.m
+
+
+def test_runner_alone_times_are_the_analysis_task_spans_of_a_real_run():
+    """Read from the raw task rows (the matching imports no analysis code),
+    the alone times are the medians of the analysis's own task durations."""
+    import gzip
+
+    from hxfuse.analysis.metrics import trial_metrics
+
+    data = Path(__file__).resolve().parents[1] / "data" / "fixed_point" / "rep0.jsonl.gz"
+    run = parse_records(gzip.open(data, "rt").read().splitlines())
+    tm = trial_metrics(run)
+    tm = tm[~tm["warmup"].astype(bool) & ~tm["empty"].astype(bool)]
+    alone = tm[tm["group"] == "alone"]
+    ran = [t for t in ("M", "V", "D") if (alone["workload"] == t).any()]
+    assert ran  # the file has alone trials: the matching's first choice
+    want = {t: float(alone.loc[alone["workload"] == t, f"{t}_duration_ns"].median()) / 1e6 for t in ran}
+    assert ort_match.runner_alone_ms(run, ran) == pytest.approx(want)

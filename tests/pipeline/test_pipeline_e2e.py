@@ -289,7 +289,18 @@ RULES_OF_MODULE = {
     # need as params)
     **{
         f"config/{m}": set()
-        for m in ("__main__", "cli", "load", "params", "points", "preflight", "schema", "semantics", "validate")
+        for m in (
+            "__main__",
+            "cli",
+            "load",
+            "params",
+            "points",
+            "preflight",
+            "remote",
+            "schema",
+            "semantics",
+            "validate",
+        )
     },
     # the table of hxrun's options: the ONNX Runtime harness's parser takes
     # hxrun's defaults and least values from it
@@ -297,6 +308,7 @@ RULES_OF_MODULE = {
     "deps": set(),
     "intermediate": INTERMEDIATE,
     "external/compare": COMPARE,
+    "external/gaps": COMPARE,
     "sweep/families": {"aggregate", "figure_family", "families_tex"},
     "graph/check": {"graph_check"},
     "graph/plots": {"graph_figure_profile", "graph_figure_speedup", "graph_figure_timeline"},
@@ -322,7 +334,9 @@ RULES_OF_MODULE = {
     | SEARCH_ANALYSIS
     | INTERMEDIATE,
     "analysis/intervals": ANALYSIS | COMPARE | PAPER | {"mechanism"},
-    "runner/records": ANALYSIS | COMPARE | SEARCH_ANALYSIS,
+    # the raw-file reader: the ONNX Runtime harness reads the runner's raw
+    # file of the point with it to match its durations (measurement code)
+    "runner/records": ANALYSIS | COMPARE | SEARCH_ANALYSIS | {"ort_run"},
     # the one reader of runner output: the run wrapper reads the meta with it
     # (through provenance), so like integrity it is measurement code
     "runner/jsonl": {"run", "deploy", "check", "ort_run", "mechanism", "serve_run", "serve_check", "graph_run"}
@@ -351,6 +365,7 @@ RULES_OF_MODULE = {
     "external/ort_records": {"ort_run"},
     "external/ort_harness": {"ort_run"},
     "external/ort_qnn": {"ort_run"},
+    "external/ort_match": {"ort_run"},
     "paper/sections": PAPER,
     "paper/workloads": PAPER,
     "paper/prose": PAPER,
@@ -410,7 +425,8 @@ RULES_OF_MODULE = {
 # Which rules consume each rule's outputs (the workflow's DAG, by hand).
 CONSUMERS = {
     "deploy": {"run"},
-    "run": {"check", "aggregate", "figure_timeline", "perfetto", "external_point"},
+    # ort_run: the ONNX Runtime harness matches its durations to the runner replicate's
+    "run": {"check", "aggregate", "figure_timeline", "perfetto", "external_point", "ort_run"},
     "check": {"aggregate", "figure_timeline", "perfetto"},
     "aggregate": {
         "figure_speedup",
