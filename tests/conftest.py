@@ -327,10 +327,13 @@ def synth():
     return types.SimpleNamespace(**{k: globals()[k] for k in names})
 
 
-# The finished tiny run the pipeline tests share (session scope): one `all`
-# on the tiny config, about a minute and a half on 2 cores.  Tests read it, or
-# copy it before they change anything (the report tests build their reports
-# in it; the damaged-intermediate tests damage a copy).  Here rather than in
+# The finished tiny run the pipeline tests share (session scope): a copy of
+# the workflow (copy_repo) with one `all` on the tiny config done in it,
+# about a minute and a half on 2 cores.  Tests read it, or copy it whole
+# (shutil.copytree, symlinks kept) before they change anything: the
+# end-to-end tests edit code in a copy, the relocation test moves a copy, the
+# damaged-intermediate tests damage one; the report tests build their
+# reports in it.  Here rather than in
 # tests/pipeline/conftest.py: a second module named conftest would shadow this
 # one for the tests that import its helpers (``from conftest import ...``).
 @pytest.fixture(scope="session")
@@ -338,11 +341,11 @@ def tiny_run(tmp_path_factory):
     import copy
     import shutil
 
-    from pipeline_util import TINY, snakemake, write_config
+    from pipeline_util import TINY, copy_repo, snakemake, write_config
 
     if not shutil.which("make") or not shutil.which("cc"):
         pytest.skip("needs make and a C compiler: apt-get install build-essential")
-    wd = tmp_path_factory.mktemp("tiny_run")
+    wd = copy_repo(tmp_path_factory.mktemp("tiny_run"))
     write_config(wd, copy.deepcopy(TINY))
     res = snakemake(wd, "all")
     assert res.returncode == 0, res.stderr[-4000:]

@@ -44,13 +44,16 @@ def snakemake(
     snakefile: Path | None = None,
     env: dict | None = None,
 ) -> subprocess.CompletedProcess:
-    """Run Snakemake on workdir/config.yaml.  With a snakefile from copy_repo,
-    job scripts import that copy's hxfuse (PYTHONPATH).  *env* replaces the
+    """Run Snakemake on workdir/config.yaml.  With a snakefile from copy_repo
+    (by default the workdir's own, when it is such a copy), job scripts
+    import that copy's hxfuse (PYTHONPATH).  *env* replaces the
     environment (default: this process's).  cores=None passes no --cores
     (a cluster executor: its jobs' cores are the cluster's)."""
     import os
 
-    snakefile = snakefile or SNAKEFILE
+    if snakefile is None:
+        own = Path(workdir) / "Snakefile"
+        snakefile = own if own.exists() else SNAKEFILE
     env = dict(os.environ if env is None else env)
     if snakefile != SNAKEFILE:
         env["PYTHONPATH"] = os.pathsep.join([str(snakefile.parent), env.get("PYTHONPATH", "")])
