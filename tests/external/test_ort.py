@@ -124,7 +124,8 @@ def test_hxfuse_config_runner_args_are_accepted():
     cfg = hxvalidate.validate(hxload.load_yaml(REPO / "config.yaml"))
     p = hxpoints.find_point(cfg, "host", "ratio", "mvd", "similar")
     s = hxort.spec_from_args(hxort.parser().parse_args(["--out", "x", *hxpoints.runner_args(cfg, p)]))
-    assert (s.m, s.v_rows, s.v_passes, s.d_repeat) == (640, 512, 6, 36)
+    d = cfg["defaults"]  # the similar point takes the defaults (config.yaml)
+    assert (s.m, s.v_rows, s.v_passes, s.d_repeat) == (d["m_shape"][0], d["v_shape"][0], d["v_passes"], d["d_repeat"])
 
 
 # Every hxrun option a point can set (hxfuse.config's runner tables) and what
@@ -239,7 +240,7 @@ def test_the_full_studys_points_onnx_runtime_refuses():
     st = specs[("bandwidth", "mvd", "stream")]
     assert (st.v_variant, st.v_rows, st.v_cols, st.v_passes) == ("stream", 4096, 4096, 1)
     g = specs[("granularity", "mvd", "t20us")]
-    assert (g.m, g.v_rows, g.v_cols, g.d_rows, g.d_repeat) == (88, 16, 1024, 128, 1)
+    assert (g.m, g.v_rows, g.v_cols, g.d_rows, g.d_repeat) == (100, 16, 1024, 128, 1)
     assert specs[("share", "mvd", "workers2")].v_workers == 2
     assert specs[("wait", "mvd", "window1")].ignored["window"] == "1"
 
