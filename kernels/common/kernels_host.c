@@ -325,17 +325,7 @@ static void vec_stream_f32(const float *x, float *y, float *rowsum, float *rowma
         }
         float ss = 0.0f, mm = -INFINITY;
         for (int i = 0; i < 8; i++) ss += s[i], mm = mx[i] > mm ? mx[i] : mm;
-        for (; c < cols; c++) {
-            float v = xr[c];
-            for (int p = 0; p < passes; p++) {
-                float g = v + 3.0f;
-                g = g < 0.0f ? 0.0f : (g > 6.0f ? 6.0f : g);
-                v = v * g * (1.0f / 6.0f);
-            }
-            yr[c] = v;
-            ss += v;
-            mm = v > mm ? v : mm;
-        }
+        hx_host_stream_tail(xr, yr, c, cols, passes, &ss, &mm);
         rowsum[r] = ss;
         rowmax[r] = mm;
     }

@@ -33,6 +33,23 @@ typedef struct {
 } hx_host_f32_blocks;
 hx_host_f32_blocks hx_host_f32_plan(const void *prep, int m, int n, int k, int kcb, int r0, int r1, int mr, int nr);
 
+/* V stream's scalar tail of one row, columns c..cols (every variant's, so
+ * that their rounding is the same): hard-swish `passes` times into yr, and
+ * the row's sum and max carried on in *ss and *mm. */
+static inline void hx_host_stream_tail(const float *xr, float *yr, int c, int cols, int passes, float *ss, float *mm) {
+    for (; c < cols; c++) {
+        float v = xr[c];
+        for (int p = 0; p < passes; p++) {
+            float g = v + 3.0f;
+            g = g < 0.0f ? 0.0f : (g > 6.0f ? 6.0f : g);
+            v = v * g * (1.0f / 6.0f);
+        }
+        yr[c] = v;
+        *ss += v;
+        *mm = v > *mm ? v : *mm;
+    }
+}
+
 /* Generic kernels (GCC/Clang vector extensions, the build's -march): every
  * entry of every variant that the variant does not replace. */
 extern const hx_kernels hx_kernels_host_generic;

@@ -49,17 +49,7 @@ static inline void hx_host_red8_finish(const hx_host_red8 *r, const float *xr, f
     _mm256_storeu_ps(s, r->s);
     _mm256_storeu_ps(mx, r->mx);
     for (int i = 0; i < 8; i++) ss += s[i], mm = mx[i] > mm ? mx[i] : mm;
-    for (; c < cols; c++) {
-        float v = xr[c];
-        for (int p = 0; p < passes; p++) {
-            float g = v + 3.0f;
-            g = g < 0.0f ? 0.0f : (g > 6.0f ? 6.0f : g);
-            v = v * g * (1.0f / 6.0f);
-        }
-        yr[c] = v;
-        ss += v;
-        mm = v > mm ? v : mm;
-    }
+    hx_host_stream_tail(xr, yr, c, cols, passes, &ss, &mm);
     *sum = ss;
     *max = mm;
 }
