@@ -5,13 +5,23 @@
 #include <stdio.h>
 
 typedef struct hx_json {
-    FILE *f;
+    FILE *f;   /* NULL: writing into buf */
+    char *buf; /* hx_json_begin_buf: NUL-terminated text so far */
+    size_t cap, len;
+    int truncated; /* buf was too small: the text is cut */
     int need_comma[16];
     int depth;
 } hx_json;
 
-void hx_json_begin(hx_json *j, FILE *f);       /* opens the top-level object */
-void hx_json_end(hx_json *j);                  /* closes it and writes '\n' */
+void hx_json_begin(hx_json *j, FILE *f); /* opens the top-level object */
+void hx_json_end(hx_json *j);            /* closes it and writes '\n' */
+/* The same writer into memory: one object as text (no newline), for a value
+ * built on one side of a boundary and written into a record on the other
+ * (the DSP's description in hxrun-ap's meta).  Cut at cap - 1 bytes, with
+ * j->truncated set. */
+void hx_json_begin_buf(hx_json *j, char *buf, size_t cap);
+/* A value given as JSON text (trusted: written by hx_json on the other side). */
+void hx_json_raw(hx_json *j, const char *key, const char *text);
 void hx_json_key(hx_json *j, const char *key); /* key of the next value (objects only) */
 void hx_json_obj(hx_json *j, const char *key);
 void hx_json_arr(hx_json *j, const char *key);

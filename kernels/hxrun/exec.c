@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "exec.h"
+#include "json.h"
+#include "platform.h"
+#include "record.h"
 
 int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen) {
     memset(x, 0, sizeof *x);
@@ -44,4 +47,23 @@ void hx_exec_teardown(hx_exec *x) {
     hx_engine_stop(&x->dma);
     for (int i = 0; i < x->nvworkers; i++) hx_engine_stop(&x->vworker[i]);
     hx_tasks_free(x);
+}
+
+/* The in-process executor's records: everything ran here, on this platform. */
+void hx_exec_write_device_meta(hx_json *j, const hx_exec *x) { (void)j, (void)x; }
+int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
+    (void)x, (void)mask, (void)err, (void)errlen;
+    return 0;
+}
+const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen) {
+    (void)x, (void)err, (void)errlen;
+    return NULL;
+}
+void hx_exec_write_clock_drift(hx_json *j, hx_exec *x) {
+    (void)x;
+    hx_record_clock_drift(j, hx_clock_calibration_start(), hx_clock_calibrate());
+}
+void hx_exec_write_resources(hx_json *j, hx_exec *x) {
+    (void)x;
+    hx_platform_resources(j);
 }

@@ -143,6 +143,24 @@ typedef struct hx_exec {
 int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen);
 void hx_exec_teardown(hx_exec *x);
 
+/* Where the executor is split across a boundary (hxrun-ap: the protocol on
+ * the application processor, the executor on the cDSP; ap/exec_ap.c), the
+ * records need the other side's view.  The in-process executor (exec.c)
+ * implements these with its own platform:
+ *   write_device_meta: meta's "device" and "transport" (in-process: nothing);
+ *   fetch_data: brings the tasks' inputs and outputs in `mask` where the
+ *     .npy dump reads them (in-process: they are there; 0);
+ *   finish: after the last trial, before the end record; a failure status
+ *     for the end record ("clock_unaligned") with err filled, or NULL;
+ *   write_clock_drift, write_resources: the end record's clock_drift and
+ *     resources, of the side that ran the engines. */
+struct hx_json;
+void hx_exec_write_device_meta(struct hx_json *j, const hx_exec *x);
+int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen);
+const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen);
+void hx_exec_write_clock_drift(struct hx_json *j, hx_exec *x);
+void hx_exec_write_resources(struct hx_json *j, hx_exec *x);
+
 /* tasks.c */
 /* Plans the scratch arena, allocates and fills every task's data, declares
  * its ranges and checks them: -3 for a plan that cannot work (scratch too

@@ -362,6 +362,7 @@ void hx_write_meta(hx_exec *x, FILE *out) {
     for (int i = 0; i < c->nlabels; i++) hx_json_str(&j, c->label_key[i], c->label_val[i]);
     hx_json_close(&j, '}');
     write_warnings(&j, c, used, cores);
+    hx_exec_write_device_meta(&j, x); /* a split executor: the DSP's side and the transport */
     hx_json_end(&j);
 }
 
@@ -598,6 +599,7 @@ static int verify(hx_exec *x, FILE *out, uint64_t *verified, int *mismatches, ch
         }
         hx_json_close(&j, '}');
         if (c->npy_dir && !c->calibrate) {
+            if (hx_exec_fetch_data(x, mask, err, errlen)) return -1;
             hx_json_obj(&j, "files");
             int rc = dump_npy(x, mask, &j, err, errlen);
             hx_json_close(&j, '}');
@@ -675,10 +677,14 @@ static void write_preemption(hx_json *j, const run_state *rs) {
 
 /* The end record: counts, outliers, what the antagonists applied, the
  * load after the run and the platform's resources. */
-static void write_end(hx_exec *x, FILE *out, const run_state *rs) {
+static void write_end(hx_exec *x, FILE *out, const run_state *rs, const char *failed) {
     const hx_config *c = x->cfg;
     hx_json j;
-    hx_record_end_begin(&j, out, rs->asked_ns ? "preempted" : rs->mismatches ? "checksum_mismatch" : "ok");
+    hx_record_end_begin(&j, out,
+                        failed           ? failed
+                        : rs->asked_ns   ? "preempted"
+                        : rs->mismatches ? "checksum_mismatch"
+                                         : "ok");
     hx_json_i64(&j, "trials", rs->trials);
     hx_json_i64(&j, "checksum_mismatches", rs->mismatches);
     /* measured trials with any single submit above the threshold */
@@ -692,7 +698,7 @@ static void write_end(hx_exec *x, FILE *out, const run_state *rs) {
     hx_json_u64(&j, "wall_ns", hx_now_ns() - rs->t0);
     write_preemption(&j, rs);
     /* the clock again, after the last trial: throttling during the run */
-    hx_record_clock_drift(&j, hx_clock_calibration_start(), hx_clock_calibrate());
+    hx_exec_write_clock_drift(&j, x);
     if (x->bw.n) {
         /* what the antagonists applied: bytes read while active, and the rate */
         uint64_t bytes = hx_antagonists_bytes(&x->bw);
@@ -701,7 +707,7 @@ static void write_end(hx_exec *x, FILE *out, const run_state *rs) {
         hx_json_f64(&j, "antagonist_bytes_per_s", x->bw.active_ns ? bytes * 1e9 / (double)x->bw.active_ns : 0.0);
     }
     hx_record_after(&j);
-    hx_platform_resources(&j); /* what the run really held and used */
+    hx_exec_write_resources(&j, x); /* what the run really held and used */
     hx_json_end(&j);
 }
 
@@ -765,7 +771,13 @@ int hx_protocol_run(hx_exec *x, FILE *out, char *err, size_t errlen) {
     /* Integrity: the number of records before this one and the FNV-1a 64
      * digest of their bytes (newlines included), taken before the end
      * record's first byte; the pipeline's check refuses a file that differs. */
-    write_end(x, out, &rs);
+    char ferr[512] = "";
+    const char *failed = hx_exec_finish(x, ferr, sizeof ferr);
+    write_end(x, out, &rs, failed);
+    if (failed) {
+        snprintf(err, errlen, "%s", ferr);
+        return 7;
+    }
     if (rc == 6)
         snprintf(err, errlen,
                  "preempted: another client of the NPU asked for its resources back during %s; they were "
