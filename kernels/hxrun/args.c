@@ -8,6 +8,10 @@
 #include "platform.h"
 
 const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
+
+/* V's element size: a property of the configuration, read on both sides of
+ * a split executor (protocol.c's meta, tasks.c's buffers). */
+size_t hx_elem_bytes_v(const hx_config *cfg) { return cfg->precision == HX_FP32 ? 4 : 2; }
 const char *const hx_group_names[HX_NGROUPS + 1] = {"A", "B", "C", "D", "alone"};
 const char *const hx_engine_names[HX_NENG_NAMED] = {"host", "vec", "mx", "dma"};
 const char *const hx_v_variant_names[HX_NV_VARIANTS] = {"compute", "onchip", "ddr", "stream"};

@@ -87,4 +87,6 @@ const char *hx_placed_name(int e, char *buf, size_t len);
  * a message in err. */
 int hx_parse_args(int argc, char **argv, hx_config *cfg, char *err, size_t errlen);
 void hx_usage(FILE *f);
+/* args.c: V's element size in bytes (fp32: 4, i16: 2). */
+size_t hx_elem_bytes_v(const hx_config *cfg);
 #endif

@@ -170,7 +170,6 @@ void hx_tasks_free(hx_exec *x);
 void hx_task_work(hx_task *t);   /* the task's computation (or empty / calibration) */
 void hx_task_poison(hx_task *t); /* overwrite outputs so skipped work cannot pass */
 uint64_t hx_task_checksum(const hx_task *t);
-size_t hx_elem_bytes_v(const hx_config *cfg);
 
 /* exec_device.c */
 uint64_t hx_exec_now(const hx_exec *x); /* ns since the run's epoch */

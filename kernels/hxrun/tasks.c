@@ -17,7 +17,6 @@ static void fill_bytes(uint64_t *s, void *p, size_t n) {
     }
 }
 
-size_t hx_elem_bytes_v(const hx_config *cfg) { return cfg->precision == HX_FP32 ? 4 : 2; }
 
 static void *must_alloc(size_t bytes, const char *what, char *err, size_t errlen) {
     void *p = hx_alloc(bytes, 128);
