@@ -1,0 +1,220 @@
+"""hxrun-ap, the application-processor driver (kernels/ap/), against a
+scripted libcdsprpc (tests/runner/ap_fake_cdsprpc.c): a fake "DSP" whose
+replies have the wire layout and known content.  This tests the driver
+without the skel or the loopback stand-in: its records have hxrun's schema,
+DSP times are mapped onto the AP clock (a known test offset is recovered),
+the alignment is refused past its bound, and every transport failure ends
+the run with one line naming the call, the queue and the code.  Both
+programs are built by their own compiler calls, independent of the
+Makefile.  No timing bound is asserted beyond orderings that hold within
+the alignment's uncertainty."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from pipeline_util import REPO
+from hxfuse.runner.records import read_run
+
+pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc")
+
+K = REPO / "kernels"
+COMMON = "checksum cli engine event json kernels_ref npy ranges record".split()
+AP_SRC = (
+    [f"common/{c}.c" for c in COMMON]
+    + [f"hxrun/{c}.c" for c in "antagonist arena args interference protocol".split()]
+    + [f"ap/{c}.c" for c in "ap_main exec_ap wire_ap rpc_dl stub clock_align".split()]
+    + ["common/platform_posix.c"]
+)
+INCLUDES = ["-I", str(K / "common"), "-I", str(K / "hexagon/sdk_decls")]
+SMALL = ["--workloads", "mvd", "--warmup", "0", "--rounds", "1"]
+
+
+def _gcc(args):
+    r = subprocess.run(
+        ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", *args], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ap")
+    defs = [
+        "-D_GNU_SOURCE",
+        '-DHX_COMPILER="gcc"',
+        '-DHX_CFLAGS="-O2"',
+        '-DHX_PLATFORM_NAME="ap-loopback"',
+        "-DHX_EMULATED",
+    ]
+    _gcc([*defs, *INCLUDES, "-pthread", *[str(K / s) for s in AP_SRC], "-o", str(d / "hxrun-ap"), "-ldl", "-lm"])
+    _gcc(
+        ["-shared", "-fPIC", "-pthread", "-I", str(K / "ap"), *INCLUDES, str(REPO / "tests/runner/ap_fake_cdsprpc.c")]
+        + ["-o", str(d / "libfake.so")]
+    )
+    return d
+
+
+def run_ap(built, out, *args, env=None, lib=True, timeout=120):
+    cmd = [str(built / "hxrun-ap")]
+    if lib:
+        cmd += ["--cdsprpc", str(built / "libfake.so")]
+    cmd += ["--out", str(out), *args]
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_") and k != "HX_CDSPRPC_LIB"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**e, **(env or {})})
+    recs = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else None
+    return proc, recs
+
+
+def measured(recs):
+    return [r for r in recs if r["record"] == "trial"]
+
+
+def test_every_group_runs_with_hxrun_records(built, tmp_path):
+    out = tmp_path / "r.jsonl"
+    proc, recs = run_ap(built, out, *SMALL)
+    assert proc.returncode == 0, proc.stderr
+    run = read_run(out)  # the pipeline's reader: digest, record kinds, tables
+    assert run.end["status"] == "ok"
+    meta = recs[0]
+    assert meta["kernels"] == "fake-hvx" and meta["device"]["target"] == "fake"
+    t = meta["transport"]
+    assert t["mode"] == "ap" and t["stand_in"] is True and "fake DSP" in t["stand_in_text"]
+    assert t["unsigned_pd"] and t["latency_qos"] and t["queues"] == 3 and t["test_clock"] is None
+    assert set(t["groups"]) == {"A", "B", "C", "D"} and t["clock_alignment"]["samples"] == 32
+    assert meta["scratch"]["slots"] == {"M": 4096, "V": 4096, "D": 4096, "D2": 4096}
+    assert meta["tasks"]["D"]["dst_stride"] == 64 and meta["tasks"]["M"]["prep_bytes"] == 12345
+    groups = {r["group"] for r in measured(recs)}
+    assert groups == {"A", "B", "C", "D", "alone"}
+    for r in measured(recs):
+        h = r["host"]
+        assert h["requests"] == ({"A": 3, "B": 3, "alone": 1}.get(r["group"], 1)), r
+        assert r["scratch_peak_bytes"] == max(1000 * (1 + "MVD".index(x["task"])) for x in r["tasks"])
+        for x in r["tasks"]:
+            assert x["engine"] == {"M": "mx", "V": "vec", "D": "dma"}[x["task"]]
+            assert 0 < x["launch"] and x["begin"] <= x["end"] and x["host_seen"] > 0
+            if not r["empty"]:
+                assert x["checksum"] == "00000000c0ffee0%d" % "MVD".index(x["task"])
+            if r["group"] in ("A", "B", "alone"):  # the AP's submit is the launch
+                assert h["submit_begin"] <= x["launch"] <= h["submit_end"]
+        if r["group"] in ("C", "D"):
+            assert r["device"]["entry_begin"] <= r["device"]["entry_end"]
+            assert [w["who"] for w in r["waits"]] == ["vec", "host"] and r["waits"][0]["on"] == "eM"
+        else:
+            assert r["device"] is None and all(w["who"] == "host" for w in r["waits"])
+    end = recs[-1]
+    assert end["resources"] == {"hmx": True, "vtcm_bytes": 1048576, "note": "a } in a string"}
+    assert end["clock_drift"]["cycles_per_us_start"] == 1000 and end["clock_drift"]["cycles_per_us_end"] == 990
+    assert end["clock_alignment_end"]["aligned"] is True
+
+
+def test_a_known_dsp_clock_offset_is_recovered_and_mapped(built, tmp_path):
+    """The skel's test hook puts the DSP clock 1 s ahead: the alignment finds
+    the offset within its uncertainty, and every mapped device time still
+    lies inside the trial's host interval (unmapped, it would be 1 s off)."""
+    off = 1_000_000_000
+    proc, recs = run_ap(built, tmp_path / "r.jsonl", *SMALL, "--test-dsp-clock-offset-ns", str(off))
+    assert proc.returncode == 0, proc.stderr
+    ca = recs[0]["transport"]["clock_alignment"]
+    assert abs(ca["offset_ns"] - off) <= ca["uncertainty_ns"] + 1000
+    assert recs[0]["transport"]["test_clock"]["offset_ns"] == off
+    slack = 2 * ca["uncertainty_ns"] + 50_000
+    for r in measured(recs):
+        lo, hi = r["host"]["submit_begin"] - slack, r["host"]["wait_end"] + slack
+        for x in r["tasks"]:
+            assert lo <= x["begin"] <= x["end"] <= hi, (r["group"], x, lo, hi)
+            for w in x["workers"]:
+                assert all(lo <= c <= hi for c in w["checkpoints"])
+        if r["device"]:
+            assert lo <= r["device"]["entry_begin"] <= r["device"]["entry_end"] <= hi
+
+
+def test_drift_past_the_bound_refuses_the_alignment(built, tmp_path):
+    out = tmp_path / "r.jsonl"
+    proc, recs = run_ap(built, out, *SMALL, "--test-dsp-clock-drift-ppm", "2000", "--clock-bound-ns", "5000")
+    assert proc.returncode == 7, proc.stderr
+    assert "clock_unaligned" in proc.stderr and "bound of 5000 ns" in proc.stderr
+    end = recs[-1]
+    assert end["status"] == "clock_unaligned"
+    cae = end["clock_alignment_end"]
+    assert cae["aligned"] is False and abs(cae["offset_end_ns"] - cae["offset_start_ns"]) > 5000
+    assert cae["drift_ppm"] == pytest.approx(2000, rel=0.1)
+
+
+def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
+    """D_src is the last window: the copy is laid out so dump_npy's offset
+    (d_repeat-1) * rows * stride lands on what was read from there."""
+    npy = tmp_path / "npy"
+    args = ["--workloads", "md", "--warmup", "0", "--rounds", "1", "--npy-dir", str(npy)]
+    args += ["--d-shape", "8,64", "--d-src-stride", "128", "--d-repeat", "3"]
+    proc, _ = run_ap(built, tmp_path / "r.jsonl", *args)
+    assert proc.returncode == 0, proc.stderr
+    src = np.load(npy / "md" / "D_src.npy")
+    off = 2 * 8 * 128
+    expect = ((7 * 31 + off + np.arange(8 * 128)) & 0xFF).astype(np.uint8).reshape(8, 128)
+    assert (src == expect).all()
+    dst = np.load(npy / "md" / "D_dst.npy")
+    assert dst.shape == (8, 64) and (dst.ravel() == ((8 * 31 + np.arange(8 * 64)) & 0xFF)).all()
+
+
+@pytest.mark.parametrize(
+    "env,rc,text",
+    [
+        ({"FAKE_SETUP_STATUS": "2"}, 2, "rejected by the fake DSP (status 2)"),
+        ({"FAKE_SETUP_STATUS": "3"}, 3, "status 3"),
+        ({"FAKE_SETUP_STATUS": "1"}, 1, "status 1"),
+        ({"FAKE_FULL": "1"}, 1, "dspqueue_write on queue V failed: AEE_EEXPIRED (12)"),
+        ({"FAKE_DROP": "1"}, 1, "timed out after 1 s waiting for the DSP's ENTRY_DONE"),
+        ({"FAKE_ENTRY_FAIL": "1"}, 1, "fused entry rejected the plan: scratch plan conflict (fake)"),
+        ({"FAKE_REFUSE": "unsigned"}, 1, "DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: AEE_EUNSUPPORTED (20)"),
+        ({"FAKE_REFUSE": "open"}, 1, "remote_handle64_open(file:///libhxfuse_skel.so?"),
+    ],
+)
+def test_failures_end_the_run_with_one_line(built, tmp_path, env, rc, text):
+    out = tmp_path / "r.jsonl"
+    proc, _ = run_ap(built, out, *SMALL, "--ap-timeout-s", "1", env=env, timeout=60)
+    assert proc.returncode == rc, proc.stderr
+    assert text in proc.stderr
+    assert not out.exists()
+
+
+def test_a_refused_latency_vote_is_recorded_not_fatal(built, tmp_path):
+    proc, recs = run_ap(built, tmp_path / "r.jsonl", *SMALL, env={"FAKE_REFUSE": "qos"})
+    assert proc.returncode == 0, proc.stderr
+    assert recs[0]["transport"]["latency_qos"] is False
+
+
+@pytest.mark.parametrize(
+    "args,text",
+    [
+        (["--bogus", "1"], "--bogus: unknown option"),
+        (["--check-at-publish"], "--check-at-publish: the AP cannot read"),
+        (["--clock-bound-ns", "-1"], "--clock-bound-ns: expected ns"),
+        (["--ap-timeout-s", "x"], "--ap-timeout-s: expected seconds"),
+        (["--test-dsp-clock-drift-ppm"], "--test-dsp-clock-drift-ppm: missing value"),
+    ],
+)
+def test_bad_arguments_exit_2_before_loading_anything(built, tmp_path, args, text):
+    proc, _ = run_ap(built, tmp_path / "r.jsonl", "--cdsprpc", "/nonexistent/lib.so", *args, lib=False)
+    assert proc.returncode == 2 and text in proc.stderr, proc.stderr
+    assert "cannot load" not in proc.stderr
+
+
+def test_selftest_is_refused(built):
+    proc = subprocess.run([str(built / "hxrun-ap"), "--selftest"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "use hxrun --selftest (dsp-only)" in proc.stderr
+
+
+def test_a_missing_library_or_symbol_is_named(built, tmp_path):
+    proc, _ = run_ap(built, tmp_path / "r.jsonl", "--cdsprpc", "/nonexistent/libcdsprpc.so", lib=False)
+    assert proc.returncode == 1 and "cannot load /nonexistent/libcdsprpc.so" in proc.stderr
+    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6") if os.path.exists(p)), None)
+    if libm:
+        proc, _ = run_ap(built, tmp_path / "r.jsonl", "--cdsprpc", libm, lib=False)
+        assert proc.returncode == 1 and "missing symbol remote_handle64_open" in proc.stderr
+    proc, _ = run_ap(built, tmp_path / "r.jsonl", lib=False, env={"HX_CDSPRPC_LIB": "/nope/x.so"})
+    assert proc.returncode == 1 and "cannot load /nope/x.so" in proc.stderr
