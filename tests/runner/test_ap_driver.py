@@ -59,13 +59,13 @@ def built(tmp_path_factory):
     return d
 
 
-def run_ap(built, out, *args, env=None, lib=True, timeout=120):
+def run_ap(built, out, *args, env=None, lib=True, timeout=120, cwd=None):
     cmd = [str(built / "hxrun-ap")]
     if lib:
         cmd += ["--cdsprpc", str(built / "libfake.so")]
     cmd += ["--out", str(out), *args]
     e = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_") and k != "HX_CDSPRPC_LIB"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**e, **(env or {})})
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**e, **(env or {})}, cwd=cwd)
     recs = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else None
     return proc, recs
 
@@ -150,12 +150,12 @@ def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
     (d_repeat-1) * rows * stride lands on what was read from there."""
     npy = tmp_path / "npy"
     args = ["--workloads", "md", "--warmup", "0", "--rounds", "1", "--npy-dir", str(npy)]
-    args += ["--d-shape", "8,64", "--d-src-stride", "128", "--d-repeat", "3"]
+    args += ["--d-shape", "8,64", "--d-src-stride", "100", "--d-repeat", "3"]
     proc, _ = run_ap(built, tmp_path / "r.jsonl", *args)
     assert proc.returncode == 0, proc.stderr
     src = np.load(npy / "md" / "D_src.npy")
-    off = 2 * 8 * 128
-    expect = ((7 * 31 + off + np.arange(8 * 128)) & 0xFF).astype(np.uint8).reshape(8, 128)
+    off = 2 * 8 * 100  # not a multiple of 256: the fake's byte pattern tells offsets apart
+    expect = ((7 * 31 + off + np.arange(8 * 100)) & 0xFF).astype(np.uint8).reshape(8, 100)
     assert (src == expect).all()
     dst = np.load(npy / "md" / "D_dst.npy")
     assert dst.shape == (8, 64) and (dst.ravel() == ((8 * 31 + np.arange(8 * 64)) & 0xFF)).all()
@@ -202,6 +202,15 @@ def test_bad_arguments_exit_2_before_loading_anything(built, tmp_path, args, tex
     proc, _ = run_ap(built, tmp_path / "r.jsonl", "--cdsprpc", "/nonexistent/lib.so", *args, lib=False)
     assert proc.returncode == 2 and text in proc.stderr, proc.stderr
     assert "cannot load" not in proc.stderr
+
+
+def test_an_option_name_given_as_a_value_stays_a_value(built, tmp_path):
+    """hxrun-ap's own options are taken out of argv, hxrun's values are
+    skipped as values: a directory named like one of its options is kept."""
+    args = [*SMALL, "--npy-dir", "--ap-timeout-s"]
+    proc, recs = run_ap(built, tmp_path / "r.jsonl", *args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert recs[0]["args"]["npy_dir"] == "--ap-timeout-s"
 
 
 def test_selftest_is_refused(built):
