@@ -61,7 +61,7 @@ typedef struct ap_state {
     hx_exec *x;
     hx_rpc_lib lib;
     hx_rpc_session s;
-    int loaded, started, stopped;
+    int loaded, set_up, started, stopped;
     dspqueue_t q[HX_WIRE_QUEUES];
     uint64_t qid[HX_WIRE_QUEUES];
     queue_ctx qctx[HX_WIRE_QUEUES];
@@ -370,11 +370,13 @@ static int run_b(ap_state *st, uint32_t mask, hx_host_times *h, char *err, size_
             }
         }
     }
+    /* a packet that was not written has no reply to wait for */
+    for (int i = 0; i < HX_NTASKS; i++)
+        if ((mask & HX_BIT(i)) && st->sub[i].rc != AEE_SUCCESS) return packet_error(err, errlen, i, st->sub[i].rc);
     int rc = host_wait(st, mask, 0, h, err, errlen);
     for (int j = 0; j < HX_NTASKS; j++) {
         submitter *s = &st->sub[task_order[j]];
         if (!(mask & HX_BIT(s->task))) continue;
-        if (s->rc != AEE_SUCCESS) return packet_error(err, errlen, s->task, s->rc);
         x->task[s->task].launch = s->begin;
         if (!h->submit_begin || s->begin < h->submit_begin) h->submit_begin = s->begin;
         if (s->end > h->submit_end) h->submit_end = s->end;
@@ -501,6 +503,7 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
         snprintf(err, errlen, "%s", sr->error);
         return sr->status == 2 ? -2 : sr->status == 3 ? -3 : -1;
     }
+    st->set_up = 1; /* the skel holds an executor now: STOP at teardown, whatever fails next */
     if (hx_wire_apply_setup(x, sr, err, errlen)) return -1;
 
     for (int i = 0; i < HX_NTASKS; i++) {
@@ -556,7 +559,7 @@ void hx_exec_teardown(hx_exec *x) {
     hx_counter_bump(&st->go);
     for (int i = 0; i < st->nsub; i++) hx_thread_join(st->sub[i].thread);
     st->nsub = 0;
-    if (st->started && !st->stopped) {
+    if ((st->set_up || st->started) && !st->stopped) {
         hx_wire_status ss;
         hxfuse_stop(&st->s, &ss); /* best effort: the session closes anyway */
         st->stopped = 1;
@@ -581,6 +584,13 @@ static void add_dsp_waits(ap_state *st, const hx_wire_resp *r) {
         hx_exec_note_wait(st->x, st->wait_names[k][0], st->wait_names[k][1], map_dsp(st, r->waits[i].begin),
                           map_dsp(st, r->waits[i].end));
     }
+}
+
+/* The request task's reply must echo (the callbacks read it under the lock). */
+static void expect(ap_state *st, int task, uint64_t seq) {
+    pthread_mutex_lock(&st->lock);
+    st->task_seq[task] = seq;
+    pthread_mutex_unlock(&st->lock);
 }
 
 int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen) {
@@ -623,7 +633,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
             hx_task *t = &x->task[task_order[j]];
             if (!(mask & HX_BIT(t->id))) continue;
             hx_wire_req req = {HX_WIRE_MAGIC, HX_PKT_TASK, (uint32_t)t->id, 0, ++st->seq};
-            __atomic_store_n(&st->task_seq[t->id], req.seq, __ATOMIC_RELEASE);
+            expect(st, t->id, req.seq);
             rc = submit(st, t->id, &req, t, h, err, errlen);
             if (!rc) rc = host_wait(st, HX_BIT(t->id), 0, h, err, errlen);
         }
@@ -631,7 +641,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
         break;
     case HX_G_B:
         for (int i = 0; i < HX_NTASKS; i++)
-            if (mask & HX_BIT(i)) __atomic_store_n(&st->task_seq[i], ++st->seq, __ATOMIC_RELEASE);
+            if (mask & HX_BIT(i)) expect(st, i, ++st->seq);
         rc = run_b(st, mask, h, err, errlen);
         if (!rc) add_dsp_waits(st, &st->waits_src);
         break;

@@ -20,13 +20,25 @@ import pytest
 from pipeline_util import REPO
 from hxfuse.runner.records import read_run
 
-pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc")
+pytestmark = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("make")), reason="needs gcc and make")
 
 K = REPO / "kernels"
-COMMON = "checksum cli engine event json kernels_ref npy ranges record".split()
-AP_SRC = (
-    [f"common/{c}.c" for c in COMMON]
-    + [f"hxrun/{c}.c" for c in "antagonist arena args interference protocol".split()]
+
+
+def _common_src():
+    """The Makefile's COMMON_SRC: the runners' shared sources, kept in one place."""
+    r = subprocess.run(
+        ["make", "-s", "--no-print-directory", "-C", str(K), "TARGET=host", "print-COMMON_SRC"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+AP_REST = (
+    [f"hxrun/{c}.c" for c in "antagonist arena args interference protocol".split()]
     + [f"ap/{c}.c" for c in "ap_main exec_ap wire_ap rpc_dl stub clock_align".split()]
     + ["common/platform_posix.c"]
 )
@@ -51,7 +63,18 @@ def built(tmp_path_factory):
         '-DHX_PLATFORM_NAME="ap-loopback"',
         "-DHX_EMULATED",
     ]
-    _gcc([*defs, *INCLUDES, "-pthread", *[str(K / s) for s in AP_SRC], "-o", str(d / "hxrun-ap"), "-ldl", "-lm"])
+    _gcc(
+        [
+            *defs,
+            *INCLUDES,
+            "-pthread",
+            *[str(K / s) for s in _common_src() + AP_REST],
+            "-o",
+            str(d / "hxrun-ap"),
+            "-ldl",
+            "-lm",
+        ]
+    )
     _gcc(
         ["-shared", "-fPIC", "-pthread", "-I", str(K / "ap"), *INCLUDES, str(REPO / "tests/runner/ap_fake_cdsprpc.c")]
         + ["-o", str(d / "libfake.so")]
