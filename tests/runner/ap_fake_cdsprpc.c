@@ -251,7 +251,7 @@ static void do_setup(remote_arg *a) {
     for (int i = 0; i < nvworkers; i++) snprintf(r->vworker_name[i], 16, "vec%d", i + 1);
     for (int i = 0; i < HX_NTASKS; i++) snprintf(r->engine_name[i], 16, "%s", engine_of[i]);
     r->arena_capacity = 1 << 20, r->arena_on_chip = 1;
-    static const char *const slots[HX_ARENA_SLOTS] = {"M", "V", "D", "D2"};
+    static const char *const slots[HX_ARENA_SLOTS] = {"M", "V", "D", "D.buffer2"};
     for (int i = 0; i < HX_ARENA_SLOTS; i++) snprintf(r->slot_name[i], 16, "%s", slots[i]), r->slot_bytes[i] = 4096;
     r->m_prep_bytes = 12345, r->m_prep_ns = 777;
     r->d_dst_stride = 64, r->d_ndesc = 4, r->d_dst_bytes = 8192;

@@ -19,6 +19,7 @@ import pytest
 
 from pipeline_util import REPO
 from hxfuse.runner.records import read_run
+from runner_util import build_runner
 
 pytestmark = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("make")), reason="needs gcc and make")
 
@@ -109,7 +110,7 @@ def test_every_group_runs_with_hxrun_records(built, tmp_path):
     assert t["mode"] == "ap" and t["stand_in"] is True and "fake DSP" in t["stand_in_text"]
     assert t["unsigned_pd"] and t["latency_qos"] and t["queues"] == 3 and t["test_clock"] is None
     assert set(t["groups"]) == {"A", "B", "C", "D"} and t["clock_alignment"]["samples"] == 32
-    assert meta["scratch"]["slots"] == {"M": 4096, "V": 4096, "D": 4096, "D2": 4096}
+    assert meta["scratch"]["slots"] == {"M": 4096, "V": 4096, "D": 4096, "D.buffer2": 4096}
     assert meta["tasks"]["D"]["dst_stride"] == 64 and meta["tasks"]["M"]["prep_bytes"] == 12345
     groups = {r["group"] for r in measured(recs)}
     assert groups == {"A", "B", "C", "D", "alone"}
@@ -250,3 +251,57 @@ def test_a_missing_library_or_symbol_is_named(built, tmp_path):
         assert proc.returncode == 1 and "missing symbol remote_handle64_open" in proc.stderr
     proc, _ = run_ap(built, tmp_path / "r.jsonl", lib=False, env={"HX_CDSPRPC_LIB": "/nope/x.so"})
     assert proc.returncode == 1 and "cannot load /nope/x.so" in proc.stderr
+
+
+def _keys(o, prefix=""):
+    """Every key path of a record (lists: their first element), two levels deep."""
+    out = set()
+    if isinstance(o, dict):
+        for k, v in o.items():
+            out.add(prefix + k)
+            if prefix.count(".") < 2 and k not in ("labels", "device", "resources"):
+                out |= _keys(v, prefix + k + ".")
+    elif isinstance(o, list) and o and isinstance(o[0], dict):
+        out |= _keys(o[0], prefix + "[].")
+    return out
+
+
+def test_the_records_have_hxruns_schema(built, tmp_path):
+    """Trial and verify records have exactly hxrun's keys; meta and end
+    have hxrun's and the boundary's own (device, transport, the alignment)."""
+    hxrun = build_runner("host")
+    size = [*SMALL, "--m-shape", "64,64,64", "--v-shape", "64,256", "--d-shape", "64,256"]
+    h = subprocess.run([str(hxrun), "--out", str(tmp_path / "h.jsonl"), *size], capture_output=True, text=True)
+    assert h.returncode == 0, h.stderr
+    proc, recs = run_ap(built, tmp_path / "a.jsonl", *size)
+    assert proc.returncode == 0, proc.stderr
+    ref = [json.loads(x) for x in (tmp_path / "h.jsonl").read_text().splitlines()]
+
+    def kind(rs, k):
+        return set().union(*[_keys(r) for r in rs if r["record"] == k])
+
+    for k in ("verify", "trial"):
+        assert kind(recs, k) == kind(ref, k), k
+    # kernels_choice: the fake DSP's backend has none; clock_drift: null on POSIX, an object from the DSP
+    assert kind(ref, "meta") - {"kernels_choice"} <= kind(recs, "meta")
+    assert {"device", "transport", "transport.clock_alignment", "transport.groups"} <= kind(recs, "meta")
+    assert kind(ref, "end") <= kind(recs, "end") and "clock_alignment_end.aligned" in kind(recs, "end")
+    assert [r["record"] for r in recs].count("trial") == [r["record"] for r in ref].count("trial")
+
+
+@pytest.mark.parametrize("early", ["on", "off"])
+def test_host_seen_is_each_replys_read_with_early_completion(built, tmp_path, early):
+    """The fake's fused entry replies M, then D, then V, ~200 us apart: with
+    early completion each task's host_seen is its own reply's read (in that
+    order); without it the host learns of all at once."""
+    proc, recs = run_ap(built, tmp_path / "r.jsonl", *SMALL, "--early-completion", early)
+    assert proc.returncode == 0, proc.stderr
+    for r in measured(recs):
+        if r["group"] not in ("C", "D"):
+            continue
+        seen = {x["task"]: x["host_seen"] for x in r["tasks"]}
+        if early == "on":
+            assert seen["M"] < seen["D"] < seen["V"], r
+            assert all(x["end"] <= x["host_seen"] + 50_000 for x in r["tasks"])
+        else:
+            assert len(set(seen.values())) == 1, r
