@@ -10,7 +10,8 @@
  * Knobs (environment): FAKE_REFUSE=unsigned|open|qos, FAKE_SETUP_STATUS=N,
  * FAKE_DROP=1 (never reply to packets), FAKE_FULL=1 (dspqueue_write says
  * AEE_EEXPIRED), FAKE_ENTRY_FAIL=1 (the fused entry rejects its plan),
- * FAKE_TASK_NS (each task's "work", default 200000). */
+ * FAKE_TASK_NS (each task's "work", default 200000), FAKE_RELEASE_AFTER=N
+ * (replies from the N-th on say a release was asked). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +92,15 @@ static void work_for(uint64_t ns) {
 static uint64_t checkpoints_of_run;
 static const char *const engine_of[HX_NTASKS] = {"mx", "vec", "dma"};
 
+static unsigned replies_sent;
+
 static void reply(struct dspqueue *q, hx_wire_resp *r) {
     r->magic = HX_WIRE_MAGIC;
+    /* FAKE_RELEASE_AFTER=N: from the N-th reply on, a higher-priority
+     * client has asked for the resources */
+    const char *rel = getenv("FAKE_RELEASE_AFTER");
+    if (rel && __atomic_add_fetch(&replies_sent, 1u, __ATOMIC_RELAXED) >= (unsigned)atoi(rel))
+        r->release_asked = dsp_now();
     r->dsp_send = dsp_now();
     pthread_mutex_lock(&q->lock);
     q->resp[q->resp_tail++ % RING] = r;

@@ -305,3 +305,16 @@ def test_host_seen_is_each_replys_read_with_early_completion(built, tmp_path, ea
             assert all(x["end"] <= x["host_seen"] + 50_000 for x in r["tasks"])
         else:
             assert len(set(seen.values())) == 1, r
+
+
+def test_a_release_asked_on_the_dsp_ends_the_run_at_the_boundary(built, tmp_path):
+    """A reply that says a higher-priority client asked the DSP for its
+    resources ends the run at the next trial boundary: exit 6, the trial
+    marked preempted and the last one written."""
+    out = tmp_path / "r.jsonl"
+    # 4 replies in the verify round (M, D, V and the entry's): the 20th is in a trial
+    proc, recs = run_ap(built, out, *SMALL, env={"FAKE_RELEASE_AFTER": "20"})
+    assert proc.returncode == 6, proc.stderr
+    trials = measured(recs)
+    assert recs[-1]["status"] == "preempted" and recs[-1]["preemption"]["trial"] == len(trials) - 1
+    assert trials[-1]["preempted"] is True and not any(t["preempted"] for t in trials[:-1])
