@@ -262,7 +262,7 @@ static int host_wait(ap_state *st, uint32_t mask, int want_entry, hx_host_times 
         if (wait_change(x, seen, deadline)) {
             char what[256];
             what_pending(st, pending, want_entry && !returned, what, sizeof what);
-            snprintf(err, errlen, "timed out after %.0f s waiting for the DSP's %s (--ap-timeout-s)",
+            snprintf(err, errlen, "timed out after %g s waiting for the DSP's %s (--ap-timeout-s)",
                      st->timeout_ns / 1e9, what);
             return -1;
         }
@@ -364,7 +364,7 @@ static int run_b(ap_state *st, uint32_t mask, hx_host_times *h, char *err, size_
                 return -1;
             }
             if (wait_change(x, seen, deadline)) {
-                snprintf(err, errlen, "timed out after %.0f s waiting for the B submitter of queue %s",
+                snprintf(err, errlen, "timed out after %g s waiting for the B submitter of queue %s",
                          st->timeout_ns / 1e9, queue_names[i]);
                 return -1;
             }

@@ -11,7 +11,8 @@
  * FAKE_DROP=1 (never reply to packets), FAKE_FULL=1 (dspqueue_write says
  * AEE_EEXPIRED), FAKE_ENTRY_FAIL=1 (the fused entry rejects its plan),
  * FAKE_TASK_NS (each task's "work", default 200000), FAKE_RELEASE_AFTER=N
- * (replies from the N-th on say a release was asked). */
+ * (replies from the N-th on say a release was asked), FAKE_START_STATUS=N,
+ * FAKE_STOP_LOG=FILE (a line per STOP). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +314,11 @@ int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
         const hx_wire_start_req *req = (const hx_wire_start_req *)pra[0].buf.pv;
         hx_wire_status *st = (hx_wire_status *)pra[1].buf.pv;
         memset(st, 0, sizeof *st);
+        if (getenv("FAKE_START_STATUS")) {
+            st->status = atoi(getenv("FAKE_START_STATUS"));
+            snprintf(st->error, sizeof st->error, "cannot import the queues (fake)");
+            return 0;
+        }
         for (uint32_t i = 0; i < req->nqueues; i++) {
             struct dspqueue *q = (struct dspqueue *)(uintptr_t)req->queue_id[i];
             q->started = 1;
@@ -321,6 +327,12 @@ int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
         return 0;
     }
     case HX_METHOD_CONTROL: return do_control(pra);
-    default: memset(pra[0].buf.pv, 0, sizeof(hx_wire_status)); return 0;
+    default:
+        memset(pra[0].buf.pv, 0, sizeof(hx_wire_status));
+        if (getenv("FAKE_STOP_LOG")) {
+            FILE *f = fopen(getenv("FAKE_STOP_LOG"), "a");
+            if (f) fputs("STOP\n", f), fclose(f);
+        }
+        return 0;
     }
 }

@@ -136,11 +136,12 @@ def test_every_group_runs_with_hxrun_records(built, tmp_path):
     assert end["clock_alignment_end"]["aligned"] is True
 
 
-def test_a_known_dsp_clock_offset_is_recovered_and_mapped(built, tmp_path):
-    """The skel's test hook puts the DSP clock 1 s ahead: the alignment finds
-    the offset within its uncertainty, and every mapped device time still
-    lies inside the trial's host interval (unmapped, it would be 1 s off)."""
-    off = 1_000_000_000
+@pytest.mark.parametrize("off", [1_000_000_000, -5_000_000])
+def test_a_known_dsp_clock_offset_is_recovered_and_mapped(built, tmp_path, off):
+    """The skel's test hook puts the DSP clock 1 s ahead (or 5 ms behind):
+    the alignment finds the offset within its uncertainty, and every mapped
+    device time still lies inside the trial's host interval (unmapped, it
+    would be off by the offset)."""
     proc, recs = run_ap(built, tmp_path / "r.jsonl", *SMALL, "--test-dsp-clock-offset-ns", str(off))
     assert proc.returncode == 0, proc.stderr
     ca = recs[0]["transport"]["clock_alignment"]
@@ -193,6 +194,7 @@ def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
         ({"FAKE_SETUP_STATUS": "1"}, 1, "status 1"),
         ({"FAKE_FULL": "1"}, 1, "dspqueue_write on queue V failed: AEE_EEXPIRED (12)"),
         ({"FAKE_DROP": "1"}, 1, "timed out after 1 s waiting for the DSP's ENTRY_DONE"),
+        ({"FAKE_START_STATUS": "1"}, 1, "hxfuse START: the DSP refused: cannot import the queues (fake)"),
         ({"FAKE_ENTRY_FAIL": "1"}, 1, "fused entry rejected the plan: scratch plan conflict (fake)"),
         ({"FAKE_REFUSE": "unsigned"}, 1, "DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: AEE_EUNSUPPORTED (20)"),
         ({"FAKE_REFUSE": "open"}, 1, "remote_handle64_open(file:///libhxfuse_skel.so?"),
@@ -318,3 +320,15 @@ def test_a_release_asked_on_the_dsp_ends_the_run_at_the_boundary(built, tmp_path
     trials = measured(recs)
     assert recs[-1]["status"] == "preempted" and recs[-1]["preemption"]["trial"] == len(trials) - 1
     assert trials[-1]["preempted"] is True and not any(t["preempted"] for t in trials[:-1])
+
+
+def test_stop_after_a_partial_set_up(built, tmp_path):
+    """START refused after SETUP built the skel's executor: teardown still
+    sends STOP (once), so the DSP does not keep the executor."""
+    log = tmp_path / "stops"
+    proc, _ = run_ap(built, tmp_path / "r.jsonl", *SMALL, env={"FAKE_START_STATUS": "1", "FAKE_STOP_LOG": str(log)})
+    assert proc.returncode == 1
+    assert log.read_text() == "STOP\n"
+    log.unlink()
+    proc, _ = run_ap(built, tmp_path / "r.jsonl", *SMALL, env={"FAKE_SETUP_STATUS": "2", "FAKE_STOP_LOG": str(log)})
+    assert proc.returncode == 2 and not log.exists()  # nothing was built: nothing to stop
