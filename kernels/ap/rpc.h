@@ -17,8 +17,9 @@
 typedef struct hx_rpc_lib {
     void *dl;
     char path[1024];
-    /* The loopback stand-in exports the string hx_loopback_stand_in: its
-     * presence says the "DSP" is this machine's CPU, and every record says so. */
+    /* The loopback stand-in exports the string hx_loopback_stand_in (a
+     * char array or a char pointer: both are read): its presence says the
+     * "DSP" is this machine's CPU, and every record says so. */
     const char *stand_in_text; /* NULL: a real libcdsprpc */
     int (*handle64_open)(const char *name, remote_handle64 *ph);
     int (*handle64_invoke)(remote_handle64 h, uint32_t sc, remote_arg *pra);

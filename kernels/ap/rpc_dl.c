@@ -2,6 +2,9 @@
  * driver calls.  Resolution is all-or-nothing at start-up, so a library that
  * lacks one function fails before any work, naming it, instead of in the
  * middle of a run. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr (glibc hides it otherwise; bionic always has it) */
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +41,21 @@ static int sym(hx_rpc_lib *l, const char *name, void *slot, char *err, size_t er
     return 0;
 }
 
+/* The stand-in's string may be declared either way: an array (the
+ * symbol's address is the text) or a pointer (the symbol holds the text's
+ * address).  A pointer's bytes are an address inside a loaded object; an
+ * array's are characters, which are not (a printable 8-byte pattern lies far
+ * above any user-space mapping).  The string is at least a pointer's size in
+ * either case: both declarations are the stand-in's, whose text is a
+ * sentence. */
+static const char *stand_in_text(void *sym) {
+    void *p;
+    memcpy(&p, sym, sizeof p);
+    Dl_info info;
+    if (p && dladdr(p, &info) && info.dli_fbase) return (const char *)p;
+    return (const char *)sym;
+}
+
 int hx_rpc_load(hx_rpc_lib *l, const char *path, char *err, size_t errlen) {
     memset(l, 0, sizeof *l);
     if (!path || !*path) path = getenv("HX_CDSPRPC_LIB");
@@ -60,12 +78,10 @@ int hx_rpc_load(hx_rpc_lib *l, const char *path, char *err, size_t errlen) {
         hx_rpc_unload(l);
         return -1;
     }
-    /* Optional: only the stand-in has it, as a NUL-terminated array
-     * (`const char hx_loopback_stand_in[] = "..."`): the symbol's address is
-     * the text. */
+    /* Optional: only the stand-in has it. */
     dlerror();
-    const char *text = (const char *)dlsym(l->dl, "hx_loopback_stand_in");
-    if (text && !dlerror()) l->stand_in_text = text;
+    void *text = dlsym(l->dl, "hx_loopback_stand_in");
+    if (text && !dlerror()) l->stand_in_text = stand_in_text(text);
     return 0;
 }
 

@@ -22,7 +22,14 @@
 #include "remote.h"
 #include "wire.h"
 
-const char hx_loopback_stand_in[] = "fake DSP for the driver tests (tests/runner/ap_fake_cdsprpc.c)";
+/* The driver reads the stand-in's string declared either way (rpc_dl.c);
+ * the tests build both. */
+#define FAKE_TEXT "fake DSP for the driver tests (tests/runner/ap_fake_cdsprpc.c)"
+#ifdef FAKE_STAND_IN_POINTER
+const char *const hx_loopback_stand_in = FAKE_TEXT;
+#else
+const char hx_loopback_stand_in[] = FAKE_TEXT;
+#endif
 
 static hx_wire_xform xf;
 

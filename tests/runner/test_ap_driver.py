@@ -76,10 +76,17 @@ def built(tmp_path_factory):
             "-lm",
         ]
     )
-    _gcc(
-        ["-shared", "-fPIC", "-pthread", "-I", str(K / "ap"), *INCLUDES, str(REPO / "tests/runner/ap_fake_cdsprpc.c")]
-        + ["-o", str(d / "libfake.so")]
-    )
+    fake = [
+        "-shared",
+        "-fPIC",
+        "-pthread",
+        "-I",
+        str(K / "ap"),
+        *INCLUDES,
+        str(REPO / "tests/runner/ap_fake_cdsprpc.c"),
+    ]
+    _gcc([*fake, "-o", str(d / "libfake.so")])
+    _gcc([*fake, "-DFAKE_STAND_IN_POINTER", "-o", str(d / "libfake_ptr.so")])
     return d
 
 
@@ -332,3 +339,12 @@ def test_stop_after_a_partial_set_up(built, tmp_path):
     log.unlink()
     proc, _ = run_ap(built, tmp_path / "r.jsonl", *SMALL, env={"FAKE_SETUP_STATUS": "2", "FAKE_STOP_LOG": str(log)})
     assert proc.returncode == 2 and not log.exists()  # nothing was built: nothing to stop
+
+
+def test_the_stand_in_string_is_read_as_array_or_pointer(built, tmp_path):
+    texts = []
+    for lib in ("libfake.so", "libfake_ptr.so"):
+        proc, recs = run_ap(built, tmp_path / "r.jsonl", *SMALL, "--cdsprpc", str(built / lib), lib=False)
+        assert proc.returncode == 0, proc.stderr
+        texts.append(recs[0]["transport"]["stand_in_text"])
+    assert texts[0] == texts[1] == "fake DSP for the driver tests (tests/runner/ap_fake_cdsprpc.c)"
