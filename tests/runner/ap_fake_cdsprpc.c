@@ -12,7 +12,7 @@
  * AEE_EEXPIRED), FAKE_ENTRY_FAIL=1 (the fused entry rejects its plan),
  * FAKE_TASK_NS (each task's "work", default 200000), FAKE_RELEASE_AFTER=N
  * (replies from the N-th on say a release was asked), FAKE_START_STATUS=N,
- * FAKE_STOP_LOG=FILE (a line per STOP). */
+ * FAKE_STOP_LOG=FILE (a line per STOP), FAKE_VERSION=N, FAKE_BAD_ENGINE=1. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +98,7 @@ static void work_for(uint64_t ns) {
 }
 
 static uint64_t checkpoints_of_run;
+static int nvworkers;
 static const char *const engine_of[HX_NTASKS] = {"mx", "vec", "dma"};
 
 static unsigned replies_sent;
@@ -132,14 +133,18 @@ static void run_task(struct dspqueue *q, int task, uint64_t seq, uint64_t recv, 
     w->end = dsp_now();
     w->cpu_ns = w->end - w->begin;
     w->switches = 0;
-    w->nworkers = 1;
-    hx_wire_worker *k = &w->workers[0];
-    snprintf(k->engine, sizeof k->engine, "%s", engine_of[task]);
-    k->begin = w->begin, k->end = w->end, k->cpu_ns = w->cpu_ns;
-    k->cpu_begin = k->cpu_end = -1;
-    k->nckpt = 2, k->ckpt_total = 10;
-    k->ckpt[0] = w->begin, k->ckpt_done[0] = 0;
-    k->ckpt[1] = w->end, k->ckpt_done[1] = 10;
+    /* V split over the entry thread and the extra vector workers */
+    w->nworkers = task == HX_V ? 1 + nvworkers : 1;
+    for (int i = 0; i < w->nworkers; i++) {
+        hx_wire_worker *k = &w->workers[i];
+        if (i) snprintf(k->engine, sizeof k->engine, "vec%d", i);
+        else snprintf(k->engine, sizeof k->engine, "%s", engine_of[task]);
+        k->begin = w->begin, k->end = w->end, k->cpu_ns = w->cpu_ns;
+        k->cpu_begin = k->cpu_end = -1;
+        k->nckpt = 2, k->ckpt_total = 10;
+        k->ckpt[0] = w->begin, k->ckpt_done[0] = 0;
+        k->ckpt[1] = w->end, k->ckpt_done[1] = 10;
+    }
     checkpoints_of_run++;
     reply(q, r);
 }
@@ -242,7 +247,6 @@ AEEResult dspqueue_read(dspqueue_t q, uint32_t *flags, uint32_t max_buffers, uin
 }
 
 /* --- methods ---------------------------------------------------------- */
-static int nvworkers;
 
 static void do_setup(remote_arg *a) {
     const hx_wire_setup_req *req = (const hx_wire_setup_req *)a[0].buf.pv;
@@ -254,7 +258,7 @@ static void do_setup(remote_arg *a) {
         if (!strcmp(arg, "--v-workers") && i + 1 < req->argc) nvworkers = atoi(arg + strlen(arg) + 1) - 1;
         arg += strlen(arg) + 1;
     }
-    r->version = HX_WIRE_VERSION;
+    r->version = getenv("FAKE_VERSION") ? (uint32_t)atoi(getenv("FAKE_VERSION")) : HX_WIRE_VERSION;
     const char *st = getenv("FAKE_SETUP_STATUS");
     if (st) {
         r->status = atoi(st);
@@ -266,6 +270,7 @@ static void do_setup(remote_arg *a) {
     r->nvworkers = nvworkers;
     for (int i = 0; i < nvworkers; i++) snprintf(r->vworker_name[i], 16, "vec%d", i + 1);
     for (int i = 0; i < HX_NTASKS; i++) snprintf(r->engine_name[i], 16, "%s", engine_of[i]);
+    if (getenv("FAKE_BAD_ENGINE")) snprintf(r->engine_name[HX_M], 16, "hmx0");
     r->arena_capacity = 1 << 20, r->arena_on_chip = 1;
     static const char *const slots[HX_ARENA_SLOTS] = {"M", "V", "D", "D.buffer2"};
     for (int i = 0; i < HX_ARENA_SLOTS; i++) snprintf(r->slot_name[i], 16, "%s", slots[i]), r->slot_bytes[i] = 4096;

@@ -201,6 +201,8 @@ def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
         ({"FAKE_SETUP_STATUS": "1"}, 1, "status 1"),
         ({"FAKE_FULL": "1"}, 1, "dspqueue_write on queue V failed: AEE_EEXPIRED (12)"),
         ({"FAKE_DROP": "1"}, 1, "timed out after 1 s waiting for the DSP's ENTRY_DONE"),
+        ({"FAKE_VERSION": "2"}, 1, "the DSP skel speaks wire version 2, this hxrun-ap speaks 1"),
+        ({"FAKE_BAD_ENGINE": "1"}, 1, "the DSP runs task M on an engine this driver does not know ('hmx0')"),
         ({"FAKE_START_STATUS": "1"}, 1, "hxfuse START: the DSP refused: cannot import the queues (fake)"),
         ({"FAKE_ENTRY_FAIL": "1"}, 1, "fused entry rejected the plan: scratch plan conflict (fake)"),
         ({"FAKE_REFUSE": "unsigned"}, 1, "DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: AEE_EUNSUPPORTED (20)"),
@@ -348,3 +350,12 @@ def test_the_stand_in_string_is_read_as_array_or_pointer(built, tmp_path):
         assert proc.returncode == 0, proc.stderr
         texts.append(recs[0]["transport"]["stand_in_text"])
     assert texts[0] == texts[1] == "fake DSP for the driver tests (tests/runner/ap_fake_cdsprpc.c)"
+
+
+def test_vector_workers_are_named_from_the_dsp(built, tmp_path):
+    proc, recs = run_ap(built, tmp_path / "r.jsonl", *SMALL, "--v-workers", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert recs[0]["engines"][:5] == ["host", "vec", "vec1", "vec2", "mx"]
+    v = next(x for r in measured(recs) for x in r["tasks"] if x["task"] == "V")
+    assert [w["engine"] for w in v["workers"]] == ["vec", "vec1", "vec2"]
+    assert v["workers"][1]["checkpoint_work"] == [0.0, 1.0]
