@@ -464,8 +464,11 @@ static size_t argv_blob(const hx_ap_options *o, char *blob, size_t cap) {
     return n;
 }
 
-int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen) {
-    (void)kern; /* the DSP's backend runs the tasks: the mirror's table comes from SETUP */
+/* Set-up, in steps (exec_ap.h: the self-test ladder runs them one by one
+ * and names the first that fails; hx_exec_setup runs them all).  Each
+ * returns 0 with what it saw in `d`, or hxrun's set-up codes (-1, -2 bad
+ * option on the DSP, -3 plan cannot work) with the error in `d`. */
+static void step_begin(hx_exec *x, const hx_config *cfg) {
     ap_state *st = &ap;
     memset(x, 0, sizeof *x);
     hx_ap_options opt = st->opt;
@@ -477,51 +480,70 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
     x->cfg = cfg;
     x->epoch = hx_now_ns();
     x->nallowed = hx_allowed_cores(x->allowed, HX_MAX_CORES);
+}
 
-    if (hx_rpc_load(&st->lib, opt.cdsprpc, err, errlen)) return -1;
+static int step_library(ap_state *st, char *d, size_t n) {
+    if (hx_rpc_load(&st->lib, st->opt.cdsprpc, d, n)) return -1;
     st->loaded = 1;
-    int rc = hxfuse_open(&st->s, &st->lib, err, errlen);
-    if (rc) return -1;
+    snprintf(d, n, "%s loaded%s%s", st->lib.path, st->lib.stand_in_text ? "; loopback stand-in: " : "",
+             st->lib.stand_in_text ? st->lib.stand_in_text : "");
+    return 0;
+}
 
+static int step_session(ap_state *st, char *d, size_t n) {
+    if (hxfuse_open(&st->s, &st->lib, d, n)) return -1;
+    snprintf(d, n, "unsigned PD granted, %s opened, latency QoS %s", HX_SKEL_LIB,
+             st->s.latency_qos ? "accepted" : "refused (recorded; the control path is slower, not wrong)");
+    return 0;
+}
+
+static int step_setup(ap_state *st, char *d, size_t n) {
     static char blob[65536];
-    size_t nb = argv_blob(&opt, blob, sizeof blob);
+    size_t nb = argv_blob(&st->opt, blob, sizeof blob);
     if (nb == (size_t)-1) {
-        snprintf(err, errlen, "the options for the DSP exceed %zu bytes", sizeof blob);
+        snprintf(d, n, "the options for the DSP exceed %zu bytes", sizeof blob);
         return -1;
     }
-    hx_wire_setup_req req = {HX_WIRE_VERSION,    (uint32_t)opt.argc, (uint32_t)nb, 0,
-                             opt.test_offset_ns, opt.test_drift_ppm};
-    rc = hxfuse_setup(&st->s, &req, blob, &st->setup);
+    hx_wire_setup_req req = {HX_WIRE_VERSION,        (uint32_t)st->opt.argc, (uint32_t)nb, 0,
+                             st->opt.test_offset_ns, st->opt.test_drift_ppm};
+    int rc = hxfuse_setup(&st->s, &req, blob, &st->setup);
     if (rc != AEE_SUCCESS) {
-        snprintf(err, errlen, "hxfuse SETUP failed: %s (%d)", hx_aee_name(rc), rc);
+        snprintf(d, n, "hxfuse SETUP failed: %s (%d)", hx_aee_name(rc), rc);
         return -1;
     }
     hx_wire_setup_resp *sr = &st->setup;
     sr->error[sizeof sr->error - 1] = 0;
     sr->device_json[sizeof sr->device_json - 1] = 0;
     if (sr->status != 0) {
-        snprintf(err, errlen, "%s", sr->error);
+        snprintf(d, n, "%s", sr->error);
         return sr->status == 2 ? -2 : sr->status == 3 ? -3 : -1;
     }
     st->set_up = 1; /* the skel holds an executor now: STOP at teardown, whatever fails next */
-    if (hx_wire_apply_setup(x, sr, err, errlen)) return -1;
+    if (hx_wire_apply_setup(st->x, sr, d, n)) return -1;
+    snprintf(d, n, "the DSP built its executor: kernels %s, %d extra vector workers, scratch %llu bytes%s",
+             st->x->kern->name, st->x->nvworkers, (unsigned long long)st->x->arena.capacity,
+             st->x->arena.on_chip ? " on chip" : "");
+    return 0;
+}
 
+static int step_queues(ap_state *st, char *d, size_t n) {
+    hx_exec *x = st->x;
     for (int i = 0; i < HX_NTASKS; i++) {
         hx_event_reset(&x->task[i].published);
         st->sub[i] = (submitter){.st = st, .task = i};
     }
     for (int q = 0; q < HX_WIRE_QUEUES; q++) {
         st->qctx[q] = (queue_ctx){st, q};
-        rc = st->lib.dq_create(CDSP_DOMAIN_ID, 0, HX_WIRE_QUEUE_BYTES, HX_WIRE_QUEUE_BYTES, packet_cb, error_cb,
-                               &st->qctx[q], &st->q[q]);
+        int rc = st->lib.dq_create(CDSP_DOMAIN_ID, 0, HX_WIRE_QUEUE_BYTES, HX_WIRE_QUEUE_BYTES, packet_cb, error_cb,
+                                   &st->qctx[q], &st->q[q]);
         if (rc != AEE_SUCCESS) {
             st->q[q] = NULL;
-            snprintf(err, errlen, "dspqueue_create for queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
+            snprintf(d, n, "dspqueue_create for queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
             return -1;
         }
         rc = st->lib.dq_export(st->q[q], &st->qid[q]);
         if (rc != AEE_SUCCESS) {
-            snprintf(err, errlen, "dspqueue_export of queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
+            snprintf(d, n, "dspqueue_export of queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
             return -1;
         }
     }
@@ -529,25 +551,59 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
     for (int q = 0; q < HX_WIRE_QUEUES; q++) sreq.queue_id[q] = st->qid[q];
     hx_wire_status ss;
     memset(&ss, 0, sizeof ss);
-    rc = hxfuse_start(&st->s, &sreq, &ss);
+    int rc = hxfuse_start(&st->s, &sreq, &ss);
     if (rc != AEE_SUCCESS || ss.status != 0) {
         ss.error[sizeof ss.error - 1] = 0;
-        if (rc != AEE_SUCCESS) snprintf(err, errlen, "hxfuse START failed: %s (%d)", hx_aee_name(rc), rc);
-        else snprintf(err, errlen, "hxfuse START: the DSP refused: %s", ss.error);
+        if (rc != AEE_SUCCESS) snprintf(d, n, "hxfuse START failed: %s (%d)", hx_aee_name(rc), rc);
+        else snprintf(d, n, "hxfuse START: the DSP refused: %s", ss.error);
         return -1;
     }
     st->started = 1;
-    if (ping_fit(st, &st->fit_start, err, errlen)) return -1;
+    snprintf(d, n, "%d queues of %u bytes each way created, exported and imported by the DSP", HX_WIRE_QUEUES,
+             HX_WIRE_QUEUE_BYTES);
+    return 0;
+}
 
+static int step_ping(ap_state *st, char *d, size_t n) {
+    if (ping_fit(st, &st->fit_start, d, n)) return -1;
+    snprintf(d, n, "DSP clock offset %lld ns +- %llu ns (minimum round trip %llu ns of %d pings)",
+             (long long)st->fit_start.offset_ns, (unsigned long long)st->fit_start.uncertainty_ns,
+             (unsigned long long)st->fit_start.rtt_ns, st->fit_start.samples);
+    return 0;
+}
+
+/* B's submitters and the antagonists: the AP's own threads. */
+static int step_threads(ap_state *st, char *d, size_t n) {
     for (int i = 0; i < HX_NTASKS; i++) {
         char name[16];
         snprintf(name, sizeof name, "submit-%s", queue_names[i]);
-        st->sub[i].thread = hx_thread_start(submitter_main, &st->sub[i], name, -1, err, errlen);
+        st->sub[i].thread = hx_thread_start(submitter_main, &st->sub[i], name, -1, d, n);
         if (!st->sub[i].thread) return -1;
         st->nsub = i + 1;
     }
     /* the antagonists load the AP's memory system, where hxrun-ap runs */
-    if (hx_antagonists_start(&x->bw, cfg, err, errlen)) return -1;
+    if (hx_antagonists_start(&st->x->bw, st->x->cfg, d, n)) return -1;
+    snprintf(d, n, "%d B submitters, %d antagonists started", st->nsub, st->x->bw.n);
+    return 0;
+}
+
+typedef int (*step_fn)(ap_state *st, char *d, size_t n);
+static const step_fn steps[HX_AP_NSTEPS] = {step_library, step_session, step_setup,
+                                            step_queues,  step_ping,    step_threads};
+const char *const hx_ap_step_names[HX_AP_NSTEPS] = {"library", "session", "setup", "queues", "ping", "threads"};
+
+void hx_ap_begin(hx_exec *x, const hx_config *cfg) { step_begin(x, cfg); }
+
+int hx_ap_step(int step, char *detail, size_t len) { return steps[step](&ap, detail, len); }
+
+int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen) {
+    (void)kern; /* the DSP's backend runs the tasks: the mirror's table comes from SETUP */
+    step_begin(x, cfg);
+    for (int i = 0; i < HX_AP_NSTEPS; i++) {
+        int rc = steps[i](&ap, err, errlen);
+        if (rc) return rc;
+    }
+    err[0] = 0;
     return 0;
 }
 
