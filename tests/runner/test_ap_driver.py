@@ -248,9 +248,62 @@ def test_an_option_name_given_as_a_value_stays_a_value(built, tmp_path):
     assert recs[0]["args"]["npy_dir"] == "--ap-timeout-s"
 
 
-def test_selftest_is_refused(built):
-    proc = subprocess.run([str(built / "hxrun-ap"), "--selftest"], capture_output=True, text=True)
-    assert proc.returncode == 2 and "use hxrun --selftest (dsp-only)" in proc.stderr
+LADDER = ["library", "session", "setup", "queues", "ping", "threads", "request", "fused"]
+
+
+def selftest(built, out, *args, env=None, lib=True):
+    cmd = [str(built / "hxrun-ap"), "--selftest", "--out", str(out), *args]
+    if lib:
+        cmd += ["--cdsprpc", str(built / "libfake.so")]
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={**e, **(env or {})})
+    recs = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+    return proc, recs
+
+
+def test_selftest_ladder_passes_every_step(built, tmp_path):
+    proc, recs = selftest(built, tmp_path / "st.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    s = recs[-1]
+    assert s["record"] == "selftest" and s["status"] == "ok" and s["mode"] == "ap"
+    assert s["passed"] == LADDER and s["failed"] == [] and s["not_run"] == []
+    done = [r for r in recs if r["record"] == "selftest_step" and r["status"] != "running"]
+    assert [r["step"] for r in done] == LADDER
+    assert "loopback stand-in: fake DSP" in done[0]["detail"]
+
+
+@pytest.mark.parametrize(
+    "env,args,first,text",
+    [
+        ({}, ["--cdsprpc", "/nonexistent/libcdsprpc.so"], "library", "cannot load /nonexistent/libcdsprpc.so"),
+        ({"FAKE_REFUSE": "unsigned"}, [], "session", "DSPRPC_CONTROL_UNSIGNED_MODULE"),
+        ({"FAKE_SETUP_STATUS": "1"}, [], "setup", "rejected by the fake DSP"),
+        ({"FAKE_START_STATUS": "1"}, [], "queues", "cannot import the queues"),
+        ({"FAKE_FULL": "1"}, [], "request", "AEE_EEXPIRED"),
+        ({"FAKE_ENTRY_FAIL": "1"}, [], "fused", "fused entry rejected the plan"),
+    ],
+)
+def test_selftest_names_the_first_failing_step(built, tmp_path, env, args, first, text):
+    proc, recs = selftest(built, tmp_path / "st.jsonl", *args, env=env, lib=not args)
+    assert proc.returncode == 1, proc.stderr
+    s = recs[-1]
+    assert s["status"] == "failed" and s["first_failure"] == first
+    assert s["passed"] == LADDER[: LADDER.index(first)] and s["not_run"] == LADDER[LADDER.index(first) + 1 :]
+    assert text in next(r["detail"] for r in recs if r.get("step") == first and r["status"] == "fail")
+
+
+def test_selftest_watchdog_names_a_hung_step(built, tmp_path):
+    """A DSP that never replies: the step that waits is named by the watchdog (exit 5)."""
+    proc, recs = selftest(built, tmp_path / "st.jsonl", "--selftest-step-timeout", "1", env={"FAKE_DROP": "1"})
+    assert proc.returncode == 5, proc.stderr
+    assert recs[-1]["status"] == "hang" and recs[-1]["hung"] == "request"
+    assert recs[-1]["not_run"] == ["fused"]
+
+
+def test_selftest_bad_arguments_exit_2(built, tmp_path):
+    for args in ([], ["--out", str(tmp_path / "x"), "--rounds", "3"]):
+        proc = subprocess.run([str(built / "hxrun-ap"), "--selftest", *args], capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
 
 
 def test_a_missing_library_or_symbol_is_named(built, tmp_path):
