@@ -44,7 +44,8 @@ typedef struct submitter {
     struct ap_state *st;
     int task;
     hx_thread *thread;
-    uint64_t seq;
+    uint64_t seq;        /* the request to write, for the release `for_gen` */
+    uint32_t for_gen;    /* the value of `go` this request is for (0: none) */
     uint64_t begin, end; /* hx_exec_now around its write */
     int cpu;
     int rc;
@@ -331,7 +332,11 @@ static void submitter_main(void *arg) {
         /* B's release: every submitter wakes on the same bump */
         gen = hx_counter_wait_change(&st->go, gen, &pol);
         if (__atomic_load_n(&st->stop_subs, __ATOMIC_ACQUIRE)) return;
-        if (!s->seq) continue; /* not in this trial's mask */
+        /* Only a request made for this very release: a submitter outside a
+         * trial's mask may wake late, after the host has already set its
+         * request for a later trial, and must neither write that one early
+         * nor write it twice. */
+        if (__atomic_load_n(&s->for_gen, __ATOMIC_ACQUIRE) != gen) continue;
         hx_wire_req req = {HX_WIRE_MAGIC, HX_PKT_TASK, (uint32_t)s->task, 0, s->seq};
         s->cpu = hx_current_cpu();
         s->begin = hx_exec_now(st->x);
@@ -345,10 +350,14 @@ static void submitter_main(void *arg) {
 /* Group B: every task's packet from its own submitter, released at once. */
 static int run_b(ap_state *st, uint32_t mask, hx_host_times *h, char *err, size_t errlen) {
     hx_exec *x = st->x;
+    /* The host alone bumps `go` (and teardown, after the last trial). */
+    uint32_t next = hx_counter_load(&st->go) + 1;
     for (int i = 0; i < HX_NTASKS; i++) {
         submitter *s = &st->sub[i];
+        if (!(mask & HX_BIT(i))) continue;
         hx_event_reset(&s->written);
-        s->seq = (mask & HX_BIT(i)) ? st->task_seq[i] : 0;
+        s->seq = st->task_seq[i];
+        __atomic_store_n(&s->for_gen, next, __ATOMIC_RELEASE); /* publishes seq */
     }
     h->cpu = hx_current_cpu();
     hx_counter_bump(&st->go);

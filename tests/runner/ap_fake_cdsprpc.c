@@ -163,6 +163,16 @@ static void *dsp_main(void *arg) {
         uint64_t recv = dsp_now();
         if (getenv("FAKE_DROP")) continue;
         if (req.op == HX_PKT_TASK) {
+            /* every request number is used once (the driver's routing rests
+             * on it): a packet written twice is refused, loudly */
+            static uint8_t seen[1u << 20];
+            if (req.seq < sizeof seen && __atomic_exchange_n(&seen[req.seq], 1, __ATOMIC_RELAXED)) {
+                hx_wire_resp *e = calloc(1, sizeof *e);
+                e->op = HX_RESP_TASK_DONE, e->task = req.task_or_mask, e->seq = req.seq, e->status = 1;
+                snprintf(e->error, sizeof e->error, "request seq %llu written twice", (unsigned long long)req.seq);
+                reply(q, e);
+                continue;
+            }
             run_task(q, (int)req.task_or_mask, req.seq, recv, recv);
         } else {
             uint64_t eb = dsp_now();

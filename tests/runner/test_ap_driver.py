@@ -412,3 +412,13 @@ def test_vector_workers_are_named_from_the_dsp(built, tmp_path):
     v = next(x for r in measured(recs) for x in r["tasks"] if x["task"] == "V")
     assert [w["engine"] for w in v["workers"]] == ["vec", "vec1", "vec2"]
     assert v["workers"][1]["checkpoint_work"] == [0.0, 1.0]
+
+
+def test_b_writes_each_request_once(built, tmp_path):
+    """Many B trials with partial masks (mv, md): a submitter outside one
+    trial's mask that wakes late must not write the next trial's request
+    early or twice (the fake refuses a request number written twice)."""
+    args = ["--workloads", "mv,md", "--groups", "B", "--warmup", "0", "--rounds", "40"]
+    proc, recs = run_ap(built, tmp_path / "r.jsonl", *args, env={"FAKE_TASK_NS": "5000"})
+    assert proc.returncode == 0, proc.stderr
+    assert recs[-1]["status"] == "ok"
