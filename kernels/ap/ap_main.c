@@ -112,10 +112,10 @@ static const char *st_name(int i) {
 
 static struct {
     FILE *out;
-    volatile int current;
-    volatile uint64_t t0;
+    int current; /* the step running now, -1 none; atomic (the watchdog reads it) */
+    uint64_t t0;
     uint64_t timeout_ns;
-    volatile int done;
+    int done;
     int status[ST_N]; /* -1 not run, 0 pass, 1 fail */
     uint32_t lock;
 } S;
@@ -166,10 +166,10 @@ static void st_summary(int hung) {
 
 static void st_watchdog(void *arg) {
     (void)arg;
-    while (!S.done) {
+    while (!__atomic_load_n(&S.done, __ATOMIC_ACQUIRE)) {
         hx_sleep_ns(20000000u);
-        int i = S.current;
-        if (i < 0 || hx_now_ns() - S.t0 < S.timeout_ns) continue;
+        int i = __atomic_load_n(&S.current, __ATOMIC_ACQUIRE);
+        if (i < 0 || hx_now_ns() - __atomic_load_n(&S.t0, __ATOMIC_RELAXED) < S.timeout_ns) continue;
         char d[160];
         snprintf(d, sizeof d, "no result after %.1f s: this step hangs (named by the watchdog)",
                  (double)S.timeout_ns / 1e9);
@@ -234,7 +234,7 @@ static int selftest_main(int argc, char **argv) {
     for (int i = 0; i < ST_N && !failed; i++) {
         char d[1024] = "";
         st_record(i, "running", NULL, -1);
-        S.t0 = hx_now_ns();
+        __atomic_store_n(&S.t0, hx_now_ns(), __ATOMIC_RELAXED);
         __atomic_store_n(&S.current, i, __ATOMIC_RELEASE);
         if (hang && !strcmp(hang, st_name(i)))
             for (;;) hx_sleep_ns(1000000000u);
@@ -244,10 +244,10 @@ static int selftest_main(int argc, char **argv) {
         __atomic_store_n(&S.current, -1, __ATOMIC_RELEASE);
         S.status[i] = rc ? 1 : 0;
         failed = rc != 0;
-        st_record(i, rc ? "fail" : "pass", d, (double)(hx_now_ns() - S.t0) / 1e6);
+        st_record(i, rc ? "fail" : "pass", d, (double)(hx_now_ns() - __atomic_load_n(&S.t0, __ATOMIC_RELAXED)) / 1e6);
     }
     hx_exec_teardown(&x);
-    S.done = 1;
+    __atomic_store_n(&S.done, 1, __ATOMIC_RELEASE);
     if (wd) hx_thread_join(wd);
     st_summary(-1);
     return fclose(S.out) != 0 || failed ? 1 : 0;
