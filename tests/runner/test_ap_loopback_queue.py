@@ -102,7 +102,7 @@ def test_skel_through_stand_in(built: Path, tmp_path: Path) -> None:
     # V's queue carries the fused entries: 1 + (3 + 1) + (2 + 1) replies
     assert (v["requests"], v["responses"], v["request_ops"]) == (3, 8, {"task": 1, "fused": 2})
     assert (d["requests"], d["responses"]) == (1, 1)
-    assert s["early_wakeups"] == 0
+    assert s["early_wakeups"] == 1
 
 
 OPENER = r"""
@@ -116,7 +116,7 @@ print("session", lib.remote_session_control(2, um, ctypes.sizeof(um)))
 h = ctypes.c_uint64(0)
 rc = lib.remote_handle64_open(sys.argv[2].encode(), ctypes.byref(h))
 print("open", rc)
-if rc == 0:
+if rc == 0 and sys.argv[3:] != ["noclose"]:
     # method 2 (SETUP) with a bare scalars word: the dsp-error fault answers
     # before the skel would check it
     print("invoke", lib.remote_handle64_invoke(h, 2 << 24, None))
@@ -124,9 +124,9 @@ if rc == 0:
 """
 
 
-def open_skel(lib: Path, uri: str = URI, **env: str) -> tuple[dict[str, int], str]:
+def open_skel(lib: Path, uri: str = URI, *more: str, **env: str) -> tuple[dict[str, int], str]:
     r = subprocess.run(
-        [sys.executable, "-c", OPENER, str(lib), uri],
+        [sys.executable, "-c", OPENER, str(lib), uri, *more],
         capture_output=True,
         text=True,
         timeout=60,
@@ -171,6 +171,14 @@ def test_adsp_library_path_is_searched(built: Path, tmp_path: Path) -> None:
     assert rcs["open"] == AEE_ENOSUCHMOD and str(tmp_path / "rpc" / "libhxfuse_skel.so") in err
     rcs, err = open_skel(tmp_path / "rpc" / "libcdsprpc.so", ADSP_LIBRARY_PATH=f"/nonexistent;{tmp_path / 'dsp'}")
     assert rcs["open"] == 0, err
+
+
+def test_stats_at_exit_when_never_closed(built: Path, tmp_path: Path) -> None:
+    stats = tmp_path / "stats.json"
+    rcs, err = open_skel(built / "libcdsprpc.so", URI, "noclose", HX_LOOPBACK_STATS=str(stats))
+    assert rcs == {"session": 0, "open": 0}, err
+    s = json.loads(stats.read_text())
+    assert s["invokes"]["open"] == 1 and s["invokes"]["close"] == 0 and s["queues"] == []
 
 
 def test_fault_hooks(built: Path) -> None:
