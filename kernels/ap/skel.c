@@ -50,6 +50,16 @@ static uint64_t next_handle = 0x68780000u;
 static uint64_t dsp_now(void) { return hx_wire_xform_apply(&S.xf, hx_now_ns()); }
 static uint64_t exec_to_dsp(uint64_t t) { return t ? hx_wire_xform_apply(&S.xf, X.epoch + t) : 0; }
 
+/* Copies at most n - 1 bytes and terminates: messages are cut to the wire's
+ * fields on purpose (a plain loop: no strnlen on every libc). */
+static void copy_text(char *dst, size_t n, const char *src) {
+    size_t k = 0;
+    if (src)
+        while (k + 1 < n && src[k]) k++;
+    if (k) memcpy(dst, src, k);
+    dst[k] = 0;
+}
+
 /* The scalars word must be exactly the method's (attributes aside). */
 static int scalars_are(uint32_t sc, uint32_t method, uint32_t in, uint32_t out, uint32_t hin, uint32_t hout) {
     return (sc & 0x1fffffffu) == (REMOTE_SCALARS_MAKEX(0, method, in, out, hin, hout) & 0x1fffffffu);
@@ -58,7 +68,7 @@ static int scalars_are(uint32_t sc, uint32_t method, uint32_t in, uint32_t out, 
 static void set_status(hx_wire_status *s, int status, const char *msg) {
     memset(s, 0, sizeof *s);
     s->status = status;
-    if (msg) snprintf(s->error, sizeof s->error, "%s", msg);
+    copy_text(s->error, sizeof s->error, msg);
 }
 
 /* ---- the reply side of the timed path ---------------------------------- */
@@ -91,7 +101,7 @@ static void send_error(dspqueue_t q, int qi, uint32_t op, uint64_t seq, uint32_t
     reply_common(r, op, seq, recv);
     r->status = 1;
     r->task = task;
-    snprintf(r->error, sizeof r->error, "%s", msg);
+    copy_text(r->error, sizeof r->error, msg);
     send_reply(q, r);
 }
 
@@ -153,14 +163,14 @@ static void run_fused(dspqueue_t q, int qi, const hx_wire_req *req, uint64_t rec
     uint32_t nw = __atomic_load_n(&X.nwaits, __ATOMIC_ACQUIRE);
     r->nwaits = nw < HX_MAX_WAITS ? nw : HX_MAX_WAITS;
     for (uint32_t i = 0; i < r->nwaits; i++) {
-        snprintf(r->waits[i].who, sizeof r->waits[i].who, "%s", X.waits[i].who ? X.waits[i].who : "");
-        snprintf(r->waits[i].on, sizeof r->waits[i].on, "%s", X.waits[i].on ? X.waits[i].on : "");
+        copy_text(r->waits[i].who, sizeof r->waits[i].who, X.waits[i].who);
+        copy_text(r->waits[i].on, sizeof r->waits[i].on, X.waits[i].on);
         r->waits[i].begin = exec_to_dsp(X.waits[i].begin);
         r->waits[i].end = exec_to_dsp(X.waits[i].end);
     }
     if (f->failed) {
         r->status = 1;
-        snprintf(r->error, sizeof r->error, "%s", f->error);
+        copy_text(r->error, sizeof r->error, f->error);
     }
     send_reply(q, r);
 }

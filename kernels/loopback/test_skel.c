@@ -32,6 +32,7 @@ static remote_handle64 H;
 static dspqueue_t Q[HX_WIRE_QUEUES];
 static hx_wire_resp R;
 static uint8_t bulk[HX_WIRE_BULK_MAX];
+static hx_wire_setup_resp S; /* the set-up reply: slot sizes */
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -96,7 +97,10 @@ static void check_task_reply(uint32_t task, uint64_t seq, const char *engine) {
           (unsigned long long)R.rec.launch, (unsigned long long)R.rec.begin, (unsigned long long)R.rec.end,
           (unsigned long long)R.dsp_send);
     CHECK(R.rec.nworkers >= 1 && R.rec.workers[0].nckpt > 0, "no worker record / checkpoints");
-    CHECK(R.scratch_peak_bytes > 0, "no scratch peak");
+    /* a task's own slot (slot i for task i; none when it uses no scratch)
+     * was live during its run; others may or may not have been yet */
+    CHECK(R.scratch_peak_bytes >= S.slot_bytes[task], "scratch peak %llu below the task's own slot %llu",
+          (unsigned long long)R.scratch_peak_bytes, (unsigned long long)S.slot_bytes[task]);
 }
 
 int main(void) {
@@ -113,29 +117,28 @@ int main(void) {
     RC(remote_handle64_control(H, DSPRPC_CONTROL_LATENCY, &lat, sizeof lat), AEE_SUCCESS);
     printf("ok open\n");
 
-    static hx_wire_setup_resp s;
     /* a scalars word that does not match the method's */
-    remote_arg bad[2] = {{.buf = {&s, sizeof s}}, {.buf = {&s, sizeof s}}};
+    remote_arg bad[2] = {{.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}};
     RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 0), bad), AEE_EBADPARM);
     RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 1, 1), bad), AEE_EBADPARM); /* sizes */
     static const char *const badopt[] = {"hxrun", "--out", "/dev/null", "--no-such-option"};
-    RC(setup(badopt, 4, &s), AEE_SUCCESS);
-    CHECK(s.status == 2 && strstr(s.error, "no-such-option"), "bad option: %d %s", s.status, s.error);
+    RC(setup(badopt, 4, &S), AEE_SUCCESS);
+    CHECK(S.status == 2 && strstr(S.error, "no-such-option"), "bad option: %d %s", S.status, S.error);
     static const char *const cap[] = {"hxrun", "--out", "/dev/null", "--check-at-publish"};
-    RC(setup(cap, 4, &s), AEE_SUCCESS);
-    CHECK(s.status == 2 && strstr(s.error, "publication"), "check-at-publish: %d %s", s.status, s.error);
+    RC(setup(cap, 4, &S), AEE_SUCCESS);
+    CHECK(S.status == 2 && strstr(S.error, "publication"), "check-at-publish: %d %s", S.status, S.error);
     printf("ok setup_refusals\n");
 
     uint64_t t_setup = now_ns();
-    RC(setup(good, (int)(sizeof good / sizeof good[0]), &s), AEE_SUCCESS);
-    CHECK(s.status == 0, "setup: %s", s.error);
-    CHECK(s.dsp_epoch > t_setup + 500000000u, "the 1 s test offset is not in dsp_epoch");
-    CHECK(!strcmp(s.engine_name[HX_M], "mx") && !strcmp(s.engine_name[HX_V], "vec") &&
-              !strcmp(s.engine_name[HX_D], "dma"),
-          "engines %s %s %s", s.engine_name[0], s.engine_name[1], s.engine_name[2]);
-    CHECK(s.device_json[0] == '{' && strstr(s.device_json, "\"target\":") && strstr(s.device_json, "\"clock\":{"),
-          "device_json %s", s.device_json);
-    printf("ok setup %s\n", s.device_json);
+    RC(setup(good, (int)(sizeof good / sizeof good[0]), &S), AEE_SUCCESS);
+    CHECK(S.status == 0, "setup: %s", S.error);
+    CHECK(S.dsp_epoch > t_setup + 500000000u, "the 1 s test offset is not in dsp_epoch");
+    CHECK(!strcmp(S.engine_name[HX_M], "mx") && !strcmp(S.engine_name[HX_V], "vec") &&
+              !strcmp(S.engine_name[HX_D], "dma"),
+          "engines %s %s %s", S.engine_name[0], S.engine_name[1], S.engine_name[2]);
+    CHECK(S.device_json[0] == '{' && strstr(S.device_json, "\"target\":") && strstr(S.device_json, "\"clock\":{"),
+          "device_json %s", S.device_json);
+    printf("ok setup %s\n", S.device_json);
 
     remote_arg st[2];
     hx_wire_start_req sr = {HX_WIRE_QUEUES, 0, {0}};
