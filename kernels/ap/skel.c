@@ -410,6 +410,9 @@ static int control(const hx_wire_ctl_req *req, hx_wire_ctl_resp *r, uint8_t *bul
             r->value = total;
             r->bulk_bytes = n;
         }
+    } else if (req->op == HX_CTL_END && bulk_cap == 0) {
+        r->status = 1;
+        snprintf(r->error, sizeof r->error, "END: no bulk buffer for the resources text");
     } else if (req->op == HX_CTL_END) {
         if (end_json((char *)bulk, bulk_cap, &r->bulk_bytes) != 0) {
             r->status = 1;

@@ -599,7 +599,8 @@ int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     }
     uint32_t m = REMOTE_SCALARS_METHOD(sc);
     stats.invokes[m < N_METHODS ? m : N_METHODS]++;
-    if (m == HX_METHOD_CONTROL && REMOTE_SCALARS_INBUFS(sc) >= 1 && pra[0].buf.nLen >= sizeof(hx_wire_ctl_req)) {
+    if (m == HX_METHOD_CONTROL && REMOTE_SCALARS_INBUFS(sc) >= 1 && pra && pra[0].buf.pv &&
+        pra[0].buf.nLen >= sizeof(hx_wire_ctl_req)) {
         uint32_t op = ((const hx_wire_ctl_req *)pra[0].buf.pv)->op;
         if (op < MAX_CTL_OPS) stats.ctl_ops[op]++;
     }

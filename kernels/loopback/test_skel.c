@@ -225,6 +225,10 @@ int main(void) {
     CHECK(c.status == 0 && c.bulk_bytes > 0 && !strncmp((const char *)bulk, "{\"resources\":{", 14) &&
               strstr((const char *)bulk, "\"core_cycles_per_us_end\":null}"),
           "END: %s", (const char *)bulk);
+    hx_wire_ctl_req end = {HX_CTL_END, 0, 0, 0, 0};
+    remote_arg nobulk[3] = {{.buf = {&end, sizeof end}}, {.buf = {&c, sizeof c}}, {.buf = {NULL, 0}}};
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_CONTROL, 1, 2), nobulk), AEE_SUCCESS);
+    CHECK(c.status != 0 && strstr(c.error, "bulk"), "END without a bulk buffer: %d %s", c.status, c.error);
     RC(control(77, 0, 0, 0, 0, &c), AEE_SUCCESS);
     CHECK(c.status != 0, "unknown control op passed");
     printf("ok control %s\n", (const char *)bulk);

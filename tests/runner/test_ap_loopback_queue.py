@@ -88,12 +88,12 @@ def test_skel_through_stand_in(built: Path, tmp_path: Path) -> None:
         "close": 1,
         "setup": 4,
         "start": 2,
-        "control": 12,
+        "control": 13,
         "stop": 1,
         "other": 0,
     }
-    # PING 1, BEGIN_TRIAL 3, POISON 1, CHECKSUM 2, READ 3, END 1 (op 77 is not counted)
-    assert s["control_ops"] == {"1": 1, "2": 3, "3": 1, "4": 2, "5": 3, "6": 1}
+    # PING 1, BEGIN_TRIAL 3, POISON 1, CHECKSUM 2, READ 3, END 2 (op 77 is not counted)
+    assert s["control_ops"] == {"1": 1, "2": 3, "3": 1, "4": 2, "5": 3, "6": 2}
     assert s["unsigned_pd"] is True
     assert s["latency_qos"] == {"enable": 1, "latency": 100}
     m, v, d = s["queues"]
