@@ -238,6 +238,10 @@ int main(void) {
     RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_STOP, 0, 1), sp), AEE_SUCCESS);
     CHECK(status.status == 0, "stop: %s", status.error);
     for (int i = 0; i < HX_WIRE_QUEUES; i++) RC(dspqueue_close(Q[i]), AEE_SUCCESS);
+    /* after STOP the session takes a new SETUP; a plan that cannot work is hxrun's exit 3 */
+    static const char *const tiny[] = {"hxrun", "--out", "/dev/null", "--scratch-bytes", "1024"};
+    RC(setup(tiny, 5, &S), AEE_SUCCESS);
+    CHECK(S.status == 3 && strstr(S.error, "scratch"), "plan that cannot work: %d %s", S.status, S.error);
     RC(remote_handle64_close(H), AEE_SUCCESS);
     /* the last handle closed: the stand-in's counters are on disk now, not only at exit */
     const char *stats = getenv("HX_LOOPBACK_STATS");
