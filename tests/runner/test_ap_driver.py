@@ -26,10 +26,10 @@ pytestmark = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("make"
 K = REPO / "kernels"
 
 
-def _common_src():
-    """The Makefile's COMMON_SRC: the runners' shared sources, kept in one place."""
+def _ap_src():
+    """The Makefile's AP_SRC: hxrun-ap's sources, kept in one place."""
     r = subprocess.run(
-        ["make", "-s", "--no-print-directory", "-C", str(K), "TARGET=host", "print-COMMON_SRC"],
+        ["make", "-s", "--no-print-directory", "-C", str(K), "TARGET=host", "print-AP_SRC"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -38,11 +38,6 @@ def _common_src():
     return r.stdout.split()
 
 
-AP_REST = (
-    [f"hxrun/{c}.c" for c in "antagonist arena args interference protocol".split()]
-    + [f"ap/{c}.c" for c in "ap_main exec_ap wire_ap rpc_dl stub clock_align".split()]
-    + ["common/platform_posix.c"]
-)
 INCLUDES = ["-I", str(K / "common"), "-I", str(K / "hexagon/sdk_decls")]
 SMALL = ["--workloads", "mvd", "--warmup", "0", "--rounds", "1"]
 
@@ -69,7 +64,7 @@ def built(tmp_path_factory):
             *defs,
             *INCLUDES,
             "-pthread",
-            *[str(K / s) for s in _common_src() + AP_REST],
+            *[str(K / s) for s in _ap_src()],
             "-o",
             str(d / "hxrun-ap"),
             "-ldl",
