@@ -771,7 +771,7 @@ int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
     struct {
         int task, buf;
         size_t bytes; /* what the AP's copy holds */
-        size_t off;   /* where the read starts, on both sides */
+        size_t at;    /* where in the copy the DSP's buffer (read from its start) lands */
     } b[] = {
         {HX_M, HX_BUF_M_A, (size_t)c->m * c->k * me, 0},
         {HX_M, HX_BUF_M_B, (size_t)c->k * c->n * me, 0},
@@ -780,8 +780,10 @@ int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
         {HX_V, HX_BUF_V_Y, (size_t)c->v_rows * c->v_cols * ve, 0},
         {HX_V, HX_BUF_V_ROWSUM, (size_t)c->v_rows * 4, 0},
         {HX_V, HX_BUF_V_ROWMAX, (size_t)c->v_rows * ve, 0},
-        /* dump_npy reads d.src + (d_repeat-1) * window: the copy spans every
-         * window, only the last is read (calloc: the rest stays unbacked) */
+        /* The DSP's D_SRC is the last source window (the one the scratch must
+         * hold; skel.c), and dump_npy reads it at d.src + (d_repeat-1) *
+         * window: the copy spans every window and only the last is filled
+         * (calloc: the rest stays unbacked). */
         {HX_D, HX_BUF_D_SRC, last + win, last},
         {HX_D, HX_BUF_D_OUT, (size_t)c->d_rows * x->d.dst_stride, 0},
     };
@@ -792,8 +794,8 @@ int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
             snprintf(err, errlen, "cannot allocate %zu bytes for the copy of buffer %d", b[i].bytes, b[i].buf);
             return -1;
         }
-        if (read_buf(st, b[i].task, b[i].buf, b[i].off, b[i].bytes - b[i].off, (uint8_t *)st->buf[b[i].buf] + b[i].off,
-                     err, errlen))
+        if (read_buf(st, b[i].task, b[i].buf, 0, b[i].bytes - b[i].at, (uint8_t *)st->buf[b[i].buf] + b[i].at, err,
+                     errlen))
             return -1;
     }
     /* where dump_npy reads them: the mirror's task-data pointers */

@@ -117,7 +117,10 @@ enum {
     HX_CTL_READ = 5,        /* task, arg = which buffer (HX_BUF_*), offset, length: bulk = the bytes */
     HX_CTL_END = 6,         /* bulk = JSON text of an object: {"resources": {...}, "core_cycles_per_us_end": x|null} */
 };
-/* HX_CTL_READ buffers, for the .npy dump of the verification round. */
+/* HX_CTL_READ buffers, for the .npy dump of the verification round; offset
+ * counts from each buffer's start.  D_SRC is the last source window only
+ * (d_rows * d_src_stride bytes: the one the scratch must hold, what the dump
+ * writes), not the whole source. */
 enum {
     HX_BUF_M_A,
     HX_BUF_M_B,

@@ -98,6 +98,9 @@ static void work_for(uint64_t ns) {
 }
 
 static uint64_t checkpoints_of_run;
+/* D's shape as hxrun's defaults and the options give it (for READ's bounds) */
+static int d_rows = 1024, d_row_bytes = 2048, d_stride = -1;
+static long long d_window;
 static int nvworkers;
 static const char *const engine_of[HX_NTASKS] = {"mx", "vec", "dma"};
 
@@ -265,9 +268,13 @@ static void do_setup(remote_arg *a) {
     xf.offset_ns = req->test_clock_offset_ns, xf.drift_ppm = req->test_clock_drift_ppm, xf.t0 = now_ns();
     const char *arg = (const char *)(req + 1);
     for (uint32_t i = 0; i < req->argc; i++) {
-        if (!strcmp(arg, "--v-workers") && i + 1 < req->argc) nvworkers = atoi(arg + strlen(arg) + 1) - 1;
+        const char *v = i + 1 < req->argc ? arg + strlen(arg) + 1 : "";
+        if (!strcmp(arg, "--v-workers")) nvworkers = atoi(v) - 1;
+        if (!strcmp(arg, "--d-shape")) d_rows = atoi(v), d_row_bytes = atoi(strchr(v, ',') ? strchr(v, ',') + 1 : v);
+        if (!strcmp(arg, "--d-src-stride")) d_stride = atoi(v);
         arg += strlen(arg) + 1;
     }
+    d_window = (long long)d_rows * (d_stride > 0 ? d_stride : 2 * d_row_bytes);
     r->version = getenv("FAKE_VERSION") ? (uint32_t)atoi(getenv("FAKE_VERSION")) : HX_WIRE_VERSION;
     const char *st = getenv("FAKE_SETUP_STATUS");
     if (st) {
@@ -303,6 +310,13 @@ static int do_control(remote_arg *a) {
     case HX_CTL_CHECKSUM: r->value = 0xc0ffee00u + req->task; break;
     case HX_CTL_READ:
         if (req->length > a[2].buf.nLen) return AEE_EBADPARM;
+        /* wire.h: D_SRC is the last window alone; offsets count from its start */
+        if (req->arg == HX_BUF_D_SRC && req->offset + req->length > (uint64_t)d_window) {
+            r->status = 1;
+            snprintf(r->error, sizeof r->error, "READ: offset %llu past the %lld-byte window",
+                     (unsigned long long)req->offset, (long long)d_window);
+            return 0;
+        }
         /* byte i of buffer b at offset o: (b * 31 + o + i) & 0xff */
         for (uint64_t i = 0; i < req->length; i++)
             ((uint8_t *)a[2].buf.pv)[i] = (uint8_t)((req->arg * 31 + req->offset + i) & 0xff);

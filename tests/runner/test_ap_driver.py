@@ -173,16 +173,17 @@ def test_drift_past_the_bound_refuses_the_alignment(built, tmp_path):
 
 
 def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
-    """D_src is the last window: the copy is laid out so dump_npy's offset
-    (d_repeat-1) * rows * stride lands on what was read from there."""
+    """D_src is the DSP's last window (read from its start, wire.h): the
+    copy is laid out so dump_npy's offset (d_repeat-1) * rows * stride lands
+    on it.  The fake refuses a read past the window."""
     npy = tmp_path / "npy"
     args = ["--workloads", "md", "--warmup", "0", "--rounds", "1", "--npy-dir", str(npy)]
     args += ["--d-shape", "8,64", "--d-src-stride", "100", "--d-repeat", "3"]
     proc, _ = run_ap(built, tmp_path / "r.jsonl", *args)
     assert proc.returncode == 0, proc.stderr
     src = np.load(npy / "md" / "D_src.npy")
-    off = 2 * 8 * 100  # not a multiple of 256: the fake's byte pattern tells offsets apart
-    expect = ((7 * 31 + off + np.arange(8 * 100)) & 0xFF).astype(np.uint8).reshape(8, 100)
+    # the DSP's D_SRC is the last window, read from its own start (wire.h)
+    expect = ((7 * 31 + np.arange(8 * 100)) & 0xFF).astype(np.uint8).reshape(8, 100)
     assert (src == expect).all()
     dst = np.load(npy / "md" / "D_dst.npy")
     assert dst.shape == (8, 64) and (dst.ravel() == ((8 * 31 + np.arange(8 * 64)) & 0xFF)).all()
