@@ -83,7 +83,7 @@ typedef struct ap_state {
     uint64_t entry_seq;           /* the fused request of this trial (0: none) */
     reply_slot slot[HX_NTASKS];   /* written by a callback before the task's `published` (release) */
     hx_wire_resp entry;           /* ENTRY_DONE, before x->fused.done */
-    hx_wire_resp waits_src;       /* the reply with the most DSP waits this trial (A, B) */
+    hx_wire_resp waits_src;       /* A, B: the reply with the most DSP waits (cumulative since BEGIN_TRIAL) */
     uint64_t peak;                /* max scratch peak over the trial's replies */
     pthread_mutex_t lock;         /* callbacks of different queues may run at once */
     char transport_err[512];      /* first transport failure: the run ends */
