@@ -12,7 +12,8 @@
  * AEE_EEXPIRED), FAKE_ENTRY_FAIL=1 (the fused entry rejects its plan),
  * FAKE_TASK_NS (each task's "work", default 200000), FAKE_RELEASE_AFTER=N
  * (replies from the N-th on say a release was asked), FAKE_START_STATUS=N,
- * FAKE_STOP_LOG=FILE (a line per STOP), FAKE_VERSION=N, FAKE_BAD_ENGINE=1. */
+ * FAKE_STOP_LOG=FILE (a line per STOP), FAKE_VERSION=N, FAKE_BAD_ENGINE=1,
+ * FAKE_BAD_CHECKSUM_AFTER=N. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,7 +308,13 @@ static int do_control(remote_arg *a) {
     case HX_CTL_PING: r->value = dsp_now(); break;
     case HX_CTL_BEGIN_TRIAL:
     case HX_CTL_POISON: break;
-    case HX_CTL_CHECKSUM: r->value = 0xc0ffee00u + req->task; break;
+    case HX_CTL_CHECKSUM: {
+        /* FAKE_BAD_CHECKSUM_AFTER=N: from the N-th checksum on, the outputs differ */
+        static unsigned nsum;
+        const char *bad = getenv("FAKE_BAD_CHECKSUM_AFTER");
+        r->value = 0xc0ffee00u + req->task + (bad && ++nsum >= (unsigned)atoi(bad) ? 0x100u : 0u);
+        break;
+    }
     case HX_CTL_READ:
         if (req->length > a[2].buf.nLen) return AEE_EBADPARM;
         /* wire.h: D_SRC is the last window alone; offsets count from its start */

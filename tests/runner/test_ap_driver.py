@@ -418,3 +418,19 @@ def test_b_writes_each_request_once(built, tmp_path):
     proc, recs = run_ap(built, tmp_path / "r.jsonl", *args, env={"FAKE_TASK_NS": "5000"})
     assert proc.returncode == 0, proc.stderr
     assert recs[-1]["status"] == "ok"
+
+
+def test_a_checksum_mismatch_exits_4_with_the_file_kept(built, tmp_path):
+    """The verify round's 3 checksums are the reference; later ones differ."""
+    out = tmp_path / "r.jsonl"
+    proc, recs = run_ap(built, out, *SMALL, env={"FAKE_BAD_CHECKSUM_AFTER": "4"})
+    assert proc.returncode == 4, proc.stderr
+    assert "checksum mismatch" in proc.stderr and out.exists()
+    assert recs[-1]["status"] == "checksum_mismatch" and recs[-1]["checksum_mismatches"] > 0
+
+
+def test_help_exits_0_with_the_ap_options(built):
+    proc = subprocess.run([str(built / "hxrun-ap"), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    for opt in ("--cdsprpc", "--clock-bound-ns", "--ap-timeout-s", "--test-dsp-clock-offset-ns", "--selftest"):
+        assert opt in proc.stdout
