@@ -852,6 +852,12 @@ static const char *finish_failure(const char *status) {
 
 const char *hx_ap_failure(void) { return ap.failure; }
 
+/* The engines ran on the DSP: its counters decide whether CPU times mean anything. */
+int hx_exec_thread_cpu_available(const hx_exec *x) {
+    (void)x;
+    return hx_wire_thread_cpu_available();
+}
+
 const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen) {
     (void)x;
     ap_state *st = &ap;

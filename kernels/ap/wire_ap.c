@@ -33,6 +33,11 @@ static hx_engine *engine_named(hx_exec *x, const char *name, size_t cap) {
     return NULL;
 }
 
+/* The DSP's answer to hx_thread_cpu_available (set-up reply): the records'
+ * CPU times are the DSP threads'. */
+static int dsp_thread_cpu = 1;
+int hx_wire_thread_cpu_available(void) { return dsp_thread_cpu; }
+
 int hx_wire_apply_setup(hx_exec *x, const hx_wire_setup_resp *r, char *err, size_t errlen) {
     if (r->version != HX_WIRE_VERSION) {
         snprintf(err, errlen, "the DSP skel speaks wire version %u, this hxrun-ap speaks %u: rebuild them together",
@@ -54,6 +59,7 @@ int hx_wire_apply_setup(hx_exec *x, const hx_wire_setup_resp *r, char *err, size
     snprintf(x->mx.name, sizeof x->mx.name, "mx");
     snprintf(x->dma.name, sizeof x->dma.name, "dma");
     x->nvworkers = r->nvworkers;
+    dsp_thread_cpu = !!r->thread_cpu_available;
     for (int i = 0; i < x->nvworkers; i++)
         wire_str(x->vworker[i].name, sizeof x->vworker[i].name, r->vworker_name[i], sizeof r->vworker_name[i]);
     for (int i = 0; i < HX_NTASKS; i++) {

@@ -160,6 +160,9 @@ int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen);
 void hx_exec_write_clock_drift(struct hx_json *j, hx_exec *x);
 void hx_exec_write_resources(struct hx_json *j, hx_exec *x);
+/* Whether the engines' per-thread CPU counters advance (platform.h's
+ * hx_thread_cpu_available, asked of the side that ran them). */
+int hx_exec_thread_cpu_available(const hx_exec *x);
 
 /* tasks.c */
 /* Plans the scratch arena, allocates and fills every task's data, declares

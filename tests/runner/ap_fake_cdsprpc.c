@@ -13,7 +13,8 @@
  * FAKE_TASK_NS (each task's "work", default 200000), FAKE_RELEASE_AFTER=N
  * (replies from the N-th on say a release was asked), FAKE_START_STATUS=N,
  * FAKE_STOP_LOG=FILE (a line per STOP), FAKE_VERSION=N, FAKE_BAD_ENGINE=1,
- * FAKE_BAD_CHECKSUM_AFTER=N. */
+ * FAKE_BAD_CHECKSUM_AFTER=N, FAKE_NO_THREAD_CPU=1 (the DSP's thread CPU
+ * counters do not advance). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,7 @@ static void do_setup(remote_arg *a) {
     r->dsp_epoch = dsp_now();
     snprintf(r->kernels, sizeof r->kernels, "fake-hvx");
     r->nvworkers = nvworkers;
+    r->thread_cpu_available = !getenv("FAKE_NO_THREAD_CPU");
     for (int i = 0; i < nvworkers; i++) snprintf(r->vworker_name[i], 16, "vec%d", i + 1);
     for (int i = 0; i < HX_NTASKS; i++) snprintf(r->engine_name[i], 16, "%s", engine_of[i]);
     if (getenv("FAKE_BAD_ENGINE")) snprintf(r->engine_name[HX_M], 16, "hmx0");

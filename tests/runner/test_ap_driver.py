@@ -434,3 +434,14 @@ def test_help_exits_0_with_the_ap_options(built):
     assert proc.returncode == 0
     for opt in ("--cdsprpc", "--clock-bound-ns", "--ap-timeout-s", "--test-dsp-clock-offset-ns", "--selftest"):
         assert opt in proc.stdout
+
+
+@pytest.mark.parametrize("counters", [True, False])
+def test_cpu_times_are_null_where_the_dsps_counters_do_not_advance(built, tmp_path, counters):
+    # the engines ran on the DSP: its hx_thread_cpu_available decides, not the AP's
+    out = tmp_path / "r.jsonl"
+    env = {} if counters else {"FAKE_NO_THREAD_CPU": "1"}
+    proc, recs = run_ap(built, out, *SMALL, env=env)
+    assert proc.returncode == 0, proc.stderr
+    cpu = [t["cpu_ns"] for r in recs if r["record"] == "trial" and not r["empty"] for t in r["tasks"]]
+    assert cpu and all((c is not None) == counters for c in cpu), cpu
