@@ -675,14 +675,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
     st->entry_seq = 0;
     memset(&st->entry, 0, offsetof(hx_wire_resp, rec));
     for (int i = 0; i < HX_NTASKS; i++) {
-        hx_task *t = &x->task[i];
-        t->empty = empty;
-        t->launch = t->begin = t->end = t->host_seen = t->checksum_at_publish = t->cpu_ns = 0;
-        t->cpu_begin = t->cpu_end = -1;
-        t->switches = -1;
-        t->nworkers = 0;
-        t->ran_on = NULL;
-        hx_event_reset(&t->published);
+        hx_task_reset_record(&x->task[i], empty);
         st->task_seq[i] = 0;
         st->slot[i].status = 0;
     }
