@@ -70,7 +70,7 @@ def test_every_target_is_known():
         assert t.make_target == name
         assert (REPO / "kernels" / "targets" / f"{t.make_target}.mk").is_file()
         assert t.status and t.group_b
-        assert tg.info(name) == {"emulated": emu, "status": t.status, "group_b": t.group_b}
+        assert tg.info(name) == {"emulated": emu, "status": t.status, "group_b": t.group_b, "hexagon": hexagon}
     assert tg.EMULATED_TARGETS == {"hexagon-qemu"}
     assert tg.SDK_TARGETS == ("hexagon", "hexagon-sim")
     assert tg.HEXAGON_TARGETS == ("hexagon-qemu", "hexagon", "hexagon-sim")
