@@ -175,4 +175,4 @@ def emulated_results(target: str | None = None, table: Any = None, doc: Mapping[
 def info(name: str) -> dict:
     """What a target is (emulated, status, group B), as a job parameter."""
     t = get(name)
-    return {"emulated": bool(t.emulated), "status": t.status, "group_b": t.group_b}
+    return {"emulated": bool(t.emulated), "status": t.status, "group_b": t.group_b, "hexagon": bool(t.hexagon)}

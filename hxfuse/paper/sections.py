@@ -120,6 +120,8 @@ def platform(target: str, s: pd.DataFrame, doc: dict) -> dict:
         "replicates": ", ".join(str(r) for r in reps) or "not recorded",
         "rounds": int(rounds.max()) if len(rounds.dropna()) else None,
         "group_mapping": dict(doc.get("group_mapping") or {}),
+        # how the host reached the engines: {mode: {text, replicates}} (hxfuse.sweep.pipeline)
+        "transport": dict(doc.get("transport_modes") or {}),
         "group_b": B_LIMITATION.get(target)
         or doc.get("group_b_backend")
         or (TARGETS[target].group_b if target in TARGETS else ""),
@@ -174,6 +176,10 @@ def setup_tex(tabs: Mapping[str, pd.DataFrame], docs: Mapping[str, dict]) -> str
                 f"and group in all",
             ),
         ]
+        for mode, t in p["transport"].items():
+            n = t.get("replicates", 0) if isinstance(t, dict) else 0
+            text = t.get("text", "") if isinstance(t, dict) else str(t)
+            out.append(_row("host--engine boundary", tex_escape(f"{mode} ({n} runs): {text}")))
         for g in "ABCD":
             if g in p["group_mapping"]:
                 out.append(_row(f"group {g}", tex_escape(p["group_mapping"][g])))

@@ -68,6 +68,10 @@ META_ENV_KEYS = (
     "calibration",
     "warnings",
     "labels",
+    # hxrun-ap (the application-processor driver): how the groups crossed the
+    # AP-DSP boundary, and the DSP's own description of itself
+    "transport",
+    "device",
 )
 # The packages whose versions can change a result or its presentation:
 # numbers (numpy, pandas), figures (matplotlib, seaborn), tables (jinja2), what

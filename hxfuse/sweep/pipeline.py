@@ -76,6 +76,40 @@ def group_mapping(prov: dict) -> dict:
     return {pid: json.loads(m) for m, pid in maps.items()}
 
 
+# How the host reached the engines, per runner mode (summary.json's
+# transport_modes, the paper's setup table): the AP driver records its mode
+# in meta.transport; a runner without one ran in one process (host,
+# emulators) or, on a Hexagon target, wholly on the cDSP.
+TRANSPORT_TEXT = {
+    "in-process": "the host and the engines are threads of one process on one machine: every request is a queue "
+    "push and a futex wake",
+    "dsp-only": "the whole runner ran on the cDSP (run_main_on_hexagon): the host is a DSP thread, so groups A and B "
+    "pay no application-processor round trip and only C against D is a valid comparison",
+    "ap": "hxrun-ap on the application processor submitted every request over dspqueue to the DSP skel (FastRPC for "
+    "set-up): groups A-D crossed the real AP-DSP boundary",
+    "ap-stand-in": "hxrun-ap through the loopback stand-in for libcdsprpc.so (the skel in the same process on the host "
+    "CPU): the code paths of the AP-DSP boundary, not its timings",
+}
+
+
+def transport_mode(runner_env: dict, hexagon_target: bool) -> str:
+    """One run's mode (a key of ``TRANSPORT_TEXT``) from its meta record."""
+    t = runner_env.get("transport") if isinstance(runner_env, dict) else None
+    if isinstance(t, dict) and t.get("mode") == "ap":
+        return "ap-stand-in" if t.get("stand_in") else "ap"
+    return "dsp-only" if hexagon_target else "in-process"
+
+
+def transport_modes(prov: dict, hexagon_target: bool) -> dict:
+    """{mode: {"text": ..., "replicates": n}} over the target's replicates."""
+    out: dict = {}
+    for v in prov.values():
+        mode = transport_mode(v.get("runner_env") or {}, hexagon_target)
+        entry = out.setdefault(mode, {"text": TRANSPORT_TEXT[mode], "replicates": 0})
+        entry["replicates"] += 1
+    return out
+
+
 def device_serials(prov: dict) -> dict:
     """{replicate id: serial of the phone it ran on} from the sidecars'
     runner labels (kernels/hexagon/device.sh labels every device run)."""
@@ -259,6 +293,8 @@ def _summary_doc(
         # group B maps to on the target's backend or its limitation
         "group_mapping": group_mapping(prov),
         "group_b_backend": target_info.get("group_b", ""),
+        # how the host reached the engines (in-process, dsp-only, ap), per replicate count
+        "transport_modes": transport_modes(prov, bool(target_info.get("hexagon"))),
         "provenance": {
             **base,
             "points_git": [{"git_commit": c, "git_dirty": d} for c, d in sorted(commits, key=str)],

@@ -16,7 +16,7 @@ static int64_t dig_records;
 /* A writer into memory (hx_json_begin_buf) has no stream: its bytes enter
  * no digest, and what does not fit is cut and counted as truncated. */
 static void put(hx_json *j, const char *s, size_t n) {
-    if (!j) {
+    if (!j->f) {
         size_t room = j->cap > j->len + 1 ? j->cap - j->len - 1 : 0;
         size_t k = n < room ? n : room;
         memcpy(j->buf + j->len, s, k);

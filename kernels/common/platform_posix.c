@@ -359,18 +359,9 @@ void hx_scratch_free(void *p) { hx_free(p); }
 double hx_clock_calibration_start(void) { return 0.0; }
 double hx_clock_calibrate(void) { return 0.0; }
 
-/* Preemption (platform.h): no resource manager here; the runner's test hook
- * asks.  Nothing on-chip to give back. */
-static uint64_t release_asked_at; /* 0: not asked */
-void hx_release_ask(void) {
-    uint64_t now = hx_now_ns(), none = 0;
-    __atomic_compare_exchange_n(&release_asked_at, &none, now ? now : 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-}
-int hx_release_asked(uint64_t *at_ns) {
-    uint64_t t = __atomic_load_n(&release_asked_at, __ATOMIC_ACQUIRE);
-    if (at_ns) *at_ns = t;
-    return t != 0;
-}
+/* Preemption (platform.h; the request itself: common/release.c): no
+ * resource manager here, the runner's test hook asks.  Nothing on-chip to
+ * give back. */
 void hx_release_resources(void) {}
 
 /* Linux (host, or Hexagon user mode under QEMU): no power votes, on-chip

@@ -56,24 +56,12 @@ static int release_cb(unsigned int ctx, void *client) {
     return 0;
 }
 
-static uint64_t release_asked_at; /* hx_now_ns of the first request, 0: none */
 /* What was held when it was given back on request (the end record says so). */
 static struct {
     uint8_t *base;
     size_t bytes, arena, hmx;
     uint64_t at_ns;
 } given_back;
-
-void hx_release_ask(void) {
-    uint64_t now = hx_now_ns(), none = 0;
-    __atomic_compare_exchange_n(&release_asked_at, &none, now ? now : 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-}
-
-int hx_release_asked(uint64_t *at_ns) {
-    uint64_t t = __atomic_load_n(&release_asked_at, __ATOMIC_ACQUIRE);
-    if (at_ns) *at_ns = t;
-    return t != 0;
-}
 
 /* At a trial boundary: no engine touches VTCM or HMX now, and no trial
  * follows.  The power votes stay until teardown (they hold no shared unit). */

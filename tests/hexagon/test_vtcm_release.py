@@ -22,7 +22,8 @@ def test_a_release_request_is_answered_at_the_next_trial_boundary(tmp_path, hexk
     exe = tmp_path / "test_vtcm_release"
     cc = [
         "cc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", f"-DHX_WITH_HEXKL={hexkl}",
-        f"-I{HEX / 'sdk_decls'}", str(HEX / "test_vtcm_release.c"), str(HEX / "vtcm_qurt.c"), "-o", str(exe),
+        f"-I{HEX / 'sdk_decls'}", str(HEX / "test_vtcm_release.c"), str(HEX / "vtcm_qurt.c"),
+        str(HEX.parent / "common" / "release.c"), "-o", str(exe),
     ]  # fmt: skip
     subprocess.run(cc, check=True, capture_output=True, text=True, timeout=120)
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
