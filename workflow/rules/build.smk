@@ -104,6 +104,8 @@ rule deploy:
         device_sh=repo_path("kernels", "hexagon", "device.sh"),
         env=lambda wc: hxpreflight.run_env(config, wc.target),
         target_info=lambda wc: hxtargets.info(wc.target),
+        # ap | dsp-only on the SDK targets, None elsewhere (deploy.json records it)
+        mode=lambda wc: hxparams.device_mode(config, wc.target),
         farm_spans_hosts=lambda wc: bool(hxparams.target_settings(config, wc.target).get("farm_spans_hosts")),
     log:
         "logs/{target}/deploy.log",

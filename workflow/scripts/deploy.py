@@ -1,9 +1,9 @@
 """deploy: stage the runner into results/<target>/stage/ with a manifest;
 for the `hexagon` device target also push it to the phone (device.sh deploy),
 and in mode ap also the staged AP driver and skel (device.sh deploy
-.../hxrun-ap pushes the skel from beside it).  The mode is recorded: ap when
-mode ap's halves are inputs, dsp-only on the other SDK targets, null where
-the host and the engines are one process."""
+.../hxrun-ap pushes the skel from beside it).  The mode is recorded
+(hxfuse.config.params.device_mode: ap or dsp-only on the SDK targets, null
+where the host and the engines are one process by construction)."""
 
 import json
 import os
@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 
-from hxfuse.config.targets import SDK_TARGETS
 from hxfuse.runner import provenance
 
 sm = snakemake  # noqa: F821
@@ -22,7 +21,9 @@ shutil.copy2(src, dst)
 info = sm.params.target_info
 # mode ap's staged halves (rule stage_ap): [driver, skel], or none
 ap = list(sm.input.get("ap", []) or [])
-mode = "ap" if ap else ("dsp-only" if target in SDK_TARGETS else None)
+mode = sm.params.mode
+if (mode == "ap") != bool(ap):
+    sys.exit(f"hxfuse: deploy of {target}: mode {mode} but staged AP files {ap} (workflow bug)")
 manifest = {
     "target": target,
     "runner": dst,
