@@ -610,3 +610,18 @@ def test_mode_ap_end_to_end_on_a_fake_phone_pushes_both_halves_and_runs_hxrun_ap
     assert "./hxrun-ap --out" in shells
     assert "hxrun-ap has no self-test yet" in (wd / "logs/hexagon/selftest.log").read_text()
     assert json.loads((wd / check).read_text())["status"] == "ok"
+    # mode ap's halves rebuild from their own files (print-SOURCES-hxrun-ap /
+    # -skel): an edit of the driver's source replans build_ap, not hxrun's
+    # build; one of a self-test source (hxrun's alone) replans build (and
+    # build_ap after it, which shares its build directory; the measurements
+    # rerun then anyway, behind the ladder).  (An edit, not a touch: Snakemake
+    # ignores a newer input whose checksum did not change.)
+    for src, rebuilt, kept in (("ap/ap_main.c", "build_ap", "build"), ("hexagon/selftest_qurt.c", "build", "none")):
+        path = wd / "kernels" / src
+        text, st = path.read_text(), path.stat()
+        path.write_text(text + "\n/* edited */\n")
+        res = snakemake(wd, "-n", check, snakefile=wd / "Snakefile", env=env)
+        counts = job_counts(res.stdout + res.stderr)
+        assert res.returncode == 0 and rebuilt in counts and kept not in counts, (src, res.stdout[-3000:])
+        path.write_text(text)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
