@@ -324,6 +324,19 @@ def test_sdk_check_fails_on_a_device_source_that_does_not_compile(tmp_path):
 
 
 @needs_zig
+def test_sdk_check_fails_on_an_ap_source_that_does_not_compile_for_aarch64(tmp_path):
+    """The AP replay's known answer: an AP driver source with a call no
+    header declares fails the aarch64 compile, naming the source."""
+    k = _copy_kernels(tmp_path)
+    with open(k / "ap/rpc_dl.c", "a") as fh:
+        fh.write("\nint hx_broken_ap(void);\nint hx_broken_ap(void) { return remote_handle64_nonexistent(0); }\n")
+    r = subprocess.run(["make", "-C", str(k), "sdk-check"], capture_output=True, text=True, timeout=900)
+    assert r.returncode != 0
+    assert "ap/rpc_dl.c does not compile for aarch64" in r.stderr, r.stderr[-3000:]
+    assert "remote_handle64_nonexistent" in r.stderr
+
+
+@needs_zig
 def test_sdk_check_fails_on_the_old_flags_recipe(tmp_path):
     k = _copy_kernels(tmp_path)
     mk = (k / "Makefile").read_text()
