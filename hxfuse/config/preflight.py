@@ -102,10 +102,11 @@ NDK_CLANG = "toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android{api
 
 def ndk_clang(config: dict, target: str, environ: dict | None = None) -> tuple[str | None, str | None]:
     """(NDK directory, its aarch64 clang) of mode ap, as hexagon.mk finds them:
-    ANDROID_NDK_ROOT, else the newest tools/android-ndk-* of the SDK; API
-    HX_ANDROID_API (default 31).  (None, None) when there is no NDK."""
+    target_settings.<target>.ndk_root, else ANDROID_NDK_ROOT, else the newest
+    tools/android-ndk-* of the SDK; API HX_ANDROID_API (default 31).
+    (None, None) when there is no NDK."""
     environ = os.environ if environ is None else environ
-    ndk = environ.get("ANDROID_NDK_ROOT") or None
+    ndk = _setting_or_env(config, target, "ndk_root", "ANDROID_NDK_ROOT", environ)
     sdk = sdk_paths(config, target, environ)["sdk_root"]
     if not ndk and sdk:
         cands = sorted(Path(sdk, "tools").glob("android-ndk-*"))
@@ -123,11 +124,14 @@ def _ndk_problems(config: dict, target: str, environ: dict) -> list[str]:
     if not ndk:
         return [
             pre + "mode ap builds the application-processor driver hxrun-ap with the Android NDK, "
-            "and none was found: set ANDROID_NDK_ROOT to an NDK (r25 or newer; the Hexagon SDK "
-            f"ships one as tools/android-ndk-*), {how}"
+            f"and none was found: set ANDROID_NDK_ROOT or target_settings.{target}.ndk_root to an NDK "
+            f"(r25 or newer; the Hexagon SDK ships one as tools/android-ndk-*), {how}"
         ]
     if not Path(clang).is_file():
-        return [pre + f"no Android NDK clang at {clang}: set ANDROID_NDK_ROOT (and HX_ANDROID_API), {how}"]
+        return [
+            pre + f"no Android NDK clang at {clang}: set ANDROID_NDK_ROOT or target_settings.{target}.ndk_root "
+            f"(and HX_ANDROID_API), {how}"
+        ]
     return []
 
 
@@ -251,10 +255,11 @@ def make_vars(config: dict, target: str, environ: dict | None = None) -> list[st
 def ap_make_vars(config: dict, target: str, environ: dict | None = None) -> list[str]:
     """make VAR=value arguments of mode ap's build (hxrun-ap and
     libhxfuse_skel.so; rule build_ap): the target's own with
-    HX_HEXAGON_MODE=ap."""
-    return [v for v in make_vars(config, target, environ) if not v.startswith("HX_HEXAGON_MODE=")] + [
-        "HX_HEXAGON_MODE=ap"
-    ]
+    HX_HEXAGON_MODE=ap and the configured NDK (else make finds it as the
+    preflight did: ANDROID_NDK_ROOT, or the SDK's)."""
+    out = [v for v in make_vars(config, target, environ) if not v.startswith("HX_HEXAGON_MODE=")]
+    ndk = target_settings(config, target).get("ndk_root")
+    return out + ([f"ANDROID_NDK_ROOT={ndk}"] if ndk else []) + ["HX_HEXAGON_MODE=ap"]
 
 
 def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str, str]:

@@ -253,6 +253,13 @@ def test_device_mode_picks_the_runner_the_make_vars_and_the_ndk(tmp_path):
     # the NDK: ANDROID_NDK_ROOT, else the SDK's; API 31 unless HX_ANDROID_API
     clang = str(sdk / "tools/android-ndk-r25c/toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android31-clang")
     assert hxpreflight.ndk_clang(cfg, "hexagon", environ={}) == (str(sdk / "tools/android-ndk-r25c"), clang)
+    ndk_cfg = copy.deepcopy(cfg)
+    ndk_cfg["target_settings"]["hexagon"]["ndk_root"] = "/cfg-ndk"
+    assert hxpreflight.ndk_clang(ndk_cfg, "hexagon", environ={"ANDROID_NDK_ROOT": "/n"})[0] == "/cfg-ndk"
+    assert hxpreflight.ap_make_vars(ndk_cfg, "hexagon", environ={})[-2:] == [
+        "ANDROID_NDK_ROOT=/cfg-ndk",
+        "HX_HEXAGON_MODE=ap",
+    ]
     assert hxpreflight.ndk_clang(cfg, "hexagon", environ={"ANDROID_NDK_ROOT": "/n", "HX_ANDROID_API": "33"}) == (
         "/n",
         "/n/toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android33-clang",
