@@ -347,17 +347,7 @@ static const void *read_buffer(uint64_t which, size_t *bytes) {
 /* BEGIN_TRIAL: hx_run_group's per-trial reset, for every task. */
 static void begin_trial(int empty) {
     X.nwaits = 0;
-    for (int i = 0; i < HX_NTASKS; i++) {
-        hx_task *t = &X.task[i];
-        t->empty = empty;
-        t->launch = t->begin = t->end = t->host_seen = t->checksum_at_publish = t->cpu_ns = 0;
-        t->cpu_begin = t->cpu_end = -1;
-        t->switches = -1;
-        t->nworkers = 0;
-        t->ran_on = NULL;
-        hx_event_reset(&t->dev_done);
-        hx_event_reset(&t->published);
-    }
+    for (int i = 0; i < HX_NTASKS; i++) hx_task_reset_record(&X.task[i], empty);
     hx_arena_reset_peak(&X.arena);
 }
 

@@ -82,7 +82,10 @@ typedef struct hx_wire_setup_resp {
     uint64_t dsp_epoch;                                       /* the DSP executor's epoch, DSP clock */
     char kernels[HX_WIRE_NAME], kernels_choice[HX_WIRE_NAME]; /* choice "" = none */
     int32_t nvworkers;
-    uint32_t pad0;
+    /* hx_thread_cpu_available() on the DSP: 0 where its per-thread CPU
+     * counters do not advance (an unsigned PD may read 0 pcycles); the AP's
+     * records then say null, as hxrun's do there */
+    int32_t thread_cpu_available;
     char vworker_name[HX_MAX_VWORKERS][16];
     char engine_name[HX_NTASKS][16]; /* the engine each task's requests run on (vec, mx, dma) */
     uint64_t arena_capacity;
@@ -117,7 +120,10 @@ enum {
     HX_CTL_READ = 5,        /* task, arg = which buffer (HX_BUF_*), offset, length: bulk = the bytes */
     HX_CTL_END = 6,         /* bulk = JSON text of an object: {"resources": {...}, "core_cycles_per_us_end": x|null} */
 };
-/* HX_CTL_READ buffers, for the .npy dump of the verification round. */
+/* HX_CTL_READ buffers, for the .npy dump of the verification round; offset
+ * counts from each buffer's start.  D_SRC is the last source window only
+ * (d_rows * d_src_stride bytes: the one the scratch must hold, what the dump
+ * writes), not the whole source. */
 enum {
     HX_BUF_M_A,
     HX_BUF_M_B,
@@ -230,5 +236,7 @@ void hx_wire_pack_task(hx_wire_task *w, const hx_task *t, const hx_exec *x, cons
  * the mirror's own strings. */
 typedef uint64_t (*hx_wire_map_fn)(void *ctx, uint64_t dsp_time);
 int hx_wire_apply_setup(hx_exec *x, const hx_wire_setup_resp *r, char *err, size_t errlen);
+/* What the last applied set-up reply said of the DSP's thread CPU counters. */
+int hx_wire_thread_cpu_available(void);
 void hx_wire_unpack_task(hx_task *t, const hx_wire_task *w, hx_exec *x, hx_wire_map_fn map, void *ctx);
 #endif

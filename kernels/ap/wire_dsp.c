@@ -63,6 +63,7 @@ void hx_wire_fill_setup(hx_wire_setup_resp *r, const hx_exec *x, const hx_wire_x
     copy_name(r->kernels, sizeof r->kernels, x->kern->name);
     copy_name(r->kernels_choice, sizeof r->kernels_choice, x->kern->choice);
     r->nvworkers = x->nvworkers;
+    r->thread_cpu_available = hx_thread_cpu_available();
     for (int i = 0; i < x->nvworkers && i < HX_MAX_VWORKERS; i++)
         copy_name(r->vworker_name[i], sizeof r->vworker_name[i], x->vworker[i].name);
     for (int i = 0; i < HX_NTASKS; i++) {

@@ -63,6 +63,10 @@ void hx_exec_write_clock_drift(hx_json *j, hx_exec *x) {
     (void)x;
     hx_record_clock_drift(j, hx_clock_calibration_start(), hx_clock_calibrate());
 }
+int hx_exec_thread_cpu_available(const hx_exec *x) {
+    (void)x;
+    return hx_thread_cpu_available();
+}
 void hx_exec_write_resources(hx_json *j, hx_exec *x) {
     (void)x;
     hx_platform_resources(j);

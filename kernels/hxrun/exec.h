@@ -139,6 +139,20 @@ typedef struct hx_exec {
     } d;
 } hx_exec;
 
+/* A task's per-trial record cleared before a trial: the in-process host
+ * (hx_run_group), the DSP skel (its trial begin) and the AP's mirror all
+ * start every trial from this state. */
+static inline void hx_task_reset_record(hx_task *t, int empty) {
+    t->empty = empty;
+    t->launch = t->begin = t->end = t->host_seen = t->checksum_at_publish = t->cpu_ns = 0;
+    t->cpu_begin = t->cpu_end = -1;
+    t->switches = -1;
+    t->nworkers = 0;
+    t->ran_on = NULL;
+    hx_event_reset(&t->dev_done);
+    hx_event_reset(&t->published);
+}
+
 /* exec.c: prepare the tasks, start the engines; stop them, free the tasks. */
 int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen);
 void hx_exec_teardown(hx_exec *x);
@@ -160,6 +174,9 @@ int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen);
 void hx_exec_write_clock_drift(struct hx_json *j, hx_exec *x);
 void hx_exec_write_resources(struct hx_json *j, hx_exec *x);
+/* Whether the engines' per-thread CPU counters advance (platform.h's
+ * hx_thread_cpu_available, asked of the side that ran them). */
+int hx_exec_thread_cpu_available(const hx_exec *x);
 
 /* tasks.c */
 /* Plans the scratch arena, allocates and fills every task's data, declares

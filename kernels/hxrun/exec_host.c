@@ -77,17 +77,7 @@ static void submit(hx_exec *x, hx_engine *e, hx_job *job, hx_task *t, hx_host_ti
 int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen) {
     memset(h, 0, sizeof *h);
     x->nwaits = 0;
-    for (int i = 0; i < HX_NTASKS; i++) {
-        hx_task *t = &x->task[i];
-        t->empty = empty;
-        t->launch = t->begin = t->end = t->host_seen = t->checksum_at_publish = t->cpu_ns = 0;
-        t->cpu_begin = t->cpu_end = -1;
-        t->switches = -1;
-        t->nworkers = 0;
-        t->ran_on = NULL;
-        hx_event_reset(&t->dev_done);
-        hx_event_reset(&t->published);
-    }
+    for (int i = 0; i < HX_NTASKS; i++) hx_task_reset_record(&x->task[i], empty);
     hx_arena_reset_peak(&x->arena);
     switch (group) {
     case HX_G_A:

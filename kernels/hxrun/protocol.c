@@ -399,8 +399,8 @@ static int has_output_check(const hx_exec *x, int empty) { return !empty && !x->
 
 /* CPU time, or null where the platform's per-thread counters do not advance
  * (a 0 would read as "no work done"); empty tasks measure nothing: 0. */
-static void cpu_time(hx_json *j, const char *key, uint64_t ns, int empty) {
-    if (!empty && !hx_thread_cpu_available()) hx_json_null(j, key);
+static void cpu_time(hx_json *j, const hx_exec *x, const char *key, uint64_t ns, int empty) {
+    if (!empty && !hx_exec_thread_cpu_available(x)) hx_json_null(j, key);
     else hx_json_u64(j, key, ns);
 }
 
@@ -427,7 +427,7 @@ static int write_task(hx_json *j, const hx_exec *x, int i, int empty, const uint
     hx_json_u64(j, "launch", t->launch);
     hx_json_u64(j, "begin", t->begin), hx_json_u64(j, "end", t->end);
     hx_json_u64(j, "host_seen", t->host_seen);
-    cpu_time(j, "cpu_ns", t->cpu_ns, empty);
+    cpu_time(j, x, "cpu_ns", t->cpu_ns, empty);
     cpu_id(j, "cpu_begin", t->cpu_begin), cpu_id(j, "cpu_end", t->cpu_end);
     /* null: not measured (empty task) or the platform cannot count them */
     if (t->switches < 0) hx_json_null(j, "involuntary_switches");
@@ -438,7 +438,7 @@ static int write_task(hx_json *j, const hx_exec *x, int i, int empty, const uint
         hx_json_obj(j, NULL);
         hx_json_str(j, "engine", r->engine);
         hx_json_u64(j, "begin", r->begin), hx_json_u64(j, "end", r->end);
-        cpu_time(j, "cpu_ns", r->cpu_ns, empty);
+        cpu_time(j, x, "cpu_ns", r->cpu_ns, empty);
         cpu_id(j, "cpu_begin", r->cpu_begin), cpu_id(j, "cpu_end", r->cpu_end);
         write_checkpoints(j, r);
         hx_json_close(j, '}');

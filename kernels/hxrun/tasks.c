@@ -17,7 +17,6 @@ static void fill_bytes(uint64_t *s, void *p, size_t n) {
     }
 }
 
-
 static void *must_alloc(size_t bytes, const char *what, char *err, size_t errlen) {
     void *p = hx_alloc(bytes, 128);
     if (!p) snprintf(err, errlen, "cannot allocate %zu bytes for %s", bytes, what);

@@ -1,0 +1,320 @@
+/* hxrun-ap: runs one sweep point from the application processor, with the
+ * executor on the cDSP (docs/runner.md; the boundary: ap/wire.h).  The
+ * structure is hxrun's main.c: validate every argument before any work, set
+ * the executor up, pin the host, run the protocol, and exit with hxrun's
+ * codes (0, 1, 2, 3, 4, 6), plus 7 when the DSP's clock could not be
+ * aligned with the AP's within the bound (end status clock_unaligned). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clock_align.h"
+#include "cli.h"
+#include "../hxrun/exec.h"
+#include "exec_ap.h"
+#include "../hxrun/protocol.h"
+#include "platform.h"
+#include "record.h"
+#include "rpc.h"
+
+static void usage(FILE *f) {
+    hx_usage(f);
+    fputs(
+        "hxrun-ap: the same options, run from the application processor with the executor on the cDSP;\n"
+        "and its own:\n"
+        "  --cdsprpc PATH              the FastRPC library to load (default: $HX_CDSPRPC_LIB, else " HX_CDSPRPC_DEFAULT
+        ")\n"
+        "  --clock-bound-ns N          refuse the clock alignment when the DSP clock's offset moves by more\n"
+        "                              than N ns over the run (default 5000; exit 7, status clock_unaligned)\n"
+        "  --ap-timeout-s S            every wait on the DSP ends the run with an error after S s (default 60)\n"
+        "  --test-dsp-clock-offset-ns N, --test-dsp-clock-drift-ppm P\n"
+        "                              test hook: the skel gives its clock this offset and drift\n"
+        "  --selftest --out FILE [--cdsprpc PATH] [--selftest-step-timeout S]\n"
+        "                              the boundary's first-day ladder (library, session, setup, queues,\n"
+        "                              ping, threads, one request, one fused entry); the DSP's: hxrun --selftest\n"
+        "  not available: --check-at-publish (the AP cannot read DSP memory at publication)\n",
+        f);
+}
+
+static int bad(const char *opt, const char *why, const char *val) {
+    fprintf(stderr, "hxrun-ap: error: %s: %s (got '%s')\n", opt, why, val ? val : "");
+    usage(stderr);
+    return 2;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Takes hxrun-ap's own options out of argv (into o), leaving hxrun's in
+ * fwd[0..*nfwd).  Values are skipped as values, so an option name given as
+ * another option's value is never taken for an option.  Returns 0, or 2
+ * after printing the error. */
+static int strip_options(int argc, char **argv, hx_ap_options *o, char **fwd, int *nfwd) {
+    int n = 0;
+    fwd[n++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int ours = !strcmp(a, "--cdsprpc") || !strcmp(a, "--clock-bound-ns") || !strcmp(a, "--ap-timeout-s") ||
+                   !strcmp(a, "--test-dsp-clock-offset-ns") || !strcmp(a, "--test-dsp-clock-drift-ppm");
+        if (!ours) {
+            fwd[n++] = argv[i];
+            /* hxrun's options take one value, but for these two */
+            if (strncmp(a, "--", 2) == 0 && strcmp(a, "--help") && strcmp(a, "--check-at-publish") && i + 1 < argc)
+                fwd[n++] = argv[++i];
+            continue;
+        }
+        if (i + 1 >= argc) return bad(a, "missing value", "");
+        const char *v = argv[++i];
+        long long ll;
+        if (!strcmp(a, "--cdsprpc")) {
+            if (!*v) return bad(a, "expected a library path", v);
+            o->cdsprpc = v;
+        } else if (!strcmp(a, "--clock-bound-ns")) {
+            if (hx_parse_ll(v, 10, 0, 1000000000000ll, &ll)) return bad(a, "expected ns in [0, 1e12]", v);
+            o->clock_bound_ns = (uint64_t)ll;
+        } else if (!strcmp(a, "--ap-timeout-s")) {
+            if (parse_double(v, 0.001, 86400, &o->timeout_s)) return bad(a, "expected seconds in [0.001, 86400]", v);
+        } else if (!strcmp(a, "--test-dsp-clock-offset-ns")) {
+            if (hx_parse_ll(v, 10, -1000000000000000ll, 1000000000000000ll, &ll))
+                return bad(a, "expected ns within +-1e15", v);
+            o->test_offset_ns = ll;
+            o->test_clock = 1;
+        } else {
+            if (parse_double(v, -1e5, 1e5, &o->test_drift_ppm)) return bad(a, "expected ppm within +-1e5", v);
+            o->test_clock = 1;
+        }
+    }
+    fwd[n] = NULL;
+    *nfwd = n;
+    return 0;
+}
+
+/* hxrun-ap --selftest: the boundary's first-day ladder.  Each set-up step
+ * of the driver (exec_ap.h) runs alone and is recorded, then one empty
+ * request (group A, M) and one empty fused entry (group D, mvd) cross the
+ * queues.  As hxrun --selftest: each step is written and flushed before it
+ * starts and when it ends (a crash leaves the step that crashed), and a
+ * watchdog names a step that does not return.  A step after a failed one is
+ * not run (each needs the one before).  Exit 0: every step passed; 1: one
+ * failed; 5: one hung; 2: bad arguments.  The DSP side's own ladder is
+ * hxrun --selftest (dsp-only). */
+enum { ST_REQUEST = HX_AP_NSTEPS, ST_FUSED, ST_N };
+static const char *st_name(int i) {
+    return i < HX_AP_NSTEPS ? hx_ap_step_names[i] : i == ST_REQUEST ? "request" : "fused";
+}
+
+static struct {
+    FILE *out;
+    int current; /* the step running now, -1 none; atomic (the watchdog reads it) */
+    uint64_t t0;
+    uint64_t timeout_ns;
+    int done;
+    int status[ST_N]; /* -1 not run, 0 pass, 1 fail */
+    uint32_t lock;
+} S;
+
+static void st_record(int i, const char *status, const char *detail, double ms) {
+    while (__atomic_exchange_n(&S.lock, 1u, __ATOMIC_ACQUIRE)) hx_cpu_relax();
+    fprintf(stderr, "hxrun-ap: selftest: %-8s %s%s%s\n", st_name(i), status, detail && detail[0] ? ": " : "",
+            detail ? detail : "");
+    hx_json j;
+    hx_json_begin(&j, S.out);
+    hx_json_str(&j, "record", "selftest_step");
+    hx_json_i64(&j, "index", i);
+    hx_json_str(&j, "step", st_name(i));
+    hx_json_str(&j, "status", status);
+    if (detail) hx_json_str(&j, "detail", detail);
+    if (ms >= 0) hx_json_f64(&j, "ms", ms);
+    hx_json_end(&j);
+    fflush(S.out);
+    __atomic_store_n(&S.lock, 0u, __ATOMIC_RELEASE);
+}
+
+static void st_summary(int hung) {
+    int failed = -1;
+    for (int i = 0; i < ST_N && failed < 0; i++)
+        if (S.status[i] == 1) failed = i;
+    while (__atomic_exchange_n(&S.lock, 1u, __ATOMIC_ACQUIRE)) hx_cpu_relax();
+    hx_json j;
+    hx_json_begin(&j, S.out);
+    hx_json_str(&j, "record", "selftest");
+    hx_json_str(&j, "status", hung >= 0 ? "hang" : failed >= 0 ? "failed" : "ok");
+    hx_json_str(&j, "target", hx_platform_name());
+    hx_json_str(&j, "mode", "ap");
+    static const char *const keys[] = {"passed", "failed", "not_run"};
+    static const int want[] = {0, 1, -1};
+    for (int k = 0; k < 3; k++) {
+        hx_json_arr(&j, keys[k]);
+        for (int i = 0; i < ST_N; i++)
+            if (S.status[i] == want[k] && i != hung) hx_json_str(&j, NULL, st_name(i));
+        hx_json_close(&j, ']');
+    }
+    hx_json_str(&j, "first_failure", failed >= 0 ? st_name(failed) : NULL);
+    hx_json_str(&j, "hung", hung >= 0 ? st_name(hung) : NULL);
+    hx_json_f64(&j, "step_timeout_s", (double)S.timeout_ns / 1e9);
+    hx_json_end(&j);
+    fflush(S.out);
+    __atomic_store_n(&S.lock, 0u, __ATOMIC_RELEASE);
+}
+
+static void st_watchdog(void *arg) {
+    (void)arg;
+    while (!__atomic_load_n(&S.done, __ATOMIC_ACQUIRE)) {
+        hx_sleep_ns(20000000u);
+        int i = __atomic_load_n(&S.current, __ATOMIC_ACQUIRE);
+        if (i < 0 || hx_now_ns() - __atomic_load_n(&S.t0, __ATOMIC_RELAXED) < S.timeout_ns) continue;
+        char d[160];
+        snprintf(d, sizeof d, "no result after %.1f s: this step hangs (named by the watchdog)",
+                 (double)S.timeout_ns / 1e9);
+        st_record(i, "hang", d, -1);
+        st_summary(i);
+        fclose(S.out);
+        _Exit(5);
+    }
+}
+
+/* One trial of `group` with empty tasks: the boundary's round trip alone. */
+static int st_trial(hx_exec *x, int group, uint32_t mask, char *d, size_t n) {
+    hx_host_times h;
+    if (hx_run_group(x, group, mask, 1, &h, d, n)) return -1;
+    snprintf(d, n, "%d request(s), makespan %llu ns (submit %llu ns, wait %llu ns)", h.requests,
+             (unsigned long long)(h.wait_end - h.submit_begin), (unsigned long long)h.submit_ns,
+             (unsigned long long)h.wait_ns);
+    return 0;
+}
+
+static int selftest_main(int argc, char **argv) {
+    const char *out = NULL, *hang = NULL;
+    double timeout_s = 10;
+    hx_ap_options opt = {.clock_bound_ns = HX_CLOCK_BOUND_DEFAULT_NS, .timeout_s = HX_AP_TIMEOUT_DEFAULT_S};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--selftest")) continue;
+        if (i + 1 >= argc) return bad(a, "missing value", "");
+        const char *v = argv[++i];
+        if (!strcmp(a, "--out")) out = v;
+        else if (!strcmp(a, "--cdsprpc")) opt.cdsprpc = v;
+        else if (!strcmp(a, "--selftest-hang")) hang = v; /* test hook: that step sleeps for ever */
+        else if (!strcmp(a, "--label")) continue;         /* device.sh adds the phone's serial */
+        else if (!strcmp(a, "--selftest-step-timeout")) {
+            if (parse_double(v, 0.1, 3600, &timeout_s)) return bad(a, "expected seconds in [0.1, 3600]", v);
+        } else return bad(a, "not a --selftest option (--out, --cdsprpc, --selftest-step-timeout)", a);
+    }
+    if (!out) return bad("--selftest", "needs --out FILE", "");
+    /* The DSP builds a small executor: the ladder tests the boundary, not the sizes. */
+    static char *dsp_argv[] = {"hxrun",    "--out",     "/dev/null", "--workloads", "mvd",    "--m-shape",
+                               "64,64,64", "--v-shape", "64,256",    "--d-shape",   "64,256", NULL};
+    static hx_config cfg;
+    char err[1024];
+    if (hx_parse_args(11, dsp_argv, &cfg, err, sizeof err)) {
+        fprintf(stderr, "hxrun-ap: error: the self-test's own options: %s\n", err);
+        return 1;
+    }
+    opt.argc = 11, opt.argv = dsp_argv;
+    hx_ap_set_options(&opt);
+    /* Written in place, not FILE.tmp: a crash must leave the steps so far. */
+    if (!(S.out = fopen(out, "w"))) {
+        fprintf(stderr, "hxrun-ap: error: cannot open %s for writing\n", out);
+        return 1;
+    }
+    S.current = -1;
+    S.timeout_ns = (uint64_t)(timeout_s * 1e9);
+    for (int i = 0; i < ST_N; i++) S.status[i] = -1;
+    hx_thread *wd = hx_thread_start(st_watchdog, NULL, "st_watchdog", -1, err, sizeof err);
+    static hx_exec x;
+    hx_ap_begin(&x, &cfg);
+    int failed = 0;
+    for (int i = 0; i < ST_N && !failed; i++) {
+        char d[1024] = "";
+        st_record(i, "running", NULL, -1);
+        __atomic_store_n(&S.t0, hx_now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&S.current, i, __ATOMIC_RELEASE);
+        if (hang && !strcmp(hang, st_name(i)))
+            for (;;) hx_sleep_ns(1000000000u);
+        int rc = i < HX_AP_NSTEPS  ? hx_ap_step(i, d, sizeof d)
+                 : i == ST_REQUEST ? st_trial(&x, HX_G_A, HX_BIT(HX_M), d, sizeof d)
+                                   : st_trial(&x, HX_G_D, HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D), d, sizeof d);
+        __atomic_store_n(&S.current, -1, __ATOMIC_RELEASE);
+        S.status[i] = rc ? 1 : 0;
+        failed = rc != 0;
+        st_record(i, rc ? "fail" : "pass", d, (double)(hx_now_ns() - __atomic_load_n(&S.t0, __ATOMIC_RELAXED)) / 1e6);
+    }
+    hx_exec_teardown(&x);
+    __atomic_store_n(&S.done, 1, __ATOMIC_RELEASE);
+    if (wd) hx_thread_join(wd);
+    st_summary(-1);
+    return fclose(S.out) != 0 || failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    hx_config cfg;
+    char err[1024] = "";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--selftest")) return selftest_main(argc, argv);
+    hx_ap_options opt = {.clock_bound_ns = HX_CLOCK_BOUND_DEFAULT_NS, .timeout_s = HX_AP_TIMEOUT_DEFAULT_S};
+    static char *fwd[4096];
+    int nfwd = 0;
+    if (argc >= (int)(sizeof fwd / sizeof fwd[0])) return bad("argv", "too many arguments", "");
+    int rc = strip_options(argc, argv, &opt, fwd, &nfwd);
+    if (rc) return rc;
+    /* Every argument is checked here, before the library is loaded: the
+     * DSP parses the same options with the same parser. */
+    rc = hx_parse_args(nfwd, fwd, &cfg, err, sizeof err);
+    if (rc > 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "hxrun-ap: error: %s\n", err);
+        usage(stderr);
+        return 2;
+    }
+    if (cfg.check_at_publish) {
+        fprintf(stderr, "hxrun-ap: error: --check-at-publish: the AP cannot read the DSP's memory at publication "
+                        "(use hxrun on the DSP)\n");
+        return 2;
+    }
+    opt.argc = nfwd;
+    opt.argv = fwd;
+    hx_ap_set_options(&opt);
+    static hx_exec x; /* large: keep it off the stack */
+    rc = hx_exec_setup(&x, &cfg, NULL, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "hxrun-ap: error: %s\n", err);
+        hx_exec_teardown(&x);
+        return rc == -2 ? 2 : rc == -3 ? 3 : 1;
+    }
+    /* As hxrun: the host pins itself after the executor exists. */
+    int host = cfg.affinity[HX_ENG_HOST];
+    if (host >= 0 && hx_pin_self(host) != 0) {
+        if (!cfg.spread) {
+            fprintf(stderr, "hxrun-ap: error: --affinity: cannot pin host to core %d\n", host);
+            hx_exec_teardown(&x);
+            return 2;
+        }
+        cfg.affinity[HX_ENG_HOST] = -1;
+        cfg.host_pin_refused = 1;
+    }
+    hx_out out;
+    if (hx_out_open(&out, "hxrun-ap", cfg.out_path)) {
+        hx_exec_teardown(&x);
+        return 1;
+    }
+    rc = hx_protocol_run(&x, out.f, err, sizeof err);
+    hx_exec_teardown(&x);
+    /* 7 is the alignment's only: a boundary that failed after the last trial
+     * is a failed run (the file is removed, as for any rc 1) */
+    const char *failure = hx_ap_failure();
+    if (rc == 7 && failure && strcmp(failure, "clock_unaligned") != 0) rc = 1;
+    rc = hx_out_close(&out, rc, err);
+    if (rc == 4) fprintf(stderr, "hxrun-ap: error: checksum mismatch in some trials (see %s)\n", cfg.out_path);
+    if (rc == 6 || rc == 7) fprintf(stderr, "hxrun-ap: error: %s (%s)\n", err, cfg.out_path);
+    return rc;
+}
