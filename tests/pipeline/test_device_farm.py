@@ -26,7 +26,8 @@ shell that runs the runner sleeps first so that runs overlap if they can.
 4. Mode ap (target_settings.hexagon.mode, the default): the planned jobs
    build hxrun-ap and libhxfuse_skel.so (build_ap), stage them (stage_ap),
    deploy pushes both, every measurement job runs .../stage/hxrun-ap and
-   the self-test still runs hxrun; mode dsp-only plans none of that (the
+   waits for both ladders, the DSP's (hxrun --selftest) and the boundary's
+   (hxrun-ap --selftest, selftest_ap); mode dsp-only plans none of that (the
    farm tests above run in it); a bad mode, mode ap on the simulator and
    mode ap without the NDK fail before any job, naming what to do.  One
    point end to end in mode ap: the fake phone's "hxrun-ap" is this
@@ -513,7 +514,7 @@ def test_mode_ap_builds_stages_and_deploys_both_halves_and_every_run_job_runs_hx
         by_rule.setdefault(rule, []).append((inputs, outputs))
     counts = job_counts(out)
     assert counts["build"] == counts["build_ap"] == counts["stage_ap"] == counts["deploy"] == 1, counts
-    assert counts["run"] == len(POINTS) and counts["selftest_target"] == 1, counts
+    assert counts["run"] == len(POINTS) and counts["selftest_target"] == counts["selftest_ap"] == 1, counts
     [(_, built)] = by_rule["build_ap"]
     assert sorted(built) == ["results/hexagon/build/hxrun-ap", "results/hexagon/build/libhxfuse_skel.so"]
     [(_, staged)] = by_rule["stage_ap"]
@@ -522,10 +523,14 @@ def test_mode_ap_builds_stages_and_deploys_both_halves_and_every_run_job_runs_hx
     assert {"results/hexagon/build/hxrun", *staged} <= set(deploy_in)
     for inputs, _ in by_rule["run"]:
         assert inputs[0] == "results/hexagon/stage/hxrun-ap", inputs
-        assert "results/hexagon/stage/hxrun" not in inputs and "results/hexagon/selftest.jsonl" in inputs
-    # the gate is still the dsp-only ladder, hxrun --selftest
+        assert "results/hexagon/stage/hxrun" not in inputs
+        assert {"results/hexagon/selftest.jsonl", "results/hexagon/selftest-ap.jsonl"} <= set(inputs)
+    # the gates: the DSP's ladder (hxrun --selftest), then the boundary's (hxrun-ap --selftest)
     [(st_in, _)] = by_rule["selftest_target"]
     assert st_in[0] == "results/hexagon/stage/hxrun", st_in
+    [(ap_in, ap_out)] = by_rule["selftest_ap"]
+    assert ap_in[0] == "results/hexagon/stage/hxrun-ap" and "results/hexagon/selftest.jsonl" in ap_in, ap_in
+    assert ap_out == ["results/hexagon/selftest-ap.jsonl"]
 
 
 def test_mode_dsp_only_plans_todays_jobs(tmp_path):
@@ -533,7 +538,7 @@ def test_mode_dsp_only_plans_todays_jobs(tmp_path):
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     counts = job_counts(out)
-    assert "build_ap" not in counts and "stage_ap" not in counts, counts
+    assert "build_ap" not in counts and "stage_ap" not in counts and "selftest_ap" not in counts, counts
     assert counts["build"] == counts["deploy"] == counts["selftest_target"] == 1 and counts["run"] == len(POINTS)
     for rule, inputs, outputs in jobs:
         assert not any("hxrun-ap" in f or "libhxfuse_skel" in f for f in inputs + outputs), (rule, inputs)
@@ -593,6 +598,7 @@ def test_mode_ap_end_to_end_on_a_fake_phone_pushes_both_halves_and_runs_hxrun_ap
     assert res.returncode == 0, out[-6000:]
     counts = job_counts(out)
     assert counts.get("build_ap") == counts.get("stage_ap") == counts.get("deploy") == 1, counts
+    assert counts.get("selftest_target") == counts.get("selftest_ap") == 1, counts
     manifest = json.loads((wd / "results/hexagon/stage/deploy.json").read_text())
     assert manifest["mode"] == "ap" and manifest["runner"] == "results/hexagon/stage/hxrun"
     assert manifest["ap"]["driver"] == "results/hexagon/stage/hxrun-ap"
@@ -602,13 +608,14 @@ def test_mode_ap_end_to_end_on_a_fake_phone_pushes_both_halves_and_runs_hxrun_ap
     assert f"s1 push results/hexagon/stage/hxrun-ap {DEVDIR}/hxrun-ap" in pushed
     assert f"s1 push results/hexagon/stage/libhxfuse_skel.so {DEVDIR}/libhxfuse_skel.so" in pushed
     assert f"s1 push results/hexagon/stage/hxrun {DEVDIR}/libhxrun.so" in pushed  # the ladder's runner
-    # the measurement ran the AP driver through device.sh; the ladder hxrun, and says why
+    # the measurement ran the AP driver through device.sh; the DSP's ladder hxrun, and says so
     log = (wd / f"logs/hexagon/run/{POINTS[0]}/rep0.log").read_text()
     assert "kernels/hexagon/device.sh run -- results/hexagon/stage/hxrun-ap --" in log, log[:3000]
     shells = (tmp_path / "phones/cmd.log").read_text()
     assert f"s1 cd {DEVDIR} && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{DEVDIR};" in shells
-    assert "./hxrun-ap --out" in shells
-    assert "hxrun-ap has no self-test yet" in (wd / "logs/hexagon/selftest.log").read_text()
+    assert "./hxrun-ap --out" in shells and "./hxrun-ap --selftest --out" in shells
+    assert "this ladder is the DSP's, hxrun --selftest" in (wd / "logs/hexagon/selftest.log").read_text()
+    assert json.loads((wd / "results/hexagon/selftest-ap.jsonl").read_text().splitlines()[-1])["status"] == "ok"
     assert json.loads((wd / check).read_text())["status"] == "ok"
     # mode ap's halves rebuild from their own files (print-SOURCES-hxrun-ap /
     # -skel): an edit of the driver's source replans build_ap, not hxrun's

@@ -127,8 +127,8 @@ rule deploy:
 # it runs only when asked (`snakemake --cores 1 selftest`); it is cheap there
 # (well under 2 s) but kept out of `all` so that the default study's job
 # graph and reruns do not change.  (selftest_gate is in common.smk.)  In
-# the phone's mode ap it is still hxrun --selftest, the dsp-only ladder (the
-# AP driver has no self-test yet), and its log says so; the gate stays.
+# the phone's mode ap it is still hxrun --selftest, the DSP's ladder (its log
+# says so), and selftest_ap adds the boundary's.
 rule selftest_target:
     input:
         runner="results/{target}/stage/hxrun",
@@ -152,6 +152,40 @@ rule selftest_target:
         "../scripts/selftest.py"
 
 
+# selftest_ap: mode ap's second ladder, hxrun-ap --selftest (the boundary:
+# libcdsprpc, session, set-up, queues, ping, threads, one empty request, one
+# empty fused entry; docs/ap-host.md), after the DSP's own.  In mode ap the
+# measurements wait for both (selftest_gate); it has run only against the
+# loopback stand-in, never on a phone.
+rule selftest_ap:
+    input:
+        runner="results/{target}/stage/hxrun-ap",
+        manifest="results/{target}/stage/deploy.json",
+        code=CODE["selftest"],
+        # the DSP's ladder first: the boundary needs a working cDSP
+        dsp="results/{target}/selftest.jsonl",
+    output:
+        "results/{target}/selftest-ap.jsonl",
+    wildcard_constraints:
+        target="hexagon",
+    params:
+        prefix=lambda wc: TARGET_PREFIX[wc.target],
+        env=lambda wc: hxpreflight.run_env(config, wc.target),
+    resources:
+        device=1,
+        gres=run_gres,
+        slurm_extra=run_slurm_extra,
+        timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
+    log:
+        "logs/{target}/selftest_ap.log",
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/selftest.py"
+
+
 rule selftest:
     input:
         expand("results/{target}/selftest.jsonl", target=config["targets"]),
+        # mode ap: the boundary's ladder too
+        ap_selftests(),

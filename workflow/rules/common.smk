@@ -210,10 +210,19 @@ def ap_kernel_sources(wc):
 
 def selftest_gate(wc):
     """The run jobs of an SDK target wait for its first-day ladder
-    (rule selftest_target, build.smk); host and hexagon-qemu do not."""
-    if hxselftest.gates_runs(wc.target):
-        return f"results/{wc.target}/selftest.jsonl"
-    return []
+    (rule selftest_target, build.smk), and in the phone's mode ap also for
+    the boundary's (rule selftest_ap); host and hexagon-qemu do not."""
+    if not hxselftest.gates_runs(wc.target):
+        return []
+    if hxparams.device_mode(config, wc.target) == "ap":
+        return [f"results/{wc.target}/selftest.jsonl", f"results/{wc.target}/selftest-ap.jsonl"]
+    return f"results/{wc.target}/selftest.jsonl"
+
+
+def ap_selftests():
+    """The boundary's ladders (rule selftest_ap) of the targets in mode ap,
+    for `snakemake selftest`."""
+    return [f"results/{t}/selftest-ap.jsonl" for t in config["targets"] if hxparams.device_mode(config, t) == "ap"]
 
 
 def point_of(wc):
