@@ -150,22 +150,38 @@ def task_metrics(run: Run) -> pd.DataFrame:
     for col in ("launch", "cpu_ns", "cpu_begin", "cpu_end", "involuntary_switches"):
         if col not in t:
             t = t.assign(**{col: np.nan})
-    agg = (
-        t.groupby(["trial_id", "task"], sort=False)
-        .agg(
-            engines=("engine", lambda s: ",".join(sorted(set(s), key=engine_sort_key))),
-            begin=("begin", "min"),
-            end=("end", "max"),
-            host_seen=("host_seen", "max"),
-            launch=("launch", "min"),
-            # a NaN (older runner) must stay NaN, not become a partial sum
-            cpu_ns=("cpu_ns", lambda s: s.sum() if s.notna().all() else np.nan),
-            cpu_begin=("cpu_begin", "first"),
-            cpu_end=("cpu_end", "last"),
-            involuntary_switches=("involuntary_switches", lambda s: s.sum() if s.notna().all() else np.nan),
-        )
-        .reset_index()
+    g = t.groupby(["trial_id", "task"], sort=False)
+    agg = g.agg(
+        begin=("begin", "min"),
+        end=("end", "max"),
+        host_seen=("host_seen", "max"),
+        launch=("launch", "min"),
+        cpu_begin=("cpu_begin", "first"),
+        cpu_end=("cpu_end", "last"),
     )
+    # Builtin reductions only (a Python function per group was most of the
+    # aggregation's time): a NaN (older runner) must stay NaN, not become a
+    # partial sum, so a group with any NaN sums to NaN.
+    size = g.size()
+    for col in ("cpu_ns", "involuntary_switches"):
+        agg[col] = g[col].sum().where(g[col].count() == size)
+    # Engines: one record per task is the rule; only merged records need
+    # the sorted, de-duplicated list.
+    engines = g["engine"].first()
+    merged = t.duplicated(["trial_id", "task"], keep=False)
+    if merged.any():
+        joined = (
+            t[merged]
+            .groupby(["trial_id", "task"], sort=False)["engine"]
+            .agg(lambda s: ",".join(sorted(set(s), key=engine_sort_key)))
+        )
+        engines.loc[joined.index] = joined
+    # the same dtype as a column built from the strings (what the joined
+    # lambda used to give): inferred, not groupby's object
+    agg.insert(0, "engines", pd.Series(engines.tolist(), index=engines.index))
+    agg = agg[
+        ["engines", "begin", "end", "host_seen", "launch", "cpu_ns", "cpu_begin", "cpu_end", "involuntary_switches"]
+    ].reset_index()
     trials = run.trials.set_index("trial_id")
     start = device_start_ns(run.trials, t)
     agg["duration_ns"] = agg["end"] - agg["begin"]
@@ -182,9 +198,23 @@ def task_metrics(run: Run) -> pd.DataFrame:
 
 
 def _engine_intervals(tasks: pd.DataFrame) -> dict[int, dict[str, np.ndarray]]:
+    """{trial_id: {engine: (n, 2) array of [begin, end]}}, rows in file order.
+
+    One factorisation and one split instead of a pandas group per (trial,
+    engine): with a few thousand trials per run the per-group indexing was
+    most of the aggregation's time."""
     out: dict[int, dict[str, np.ndarray]] = {}
-    for (trial_id, engine), g in tasks.groupby(["trial_id", "engine"], sort=False):
-        out.setdefault(int(trial_id), {})[str(engine)] = g[["begin", "end"]].to_numpy(float)
+    keep = tasks["trial_id"].notna() & tasks["engine"].notna()
+    if not keep.any():
+        return out
+    t = tasks[keep]
+    keys = pd.MultiIndex.from_arrays([t["trial_id"].to_numpy(), t["engine"].astype(str).to_numpy()])
+    codes, uniques = pd.factorize(keys)
+    order = np.argsort(codes, kind="stable")
+    spans = t[["begin", "end"]].to_numpy(float)[order]
+    chunks = np.split(spans, np.flatnonzero(np.diff(codes[order])) + 1)
+    for (trial_id, engine), arr in zip(uniques, chunks):
+        out.setdefault(int(trial_id), {})[str(engine)] = arr
     return out
 
 
