@@ -60,6 +60,32 @@ def target_settings(config: dict, target: str) -> dict:
     return ts if isinstance(ts, dict) else {}
 
 
+# How the host reaches the engines on the phone (target_settings.hexagon.mode;
+# kernels/targets/hexagon.mk): "ap", the AP driver hxrun-ap on the phone's CPU
+# with the skel libhxfuse_skel.so on the cDSP (FastRPC + dspqueue), or
+# "dsp-only", the whole runner hxrun on the cDSP (the "host" is a DSP thread,
+# so only C vs D is answered).  The simulator has no AP: always dsp-only.
+DEVICE_MODES = ("ap", "dsp-only")
+DEVICE_MODE_DEFAULT = "ap"
+# the runner binary of each mode (kernels/build/<target>/<name>)
+RUNNER_OF_MODE = {"ap": "hxrun-ap", "dsp-only": "hxrun"}
+
+
+def device_mode(config: dict, target: str) -> str | None:
+    """The SDK target's mode ("ap" or "dsp-only"); None where the host and
+    the engines are one process by construction (host, hexagon-qemu)."""
+    if target == "hexagon":
+        return target_settings(config, target).get("mode", DEVICE_MODE_DEFAULT)
+    return "dsp-only" if target in SDK_TARGETS else None
+
+
+def runner_name(config: dict, target: str) -> str:
+    """The binary the target's measurement jobs run: hxrun-ap in mode ap,
+    hxrun otherwise (the self-test always runs hxrun: the AP driver has no
+    --selftest yet)."""
+    return RUNNER_OF_MODE.get(device_mode(config, target) or "dsp-only")
+
+
 def point_params(config: dict, sweep: str, point: dict, target: str | None = None) -> dict:
     """The effective parameters of one point:
     defaults < sweep.base < point < target_settings.<target>.params."""

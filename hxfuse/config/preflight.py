@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hxfuse.config import targets as _targets
 from hxfuse.config.load import REPO_ROOT, ConfigError
-from hxfuse.config.params import HMX_REGION_BYTES, target_settings, vtcm_bytes
+from hxfuse.config.params import HMX_REGION_BYTES, device_mode, target_settings, vtcm_bytes
 from hxfuse.config.targets import SDK_TARGETS, ZIG_PIN
 
 
@@ -95,6 +95,46 @@ def sdk_paths(config: dict, target: str, environ: dict | None = None) -> dict:
     }
 
 
+# the Android NDK's clang for the AP driver (kernels/targets/hexagon.mk)
+ANDROID_API_DEFAULT = "31"
+NDK_CLANG = "toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android{api}-clang"
+
+
+def ndk_clang(config: dict, target: str, environ: dict | None = None) -> tuple[str | None, str | None]:
+    """(NDK directory, its aarch64 clang) of mode ap, as hexagon.mk finds them:
+    target_settings.<target>.ndk_root, else ANDROID_NDK_ROOT, else the newest
+    tools/android-ndk-* of the SDK; API HX_ANDROID_API (default 31).
+    (None, None) when there is no NDK."""
+    environ = os.environ if environ is None else environ
+    ndk = _setting_or_env(config, target, "ndk_root", "ANDROID_NDK_ROOT", environ)
+    sdk = sdk_paths(config, target, environ)["sdk_root"]
+    if not ndk and sdk:
+        cands = sorted(Path(sdk, "tools").glob("android-ndk-*"))
+        ndk = str(cands[-1]) if cands else None
+    api = environ.get("HX_ANDROID_API") or ANDROID_API_DEFAULT
+    return ndk, (str(Path(ndk, NDK_CLANG.format(api=api))) if ndk else None)
+
+
+def _ndk_problems(config: dict, target: str, environ: dict) -> list[str]:
+    """Mode ap builds hxrun-ap with the NDK: say what is missing."""
+    if device_mode(config, target) != "ap":
+        return []
+    ndk, clang = ndk_clang(config, target, environ)
+    pre, how = f"target {target}: ", f"or set target_settings.{target}.mode: dsp-only to run hxrun alone on the cDSP"
+    if not ndk:
+        return [
+            pre + "mode ap builds the application-processor driver hxrun-ap with the Android NDK, "
+            f"and none was found: set ANDROID_NDK_ROOT or target_settings.{target}.ndk_root to an NDK "
+            f"(r25 or newer; the Hexagon SDK ships one as tools/android-ndk-*), {how}"
+        ]
+    if not Path(clang).is_file():
+        return [
+            pre + f"no Android NDK clang at {clang}: set ANDROID_NDK_ROOT or target_settings.{target}.ndk_root "
+            f"(and HX_ANDROID_API), {how}"
+        ]
+    return []
+
+
 def _zig_available(environ: dict) -> bool:
     cmd = shlex.split(environ["ZIG"]) if environ.get("ZIG") else [sys.executable, "-m", "ziglang"]
     try:
@@ -164,6 +204,7 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
                     pre + f"hexagon-sim not found at {sp['sim']}: set HEXAGON_TOOLS_ROOT or {key}.tools_root"
                 )
             if target == "hexagon":
+                problems += _ndk_problems(config, target, environ)
                 if not which("adb"):
                     problems.append(
                         pre + "adb is not installed: apt-get install adb (or Android "
@@ -204,7 +245,21 @@ def make_vars(config: dict, target: str, environ: dict | None = None) -> list[st
                 out.append(f"{var}={sp[key]}")
         # the pipeline's deploy/run rules talk to the device, not the build
         out.append("HX_BUILD_ONLY=1")
+    if target == "hexagon":
+        # the `build` rule's runner is hxrun, the dsp-only binary, whatever
+        # the config's mode: it needs no NDK (mode ap's halves: ap_make_vars)
+        out.append("HX_HEXAGON_MODE=dsp-only")
     return out
+
+
+def ap_make_vars(config: dict, target: str, environ: dict | None = None) -> list[str]:
+    """make VAR=value arguments of mode ap's build (hxrun-ap and
+    libhxfuse_skel.so; rule build_ap): the target's own with
+    HX_HEXAGON_MODE=ap and the configured NDK (else make finds it as the
+    preflight did: ANDROID_NDK_ROOT, or the SDK's)."""
+    out = [v for v in make_vars(config, target, environ) if not v.startswith("HX_HEXAGON_MODE=")]
+    ndk = target_settings(config, target).get("ndk_root")
+    return out + ([f"ANDROID_NDK_ROOT={ndk}"] if ndk else []) + ["HX_HEXAGON_MODE=ap"]
 
 
 def run_env(config: dict, target: str, environ: dict | None = None) -> dict[str, str]:

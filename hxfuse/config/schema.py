@@ -152,7 +152,10 @@ def describe(err) -> str:
     if err.validator == "required":
         return f"{key}: {err.message}"
     if err.validator == "enum":
-        return f"{key}: {err.instance!r} is not one of {err.validator_value}"
+        # x-why: the schema's reason for the allowed values, where they are
+        # not self-explanatory (e.g. the simulator's one mode)
+        why = f" ({err.schema['x-why']})" if err.schema.get("x-why") else ""
+        return f"{key}: {err.instance!r} is not one of {err.validator_value}{why}"
     if err.validator == "propertyNames":
         return f"{key}: invalid name {err.instance!r}: {err.message}"
     return f"{key}: {err.message}"

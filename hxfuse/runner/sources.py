@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-RUNNERS = ("hxrun", "hxgraph", "hxserve")
+# hxrun-ap and skel: the two halves of the Hexagon target's mode ap
+# (print-SOURCES-* exist for them only with HX_HEXAGON_MODE=ap)
+RUNNERS = ("hxrun", "hxgraph", "hxserve", "hxrun-ap", "skel")
 
 
 @functools.lru_cache(maxsize=None)

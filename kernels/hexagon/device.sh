@@ -1,39 +1,56 @@
 #!/usr/bin/env bash
-# Deploy and run the cDSP runner on an Android phone over adb.
-# STATUS: written against the documented Hexagon SDK tools and Qualcomm's
-# public run_main_on_hexagon usage (hexagon-mlir); tested here with a fake
-# adb and a stub SDK tree (tests/test_hexagon_device.py), not yet run on a
-# phone.
+# Deploy and run the runner on an Android phone over adb, in either mode.
+# STATUS: written against the documented Hexagon SDK tools, Qualcomm's
+# public run_main_on_hexagon usage (hexagon-mlir) and FastRPC's documented
+# ADSP_LIBRARY_PATH / runtime FARF conventions; tested here with a fake adb
+# and a stub SDK tree (tests/hexagon/test_hexagon_device.py), not yet run on
+# a phone.  Untested on hardware in particular: that run_main_on_hexagon
+# loads libhxrun.so with the stack size given, that hxrun-ap finds
+# libcdsprpc.so (LD_LIBRARY_PATH=/vendor/lib64, as public FastRPC clients run
+# from /data/local/tmp) and that FastRPC loads libhxfuse_skel.so from
+# $HX_DEVICE_DIR through ADSP_LIBRARY_PATH (an unsigned skel needs an
+# unsigned PD, or a test-signed device), and the FARF mask file names.
 #
 #   device.sh check
-#   device.sh deploy [kernels/build/hexagon/hxrun]
+#   device.sh deploy [kernels/build/hexagon/hxrun | kernels/build/hexagon/hxrun-ap]
 #   device.sh run -- kernels/build/hexagon/hxrun --out R.jsonl [--npy-dir N] [hxrun options]
+#   device.sh run -- kernels/build/hexagon/hxrun-ap --out R.jsonl [--npy-dir N] [hxrun options]
 #
-# `run` pushes the runner (as libhxrun.so), the SDK's run_main_on_hexagon and
-# its skel to $HX_DEVICE_DIR, creates the output directories with adb (the
-# DSP's file proxy may not create directories), enables FARF logging
-# (run_main_on_hexagon.farf), rewrites --out/--npy-dir to paths under
-# $HX_DEVICE_DIR/out, runs `run_main_on_hexagon 3 libhxrun.so ...` (3 = cDSP)
-# with ADSP_LIBRARY_PATH set and every argument shell-quoted, and pulls the
-# results back to the requested local paths.
+# The mode is the runner's name (kernels/targets/hexagon.mk):
+#   hxrun     dsp-only: the whole runner on the cDSP.  `run` pushes it (as
+#             libhxrun.so), the SDK's run_main_on_hexagon and its skel to
+#             $HX_DEVICE_DIR, enables FARF logging
+#             (run_main_on_hexagon.farf) and runs `run_main_on_hexagon 3
+#             libhxrun.so ...` (3 = cDSP);
+#   hxrun-ap  ap: the AP driver.  `run` pushes it (chmod 755) and
+#             libhxfuse_skel.so from beside it, enables FARF logging
+#             (hxrun-ap.farf) and runs `./hxrun-ap ...` in $HX_DEVICE_DIR;
+#             run_main_on_hexagon is neither checked nor pushed.
+# In both, `run` creates the output directories with adb (the DSP's file
+# proxy may not create directories), rewrites --out/--npy-dir to paths under
+# $HX_DEVICE_DIR/out, runs with ADSP_LIBRARY_PATH set ($HX_DEVICE_DIR first)
+# and every argument shell-quoted, and pulls the results back to the
+# requested local paths.
 #
 # Exit status: taken from the runner's output file, not from
 # run_main_on_hexagon (no public source shows it returning the DSP main()'s
-# status): an `end` record with status ok -> 0, checksum_mismatch -> 4; no
-# end record -> the echoed status if it is an error, else 1; a `--selftest`
-# run's closing record: ok -> 0, failed or hang -> 6 (the file is kept: it
-# names the step).  When the runner's final rename failed on the device, a
-# complete FILE.tmp (it ends with the end record) is accepted.
+# status) nor the remote shell: an `end` record with status ok -> 0,
+# checksum_mismatch -> 4, clock_unaligned -> 7 (hxrun-ap could not map the
+# DSP's clock onto its own within tolerance); no end record -> the echoed
+# status if it is an error, else 1; a `--selftest` run's closing record: ok
+# -> 0, failed or hang -> 6 (the file is kept: it names the step).  When the
+# runner's final rename failed on the device, a complete FILE.tmp (it ends
+# with the end record) is accepted.
 #
 # DSP log: `adb logcat -s adsprpc` is streamed into OUT.dsp.log for the whole
 # run (a hang or a crash of the cDSP then leaves what it printed up to that
 # point, FARF lines of the selftest included); on failure the buffered log
 # (`logcat -d`) is appended.
 #
-# Launch: run_main_on_hexagon gets stack_size=$HX_DEVICE_STACK (default
-# 0x40000, 256 KiB, what hexagon-mlir passes on a device; the runner's main
-# thread would otherwise get the loader's default); HX_DEVICE_STACK= (empty)
-# leaves it out.  Untested on hardware.
+# Launch (dsp-only): run_main_on_hexagon gets stack_size=$HX_DEVICE_STACK
+# (default 0x40000, 256 KiB, what hexagon-mlir passes on a device; the
+# runner's main thread would otherwise get the loader's default);
+# HX_DEVICE_STACK= (empty) leaves it out.  Untested on hardware.
 #
 # Provenance: the phone's SoC (ro.soc.model, else ro.board.platform), the
 # cDSP build (the cdsp entry of the firmware's ver_info.txt), the SDK and the
@@ -95,11 +112,23 @@ lease() {
     done
 }
 
+# mode_of RUNNER: ap for the AP driver hxrun-ap, else dsp-only (hxrun).
+mode_of() {
+    case "$(basename "$1")" in
+        hxrun-ap) echo ap ;;
+        *) echo dsp-only ;;
+    esac
+}
+
 check() {
     [ -n "${HEXAGON_SDK_ROOT:-}" ] || die "HEXAGON_SDK_ROOT is not set: install the Qualcomm Hexagon SDK and source <sdk>/setup_sdk_env.source"
     command -v adb >/dev/null || die "adb is not installed: apt-get install adb (or Android platform-tools)"
     [ -n "${HX_DEVICE_SERIAL:-}" ] || die "HX_DEVICE_SERIAL is not set: pick the serial of the phone from \`adb devices\` (or list a farm in HX_DEVICE_SERIALS)"
     adb -s "$HX_DEVICE_SERIAL" get-state >/dev/null 2>&1 9>&- || die "device $HX_DEVICE_SERIAL is not reachable over adb (\`adb devices\`; authorise USB debugging)"
+}
+
+# check_rmoh: the SDK's run_main_on_hexagon and its skel (dsp-only mode).
+check_rmoh() {
     RMOH="$HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship/android_aarch64/run_main_on_hexagon"
     [ -x "$RMOH" ] || die "no run_main_on_hexagon at $RMOH (build it in the SDK: libs/run_main_on_hexagon)"
     SKEL=$(ls "$HEXAGON_SDK_ROOT"/libs/run_main_on_hexagon/ship/hexagon_*"$HEXAGON_ARCH"*/librun_main_on_hexagon_skel.so 2>/dev/null | tail -n1)
@@ -111,6 +140,11 @@ ADB() { adb -s "$HX_DEVICE_SERIAL" "$@" 9>&-; }
 
 deploy() {
     local so=${1:-kernels/build/hexagon/hxrun}
+    if [ "$(mode_of "$so")" = ap ]; then
+        deploy_ap "$so"
+        return
+    fi
+    check_rmoh
     [ -f "$so" ] || die "no runner at $so: make -C kernels TARGET=hexagon first"
     ADB shell mkdir -p "$HX_DEVICE_DIR/out"
     ADB push "$RMOH" "$HX_DEVICE_DIR/run_main_on_hexagon" >/dev/null
@@ -119,6 +153,33 @@ deploy() {
     ADB push "$so" "$HX_DEVICE_DIR/libhxrun.so" >/dev/null
     # FARF runtime logging for the process (mask file beside the executable).
     ADB shell "echo 0x1f > $HX_DEVICE_DIR/run_main_on_hexagon.farf"
+}
+
+# deploy_ap EXE: the AP driver and the skel beside it (mode ap).
+deploy_ap() {
+    local exe=$1 skel
+    skel=$(dirname "$exe")/libhxfuse_skel.so
+    [ -f "$exe" ] || die "no AP driver at $exe: make -C kernels TARGET=hexagon first (mode ap; it needs the Android NDK)"
+    [ -f "$skel" ] || die "no libhxfuse_skel.so beside $exe (the DSP half of mode ap, loaded by FastRPC): make -C kernels TARGET=hexagon"
+    ADB shell mkdir -p "$HX_DEVICE_DIR/out"
+    ADB push "$exe" "$HX_DEVICE_DIR/hxrun-ap" >/dev/null
+    ADB shell chmod 755 "$HX_DEVICE_DIR/hxrun-ap"
+    ADB push "$skel" "$HX_DEVICE_DIR/libhxfuse_skel.so" >/dev/null
+    # FARF runtime logging of the skel (mask file named after the process).
+    ADB shell "echo 0x1f > $HX_DEVICE_DIR/hxrun-ap.farf"
+}
+
+# launch_line MODE QUOTED: the remote shell command of one run.  The runner's
+# own status is echoed; device.sh decides from the output file (above).
+launch_line() {
+    local mode=$1 quoted=$2 stack=""
+    if [ "$mode" = ap ]; then
+        # the skel from $HX_DEVICE_DIR first, then the system's DSP library dirs
+        printf '%s' "cd $HX_DEVICE_DIR && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/dsp/cdsp;/vendor/lib/rfsa/adsp;/system/lib/rfsa/adsp;/dsp' ./hxrun-ap $quoted; echo hxrun-exit=\$?"
+        return
+    fi
+    [ -z "$HX_DEVICE_STACK" ] || stack="stack_size=$HX_DEVICE_STACK "
+    printf '%s' "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 ${stack}libhxrun.so $quoted; echo hxrun-exit=\$?"
 }
 
 # versions: the --label arguments naming the phone's SoC, its cDSP build and
@@ -136,13 +197,15 @@ versions() {
         --label "hexagon_sdk=${sdk:-unknown}" --label "hexagon_tools=${tools:-unknown}"
 }
 
-# status_of FILE: 0 ok, 4 checksum mismatch, 1 no end record.
+# status_of FILE: 0 ok, 4 checksum mismatch, 7 clocks not aligned, 6 a
+# failed self-test, 1 no end record.
 status_of() {
     local last
     last=$(tail -n1 "$1" 2>/dev/null || true)
     case "$last" in
         *'"record":"end"'*'"status":"ok"'*) return 0 ;;
         *'"record":"end"'*'"status":"checksum_mismatch"'*) return 4 ;;
+        *'"record":"end"'*'"status":"clock_unaligned"'*) return 7 ;;
         *'"record":"selftest"'*'"status":"ok"'*) return 0 ;;
         *'"record":"selftest"'*) return 6 ;;
         *) return 1 ;;
@@ -151,8 +214,10 @@ status_of() {
 
 run() {
     [ "${1:-}" = "--" ] && shift
-    [ $# -ge 1 ] || die "usage: device.sh run -- SO [hxrun options]"
-    local so=$1; shift
+    [ $# -ge 1 ] || die "usage: device.sh run -- hxrun|hxrun-ap [hxrun options]"
+    local so=$1 mode
+    shift
+    mode=$(mode_of "$so")
     deploy "$so"
     local args=() out="" npy="" stamp workloads=mvd
     stamp=$(date +%s%N)
@@ -182,10 +247,8 @@ run() {
     adb -s "$HX_DEVICE_SERIAL" logcat -s adsprpc > "$out.dsp.log" 2>&1 9>&- &
     HX_LOGCAT_PID=$!
     trap 'kill "$HX_LOGCAT_PID" 2>/dev/null || true' EXIT
-    local stack=""
-    [ -z "$HX_DEVICE_STACK" ] || stack="stack_size=$HX_DEVICE_STACK "
     set +e
-    ADB shell "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 ${stack}libhxrun.so $quoted; echo hxrun-exit=\$?" | tee "$out.device.log"
+    ADB shell "$(launch_line "$mode" "$quoted")" | tee "$out.device.log"
     set -e
     kill "$HX_LOGCAT_PID" 2>/dev/null || true
     wait "$HX_LOGCAT_PID" 2>/dev/null || true
@@ -225,8 +288,8 @@ run() {
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-    check) lease; check; echo "device.sh: ready: $HX_DEVICE_SERIAL, $HX_DEVICE_DIR, $HEXAGON_ARCH" ;;
+    check) lease; check; check_rmoh; echo "device.sh: ready: $HX_DEVICE_SERIAL, $HX_DEVICE_DIR, $HEXAGON_ARCH" ;;
     deploy) lease; check; deploy "$@" ;;
     run) lease; check; run "$@" ;;
-    *) die "usage: device.sh check | deploy [so] | run -- SO [hxrun options]" ;;
+    *) die "usage: device.sh check | deploy [hxrun | hxrun-ap] | run -- hxrun|hxrun-ap [hxrun options]" ;;
 esac

@@ -1,19 +1,34 @@
 # Hexagon cDSP device build (SDK-gated).
-# STATUS: written against the documented Hexagon SDK; its recipes run in CI
-# with a stub toolchain and every source compiles for v73 with the open
-# toolchain (make -C kernels sdk-check); not yet run on a simulator or phone.
+# STATUS: written against the documented Hexagon SDK and Android NDK; its
+# recipes run in CI with a stub toolchain, every DSP source compiles for v73
+# and every AP source for aarch64 with the open toolchain (make -C kernels
+# sdk-check); not yet run on a simulator or phone.  Which binary is which
+# mode:
+#   build/hexagon/hxrun             mode dsp-only: the whole runner on the cDSP
+#                                   (run_main_on_hexagon), so the "host" is a
+#                                   DSP thread; answers C vs D only;
+#   build/hexagon/hxrun-ap          mode ap: the application-processor driver
+#   build/hexagon/libhxfuse_skel.so   and its DSP skel (FastRPC + dspqueue),
+#                                   the real host/engine split.
 #
 #   make -C kernels TARGET=hexagon HEXAGON_SDK_ROOT=... [HEXAGON_ARCH=v73] \
-#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...|HX_DEVICE_SERIALS="s1 s2"] [HX_ALLOW_FALLBACK=1]
+#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...|HX_DEVICE_SERIALS="s1 s2"] [HX_ALLOW_FALLBACK=1] \
+#        [HX_HEXAGON_MODE=ap|dsp-only] [ANDROID_NDK_ROOT=...] [HX_ANDROID_API=31]
 # produces build/hexagon/hxrun, a shared object for the cDSP that the SDK's
-# run_main_on_hexagon executes (its main() is the runner's main()).  Deploy
-# and run with kernels/hexagon/device.sh (adb push to HX_DEVICE_DIR, adb shell
+# run_main_on_hexagon executes (its main() is the runner's main()), and, in
+# mode ap (the default), build/hexagon/libhxfuse_skel.so (loaded on the cDSP
+# by FastRPC from ADSP_LIBRARY_PATH) and build/hexagon/hxrun-ap (an aarch64
+# Android executable; it dlopens libcdsprpc.so at run time, so it is built
+# against the SDK's headers only, with the NDK's clang).
+# HX_HEXAGON_MODE=dsp-only builds hxrun alone and needs no NDK.  Deploy and
+# run with kernels/hexagon/device.sh (adb push to HX_DEVICE_DIR, adb shell
 # with ADSP_LIBRARY_PATH, adb pull of the results).
 #
-# Fails at once, naming what is missing, when the SDK, its compiler, adb or a
-# device serial is absent, or when HexKL is asked for with tools older than
-# 19 (HexKL's archive is LLVM 19 bitcode).  HX_BUILD_ONLY=1 skips the
-# adb/device checks (to compile without a phone attached).
+# Fails at once, naming what is missing, when the SDK, its compiler, the
+# NDK (mode ap), adb or a device serial is absent, or when HexKL is asked for
+# with tools older than 19 (HexKL's archive is LLVM 19 bitcode).
+# HX_BUILD_ONLY=1 skips the adb/device checks (to compile without a phone
+# attached).
 #
 # HX_ALLOW_FALLBACK=1 lets the runner continue when it cannot get what it
 # was built for (VTCM -> DDR arena in HVX-only builds, a chain the user DMA
@@ -103,11 +118,53 @@ FAST_SRC += hexagon/kernels_hmx.c
 LDFLAGS += $(HEXKL_LIB)
 endif
 # The runner is a shared object: run_main_on_hexagon loads it on the cDSP.
+# The same prefix runs hxrun-ap (device.sh tells the modes by the runner's name).
 RUN_PREFIX := kernels/hexagon/device.sh run --
 
-# What group B is in this build (recorded in every run's meta.group_mapping):
-# the whole runner runs on the cDSP under run_main_on_hexagon, so the "host"
-# is a cDSP thread and B's independent requests go to DSP-side QuRT queue
-# threads.  The application processor's dspqueue/FastRPC path that a real
-# backend would use for B is not exercised (kernels/hexagon/README.md).
-TARGET_DEFS += -DHX_GROUP_B='"one request per task to each engine'"'"'s own QuRT queue thread on the cDSP, submitted at once; the host is a cDSP thread, so the AP-side dspqueue/FastRPC concurrency of a real backend is not exercised (limitation)"'
+# What group B is in hxrun, mode dsp-only (recorded in every run's
+# meta.group_mapping): the whole runner runs on the cDSP under
+# run_main_on_hexagon, so the "host" is a cDSP thread and B's independent
+# requests go to DSP-side QuRT queue threads.  The application processor's
+# dspqueue/FastRPC path is hxrun-ap's (mode ap, below).
+TARGET_DEFS += -DHX_GROUP_B='"dsp-only mode (hxrun under run_main_on_hexagon): one request per task to each engine'"'"'s own QuRT queue thread on the cDSP, submitted at once; the host is a cDSP thread, so the AP-side dspqueue/FastRPC concurrency is not exercised (limitation; mode ap, hxrun-ap, exercises it)"'
+
+# Mode: ap (default) also builds the AP driver and the skel; dsp-only only
+# hxrun.  targets/hexagon-sim.mk forces dsp-only: the simulator has no AP.
+HX_HEXAGON_MODE ?= ap
+ifeq ($(filter ap dsp-only,$(HX_HEXAGON_MODE)),)
+$(error HX_HEXAGON_MODE must be ap or dsp-only, not '$(HX_HEXAGON_MODE)')
+endif
+ifeq ($(HX_HEXAGON_MODE),ap)
+HX_AP_SPLIT := 1
+# The AP compiler: the Android NDK's clang for aarch64 at API HX_ANDROID_API
+# (31: Android 12, the oldest of the v73 phones' system images).  The NDK is
+# ANDROID_NDK_ROOT, else the newest tools/android-ndk-* the SDK ships.
+# Listing sources (print-SOURCES-*) needs no compiler: the pipeline's
+# preflight names a missing NDK itself.
+# (HX_NDK: ANDROID_NDK_ROOT= on the command line still finds the SDK's.)
+HX_NDK := $(strip $(ANDROID_NDK_ROOT))
+ifeq ($(HX_NDK),)
+HX_NDK := $(lastword $(sort $(wildcard $(HEXAGON_SDK_ROOT)/tools/android-ndk-*)))
+endif
+HX_ANDROID_API ?= 31
+AP_CC := $(HX_NDK)/toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android$(HX_ANDROID_API)-clang
+ifneq ($(HX_LISTING),1)
+ifeq ($(HX_NDK),)
+$(error TARGET=$(TARGET) (mode ap) builds the application-processor driver hxrun-ap with the Android NDK, and none was found: set ANDROID_NDK_ROOT to an NDK (r25 or newer; the Hexagon SDK ships one as tools/android-ndk-*), or HX_HEXAGON_MODE=dsp-only to build only the cDSP runner hxrun)
+endif
+ifeq ($(wildcard $(AP_CC)),)
+$(error no Android NDK clang at '$(AP_CC)': set ANDROID_NDK_ROOT to an NDK with toolchains/llvm/prebuilt/linux-x86_64 (Linux x86-64 host), and HX_ANDROID_API to an API level it ships (default 31))
+endif
+AP_CC_NAME := $(shell $(AP_CC) --version 2>/dev/null | head -n1) aarch64-linux-android$(HX_ANDROID_API)
+endif
+# remote.h and AEEStdErr.h are in incs; dspqueue.h is in incs on SDK 6.x,
+# rpcmem.h under ipc/fastrpc/rpcmem/inc (the include dirs public SDK builds
+# pass, e.g. llama.cpp's ggml-hexagon).  No -lcdsprpc: rpc_dl.c dlopens
+# libcdsprpc.so on the phone, so the build needs the headers only.
+AP_SDK_INCS := -I$(HEXAGON_SDK_ROOT)/incs -I$(HEXAGON_SDK_ROOT)/incs/stddef \
+               -I$(HEXAGON_SDK_ROOT)/ipc/fastrpc/rpcmem/inc
+AP_CFLAGS := -std=gnu11 -O2 -Wall -Wextra $(AP_SDK_INCS)
+AP_LDFLAGS := -ldl -lm
+# What group B is in hxrun-ap (its meta.group_mapping).
+AP_TARGET_DEFS := -DHX_GROUP_B='"ap mode (hxrun-ap with libhxfuse_skel.so): one dspqueue per engine, the requests of all tasks written at once from AP threads, each engine'"'"'s DSP thread reading its own queue; completions come back per task over the response queues"'
+endif

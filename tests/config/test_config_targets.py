@@ -143,9 +143,10 @@ def test_device_defaults_are_filled():
     assert cfg["target_settings"]["hexagon"]["arch"] == "v73"
 
 
-def fake_sdk(root, sim=False):
+def fake_sdk(root, sim=False, ndk=True):
     """A directory tree that looks like the Hexagon SDK to the preflight and to
-    kernels/targets/hexagon.mk (header, executable hexagon-clang)."""
+    kernels/targets/hexagon.mk (header, executable hexagon-clang; with *ndk*
+    the Android NDK it ships, tools/android-ndk-*, whose clang mode ap needs)."""
     (root / "incs").mkdir(parents=True)
     (root / "incs" / "HAP_perf.h").write_text("/* fake */\n")
     bindir = root / "tools" / "HEXAGON_Tools" / "8.8.06" / "Tools" / "bin"
@@ -154,6 +155,11 @@ def fake_sdk(root, sim=False):
         f = bindir / tool
         f.write_text("#!/bin/sh\necho 'fake hexagon tool 8.8'\n")
         f.chmod(f.stat().st_mode | stat.S_IEXEC)
+    if ndk:
+        clang = root / "tools/android-ndk-r25c" / hxpreflight.NDK_CLANG.format(api=31)
+        clang.parent.mkdir(parents=True)
+        clang.write_text("#!/bin/sh\necho 'fake ndk clang'\n")
+        clang.chmod(0o755)
     return root
 
 
@@ -161,8 +167,10 @@ def test_preflight_names_everything_missing_for_the_device():
     cfg = {"targets": ["host", "hexagon"]}
     lines = hxpreflight.target_problems(cfg, environ={}, which=lambda _: None)
     text = "\n".join(lines)
-    assert len(lines) == 4, lines
+    assert len(lines) == 5, lines
     assert "HEXAGON_SDK_ROOT is not set" in text and "setup_sdk_env.source" in text
+    # mode ap (the default) builds hxrun-ap with the NDK
+    assert "hxrun-ap with the Android NDK, and none was found: set ANDROID_NDK_ROOT" in text
     assert "hexagon-clang not found" in text and "HEXAGON_TOOLS_ROOT" in text
     assert "adb is not installed: apt-get install adb" in text
     assert "HX_DEVICE_SERIAL" in text and "target_settings.hexagon.device_serial" in text
@@ -224,6 +232,48 @@ def test_make_vars_run_env_and_run_prefix_of_the_device(tmp_path):
     prefix = hxpreflight.run_prefix(cfg, "hexagon")
     assert prefix == f"{REPO / 'kernels/hexagon/device.sh'} run --"
     assert os.access(prefix.split()[0], os.X_OK)
+
+
+def test_device_mode_picks_the_runner_the_make_vars_and_the_ndk(tmp_path):
+    sdk = fake_sdk(tmp_path / "sdk")
+    base = {**copy.deepcopy(TINY), "targets": ["hexagon"]}
+    ts = {"sdk_root": str(sdk), "device_serial": "R5CT1234", "params": {"precision": "u8i8"}}
+    cfg = hxvalidate.validate({**copy.deepcopy(base), "target_settings": {"hexagon": dict(ts)}})
+    assert hxparams.device_mode(cfg, "hexagon") == "ap" and hxparams.runner_name(cfg, "hexagon") == "hxrun-ap"
+    assert (
+        hxparams.device_mode(cfg, "hexagon-sim") == "dsp-only" and hxparams.runner_name(cfg, "hexagon-sim") == "hxrun"
+    )
+    assert hxparams.device_mode(cfg, "host") is None and hxparams.runner_name(cfg, "host") == "hxrun"
+    # hxrun's build is the dsp-only binary in both modes; mode ap's halves are built with HX_HEXAGON_MODE=ap
+    mv = hxpreflight.make_vars(cfg, "hexagon", environ={})
+    assert mv[-1] == "HX_HEXAGON_MODE=dsp-only" and "HX_HEXAGON_MODE=ap" not in mv
+    ap = hxpreflight.ap_make_vars(cfg, "hexagon", environ={})
+    assert ap == mv[:-1] + ["HX_HEXAGON_MODE=ap"]
+    assert not any(v.startswith("HX_HEXAGON_MODE") for v in hxpreflight.make_vars(cfg, "hexagon-sim", environ={}))
+    # the NDK: ANDROID_NDK_ROOT, else the SDK's; API 31 unless HX_ANDROID_API
+    clang = str(sdk / "tools/android-ndk-r25c/toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android31-clang")
+    assert hxpreflight.ndk_clang(cfg, "hexagon", environ={}) == (str(sdk / "tools/android-ndk-r25c"), clang)
+    ndk_cfg = copy.deepcopy(cfg)
+    ndk_cfg["target_settings"]["hexagon"]["ndk_root"] = "/cfg-ndk"
+    assert hxpreflight.ndk_clang(ndk_cfg, "hexagon", environ={"ANDROID_NDK_ROOT": "/n"})[0] == "/cfg-ndk"
+    assert hxpreflight.ap_make_vars(ndk_cfg, "hexagon", environ={})[-2:] == [
+        "ANDROID_NDK_ROOT=/cfg-ndk",
+        "HX_HEXAGON_MODE=ap",
+    ]
+    assert hxpreflight.ndk_clang(cfg, "hexagon", environ={"ANDROID_NDK_ROOT": "/n", "HX_ANDROID_API": "33"}) == (
+        "/n",
+        "/n/toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android33-clang",
+    )
+    which = {"adb": "/usr/bin/adb"}.get
+    assert hxpreflight.target_problems(cfg, environ={}, which=which) == []
+    lines = hxpreflight.target_problems(cfg, environ={"HX_ANDROID_API": "19"}, which=which)
+    assert len(lines) == 1 and "no Android NDK clang at" in lines[0] and lines[0].endswith("alone on the cDSP")
+    # dsp-only needs no NDK
+    nondk = fake_sdk(tmp_path / "nondk", ndk=False)
+    only = {**ts, "sdk_root": str(nondk), "mode": "dsp-only"}
+    cfg = hxvalidate.validate({**copy.deepcopy(base), "target_settings": {"hexagon": only}})
+    assert hxparams.runner_name(cfg, "hexagon") == "hxrun"
+    assert hxpreflight.target_problems(cfg, environ={}, which=which) == []
 
 
 def test_run_prefix_of_host_and_a_refusing_target():

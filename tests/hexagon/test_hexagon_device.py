@@ -11,6 +11,11 @@
   created with adb, arguments survive the remote shell, a failure saves the
   DSP log, and a farm of serials is leased so that two runs never share a
   phone and every record names its serial.
+* the same in mode ap (the runner given is hxrun-ap): the driver (mode 755)
+  and libhxfuse_skel.so from beside it are pushed, run_main_on_hexagon is
+  neither needed nor pushed, the remote command runs ./hxrun-ap in the
+  device directory with ADSP_LIBRARY_PATH naming it first, arguments and
+  labels survive, and the end status clock_unaligned gives 7.
 """
 
 from __future__ import annotations
@@ -77,10 +82,23 @@ case "${FAKE_MODE:-ok}" in
     norename) echo '{"record":"end","status":"ok"}' >> "$out.tmp" ;;
     crash) ;;
     selftest_fail) echo '{"record":"selftest","status":"failed","first_failure":"vtcm_full"}' >> "$out.tmp"; mv "$out.tmp" "$out" ;;
+    clock) echo '{"record":"end","status":"clock_unaligned"}' >> "$out.tmp"; mv "$out.tmp" "$out" ;;
 esac
 echo "$FAKE_SERIAL end $(date +%s.%N)" >> "$FAKE_PHONES/runs.log"
 exit 0
 """
+
+# The AP driver hxrun-ap: the same, launched directly (no run_main_on_hexagon
+# arguments before its own), and it records how it was started.
+FAKE_AP = FAKE_RMOH.replace(
+    """shift  # 3 (the cDSP)
+case "$1" in stack_size=*) echo "$1" > "$FAKE_PHONES/stack.log"; shift ;; esac
+shift  # libhxrun.so
+""",
+    """printf '%s\\n' "$0" "$PWD" "$ADSP_LIBRARY_PATH" "$LD_LIBRARY_PATH" > "$FAKE_PHONES/ap_launch.log"
+""",
+)
+assert FAKE_AP != FAKE_RMOH
 
 
 def _fake_env(tmp: Path, **extra) -> dict:
@@ -253,3 +271,73 @@ def test_simulator_command_has_the_platform_models(tmp_path):
     (tmp_path / "sdk/rtos/qurt/computev73/debugger/lnx64/qurt_model.so").unlink()
     r = subprocess.run([str(KERNELS / "hexagon/sim.sh"), "--", str(so)], env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "qurt_model.so" in r.stderr
+
+
+def _fake_ap(tmp: Path) -> Path:
+    """build/hexagon/hxrun-ap and libhxfuse_skel.so beside it; the SDK's
+    run_main_on_hexagon removed (mode ap must not need it)."""
+    (tmp / "ap").mkdir()
+    exe = tmp / "ap/hxrun-ap"
+    exe.write_text(FAKE_AP)
+    exe.chmod(0o644)  # device.sh makes it executable on the phone
+    (tmp / "ap/libhxfuse_skel.so").write_bytes(b"\x7fELF skel")
+    (tmp / "sdk/libs/run_main_on_hexagon/ship/android_aarch64/run_main_on_hexagon").unlink()
+    return exe
+
+
+def _ap_run(env: dict, exe: Path, out: Path, *args: str):
+    cmd = [str(KERNELS / "hexagon/device.sh"), "run", "--", str(exe), "--out", str(out), *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_ap_mode_pushes_driver_and_skel_and_runs_hxrun_ap_under_adsp_library_path(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1")
+    exe = _fake_ap(tmp_path)
+    out = tmp_path / "r.jsonl"
+    note = "two words; $(touch /tmp/nope) 'q'"
+    r = _ap_run(env, exe, out, "--npy-dir", str(tmp_path / "npy"), "--workloads", "mv", "--label", f"note={note}")
+    assert r.returncode == 0, r.stderr
+    recs = _records(out)
+    assert recs[-1] == {"record": "end", "status": "ok"}
+    assert recs[0]["labels"]["note"] == note and recs[0]["labels"]["device_serial"] == "phone1"
+    assert recs[0]["labels"]["soc"] == "SM8550" and recs[0]["labels"]["hexagon_sdk"] == "sdk"
+    assert "[--workloads][mv]" in recs[0]["argv"] and f"[--label][note={note}]" in recs[0]["argv"]
+    assert (tmp_path / "npy/mv/M_A.npy").is_file()
+    # pushed: the driver (executable) and the skel, nothing of run_main_on_hexagon
+    dev = tmp_path / "phones/phone1" / DEVDIR.lstrip("/")
+    assert os.access(dev / "hxrun-ap", os.X_OK) and (dev / "hxrun-ap").read_text() == FAKE_AP
+    assert (dev / "libhxfuse_skel.so").read_bytes() == b"\x7fELF skel"
+    assert not (dev / "run_main_on_hexagon").exists() and not (dev / "libhxrun.so").exists()
+    adb_log = (tmp_path / "phones/adb.log").read_text()
+    assert f"push {exe} {DEVDIR}/hxrun-ap" in adb_log and f"shell chmod 755 {DEVDIR}/hxrun-ap" in adb_log
+    assert f"push {exe.parent / 'libhxfuse_skel.so'} {DEVDIR}/libhxfuse_skel.so" in adb_log
+    assert "run_main_on_hexagon" not in adb_log and f"{DEVDIR}/hxrun-ap.farf" in adb_log
+    # the remote command line, as adb got it
+    line = [ln for ln in adb_log.splitlines() if "./hxrun-ap" in ln][0]
+    adsp = f"{DEVDIR};/vendor/dsp/cdsp;/vendor/lib/rfsa/adsp;/system/lib/rfsa/adsp;/dsp"
+    assert line.startswith(
+        f"phone1 shell cd {DEVDIR} && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{adsp}' ./hxrun-ap --out {DEVDIR}/out/"
+    ), line
+    assert line.endswith("; echo hxrun-exit=$?") and "stack_size" not in line
+    # ... and what the driver saw on the "phone": started in the device dir
+    exe0, cwd, adsp_seen, ld = (tmp_path / "phones/ap_launch.log").read_text().splitlines()
+    assert exe0 == "./hxrun-ap" and cwd == str(dev) and ld == "/vendor/lib64"
+    assert adsp_seen == f"{tmp_path / 'phones/phone1'}/{adsp}"  # the fake adb maps DEVDIR under the phone
+
+
+def test_ap_mode_exit_status_comes_from_the_output_file(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1")
+    exe = _fake_ap(tmp_path)
+    for mode, rc in (("clock", 7), ("mismatch", 4), ("crash", 1), ("selftest_fail", 6), ("norename", 0)):
+        env["FAKE_MODE"] = mode
+        r = _ap_run(env, exe, tmp_path / f"{mode}.jsonl")
+        assert r.returncode == rc, (mode, r.stderr)
+        if rc:
+            assert (
+                f"failed (status {rc}" in r.stderr
+                and "fake DSP log of phone1" in (tmp_path / f"{mode}.jsonl.dsp.log").read_text()
+            )
+    assert _records(tmp_path / "clock.jsonl")[-1]["status"] == "clock_unaligned"  # kept: it says why
+    (exe.parent / "libhxfuse_skel.so").unlink()
+    r = _ap_run(env, exe, tmp_path / "x.jsonl")
+    assert r.returncode == 2 and "no libhxfuse_skel.so beside" in r.stderr, r.stderr

@@ -23,8 +23,19 @@ shell that runs the runner sleeps first so that runs overlap if they can.
    unless the farm spans several hosts (farm_spans_hosts): then this host's
    jobs use its own phones.
 
+4. Mode ap (target_settings.hexagon.mode, the default): the planned jobs
+   build hxrun-ap and libhxfuse_skel.so (build_ap), stage them (stage_ap),
+   deploy pushes both, every measurement job runs .../stage/hxrun-ap and
+   waits for both ladders, the DSP's (hxrun --selftest) and the boundary's
+   (hxrun-ap --selftest, selftest_ap); mode dsp-only plans none of that (the
+   farm tests above run in it); a bad mode, mode ap on the simulator and
+   mode ap without the NDK fail before any job, naming what to do.  One
+   point end to end in mode ap: the fake phone's "hxrun-ap" is this
+   machine's runner, as its run_main_on_hexagon is for hxrun.
+
 The fake is not a phone: whether adbd ends a runner whose adb client was
-killed, and the real run_main_on_hexagon, are untested here.
+killed, the real run_main_on_hexagon and the real AP driver with its skel
+are untested here.
 """
 
 from __future__ import annotations
@@ -74,14 +85,18 @@ map() { printf '%s' "$1" | sed "s#DEVDIR#$root/DEVDIR#g"; }
 now() { date +%s.%N; }
 case "$1" in
     get-state) echo device ;;
-    push) dst=$(map "$3")
-          case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst" ;;
+    push) dst=$(map "$3"); echo "$serial push $2 $3" >> "$FAKE_PHONES/push.log"
+          case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst"
+          # the phone's CPU "runs" the AP driver as this machine's runner (the
+          # stub NDK's hxrun-ap is an empty file), as run_main_on_hexagon does hxrun
+          case "$3" in */hxrun-ap) printf '#!/bin/sh\nexec "$FAKE_HOST_RUNNER" "$@"\n' > "$dst" ;; esac ;;
     pull) src=$(map "$2"); [ -e "$src" ] || { echo "adb: error: remote object '$2' does not exist" >&2; exit 1; }
           if [ -d "$src" ]; then mkdir -p "$3"; cp -r "$src"/. "$3"; else cp "$src" "$3"; fi ;;
     logcat) [ "${2:-}" = -d ] && echo "fake DSP log of $serial"; exit 0 ;;
     shell) shift
            echo "$serial $$ start $(now) $(job)" >> "$FAKE_PHONES/shell.log"
-           case "$*" in *run_main_on_hexagon\ 3*) sleep "${FAKE_RUN_SECONDS:-0}" ;; esac
+           echo "$serial $*" >> "$FAKE_PHONES/cmd.log"
+           case "$*" in *run_main_on_hexagon\ 3* | *./hxrun-ap\ *) sleep "${FAKE_RUN_SECONDS:-0}" ;; esac
            FAKE_SERIAL=$serial sh -c "$(map "$*")"; rc=$?
            echo "$serial $$ end $(now) $(job)" >> "$FAKE_PHONES/shell.log"
            exit $rc ;;
@@ -198,7 +213,9 @@ def max_concurrency(spans: list[tuple[float, float]]) -> int:
     return most
 
 
-def farm_config(tmp: Path, serials) -> dict:
+def farm_config(tmp: Path, serials, mode: str = "dsp-only") -> dict:
+    """The farm tests run in mode dsp-only, today's job graph (hxrun on the
+    cDSP); mode ap has its own tests (below)."""
     cfg = copy.deepcopy(TINY)
     cfg["targets"] = ["hexagon"]
     cfg["run"]["replicates"] = 1
@@ -208,6 +225,7 @@ def farm_config(tmp: Path, serials) -> dict:
             "sdk_root": str(tmp / "sdk"),
             "device_serials": serials,
             "device_dir": DEVDIR,
+            "mode": mode,
             "params": {"precision": "u8i8"},
         }
     }
@@ -456,3 +474,161 @@ def test_on_slurm_a_phone_measurement_takes_a_phone_and_a_host_one_its_node(farm
     assert res.returncode == 0 and host, (res.stdout + res.stderr)[-3000:]
     for line in host:
         assert "slurm_extra=--exclusive" in line and "phone" not in line, line
+
+
+# --- mode ap (target_settings.hexagon.mode) ---------------------------------
+
+
+def _planned(output: str) -> list[tuple[str, list[str], list[str]]]:
+    """(rule, inputs, outputs) of every job of a dry run's output."""
+    import re
+
+    jobs = []
+    for m in re.finditer(r"^rule (\w+):\n((?:    .*\n)*)", output, re.M):
+        fields = dict(re.findall(r"^    (\w+): (.*)$", m.group(2), re.M))
+        jobs.append((m.group(1), fields.get("input", "").split(", "), fields.get("output", "").split(", ")))
+    return jobs
+
+
+def _one_phone_config(tmp: Path, mode: str | None) -> dict:
+    cfg = farm_config(tmp, [], mode or "dsp-only")
+    cfg["target_settings"]["hexagon"]["device_serial"] = "s1"
+    if mode is None:  # the schema's default
+        del cfg["target_settings"]["hexagon"]["mode"]
+    return cfg
+
+
+def _dry_run(tmp: Path, mode: str | None, **env_extra) -> tuple[subprocess.CompletedProcess, list]:
+    env = fake_farm(tmp, tmp / "no-runner", **env_extra)
+    write_config(tmp, _one_phone_config(tmp, mode))
+    res = snakemake(tmp, "-n", "all", env=env)
+    return res, _planned(res.stdout)
+
+
+def test_mode_ap_builds_stages_and_deploys_both_halves_and_every_run_job_runs_hxrun_ap(tmp_path):
+    res, jobs = _dry_run(tmp_path, None)  # ap: the default
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    by_rule = {}
+    for rule, inputs, outputs in jobs:
+        by_rule.setdefault(rule, []).append((inputs, outputs))
+    counts = job_counts(out)
+    assert counts["build"] == counts["build_ap"] == counts["stage_ap"] == counts["deploy"] == 1, counts
+    assert counts["run"] == len(POINTS) and counts["selftest_target"] == counts["selftest_ap"] == 1, counts
+    [(_, built)] = by_rule["build_ap"]
+    assert sorted(built) == ["results/hexagon/build/hxrun-ap", "results/hexagon/build/libhxfuse_skel.so"]
+    [(_, staged)] = by_rule["stage_ap"]
+    assert sorted(staged) == ["results/hexagon/stage/hxrun-ap", "results/hexagon/stage/libhxfuse_skel.so"]
+    [(deploy_in, _)] = by_rule["deploy"]
+    assert {"results/hexagon/build/hxrun", *staged} <= set(deploy_in)
+    for inputs, _ in by_rule["run"]:
+        assert inputs[0] == "results/hexagon/stage/hxrun-ap", inputs
+        assert "results/hexagon/stage/hxrun" not in inputs
+        assert {"results/hexagon/selftest.jsonl", "results/hexagon/selftest-ap.jsonl"} <= set(inputs)
+    # the gates: the DSP's ladder (hxrun --selftest), then the boundary's (hxrun-ap --selftest)
+    [(st_in, _)] = by_rule["selftest_target"]
+    assert st_in[0] == "results/hexagon/stage/hxrun", st_in
+    [(ap_in, ap_out)] = by_rule["selftest_ap"]
+    assert ap_in[0] == "results/hexagon/stage/hxrun-ap" and "results/hexagon/selftest.jsonl" in ap_in, ap_in
+    assert ap_out == ["results/hexagon/selftest-ap.jsonl"]
+
+
+def test_mode_dsp_only_plans_todays_jobs(tmp_path):
+    res, jobs = _dry_run(tmp_path, "dsp-only")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    counts = job_counts(out)
+    assert "build_ap" not in counts and "stage_ap" not in counts and "selftest_ap" not in counts, counts
+    assert counts["build"] == counts["deploy"] == counts["selftest_target"] == 1 and counts["run"] == len(POINTS)
+    for rule, inputs, outputs in jobs:
+        assert not any("hxrun-ap" in f or "libhxfuse_skel" in f for f in inputs + outputs), (rule, inputs)
+        if rule in ("run", "selftest_target"):
+            assert inputs[0] == "results/hexagon/stage/hxrun", (rule, inputs)
+        if rule == "deploy":
+            assert inputs[0] == "results/hexagon/build/hxrun" and outputs[0] == "results/hexagon/stage/hxrun"
+
+
+def test_a_bad_mode_and_mode_ap_on_the_simulator_fail_before_any_job(tmp_path):
+    res, _ = _dry_run(tmp_path, "split")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "config.target_settings.hexagon.mode: 'split' is not one of ['ap', 'dsp-only']" in out, out[-3000:]
+    cfg = copy.deepcopy(TINY)
+    cfg["targets"] = ["hexagon-sim"]
+    cfg["target_settings"] = {"hexagon-sim": {"mode": "ap", "params": {"precision": "u8i8"}}}
+    write_config(tmp_path, cfg)
+    res = snakemake(tmp_path, "-n", "all")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "config.target_settings.hexagon-sim.mode: 'ap' is not one of ['dsp-only']" in out, out[-3000:]
+    assert "the simulator has no application processor" in out
+    assert not (tmp_path / "results").exists()
+
+
+def test_mode_ap_without_the_ndk_fails_before_any_job_and_dsp_only_needs_none(tmp_path):
+    import shutil
+
+    env = fake_farm(tmp_path, tmp_path / "no-runner", ANDROID_NDK_ROOT="")
+    write_config(tmp_path, _one_phone_config(tmp_path, "ap"))
+    res = snakemake(tmp_path, "-n", "all", env=env)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]  # the NDK the SDK ships is found
+    for ndk in (tmp_path / "sdk/tools").glob("android-ndk-*"):
+        shutil.rmtree(ndk)
+    res = snakemake(tmp_path, "-n", "all", env=env)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "target hexagon: mode ap builds the application-processor driver hxrun-ap with the Android NDK" in out
+    assert "ANDROID_NDK_ROOT" in out and "target_settings.hexagon.mode: dsp-only" in out, out[-3000:]
+    assert not (tmp_path / "results").exists()
+    write_config(tmp_path, _one_phone_config(tmp_path, "dsp-only"))
+    res = snakemake(tmp_path, "-n", "all", env=env)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+def test_mode_ap_end_to_end_on_a_fake_phone_pushes_both_halves_and_runs_hxrun_ap(tmp_path, host_runner):
+    env = fake_farm(tmp_path, host_runner)
+    wd = copy_repo(tmp_path / "wd")
+    write_config(wd, _one_phone_config(tmp_path, "ap"))
+    check = f"results/hexagon/check/{POINTS[0]}/rep0.json"
+    try:
+        res = snakemake(wd, check, snakefile=wd / "Snakefile", env=env)
+    finally:
+        stop_fake_server(tmp_path)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    counts = job_counts(out)
+    assert counts.get("build_ap") == counts.get("stage_ap") == counts.get("deploy") == 1, counts
+    assert counts.get("selftest_target") == counts.get("selftest_ap") == 1, counts
+    manifest = json.loads((wd / "results/hexagon/stage/deploy.json").read_text())
+    assert manifest["mode"] == "ap" and manifest["runner"] == "results/hexagon/stage/hxrun"
+    assert manifest["ap"]["driver"] == "results/hexagon/stage/hxrun-ap"
+    assert manifest["ap"]["skel"] == "results/hexagon/stage/libhxfuse_skel.so"
+    assert len(manifest["ap"]["skel_sha256"]) == 64
+    pushed = (tmp_path / "phones/push.log").read_text().splitlines()
+    assert f"s1 push results/hexagon/stage/hxrun-ap {DEVDIR}/hxrun-ap" in pushed
+    assert f"s1 push results/hexagon/stage/libhxfuse_skel.so {DEVDIR}/libhxfuse_skel.so" in pushed
+    assert f"s1 push results/hexagon/stage/hxrun {DEVDIR}/libhxrun.so" in pushed  # the ladder's runner
+    # the measurement ran the AP driver through device.sh; the DSP's ladder hxrun, and says so
+    log = (wd / f"logs/hexagon/run/{POINTS[0]}/rep0.log").read_text()
+    assert "kernels/hexagon/device.sh run -- results/hexagon/stage/hxrun-ap --" in log, log[:3000]
+    shells = (tmp_path / "phones/cmd.log").read_text()
+    assert f"s1 cd {DEVDIR} && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{DEVDIR};" in shells
+    assert "./hxrun-ap --out" in shells and "./hxrun-ap --selftest --out" in shells
+    assert "this ladder is the DSP's, hxrun --selftest" in (wd / "logs/hexagon/selftest.log").read_text()
+    assert json.loads((wd / "results/hexagon/selftest-ap.jsonl").read_text().splitlines()[-1])["status"] == "ok"
+    assert json.loads((wd / check).read_text())["status"] == "ok"
+    # mode ap's halves rebuild from their own files (print-SOURCES-hxrun-ap /
+    # -skel): an edit of the driver's source replans build_ap, not hxrun's
+    # build; one of a self-test source (hxrun's alone) replans build (and
+    # build_ap after it, which shares its build directory; the measurements
+    # rerun then anyway, behind the ladder).  (An edit, not a touch: Snakemake
+    # ignores a newer input whose checksum did not change.)
+    for src, rebuilt, kept in (("ap/ap_main.c", "build_ap", "build"), ("hexagon/selftest_qurt.c", "build", "none")):
+        path = wd / "kernels" / src
+        text, st = path.read_text(), path.stat()
+        path.write_text(text + "\n/* edited */\n")
+        res = snakemake(wd, "-n", check, snakefile=wd / "Snakefile", env=env)
+        counts = job_counts(res.stdout + res.stderr)
+        assert res.returncode == 0 and rebuilt in counts and kept not in counts, (src, res.stdout[-3000:])
+        path.write_text(text)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))

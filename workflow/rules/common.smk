@@ -182,12 +182,47 @@ def run_slurm_extra(wc):
     return "" if getattr(wc, "target", None) == "hexagon" else "--exclusive"
 
 
+def stage_runner(wc):
+    """The staged runner a measurement job (run, search_run, search_confirm)
+    runs: hxrun, or on the phone in mode ap the AP driver hxrun-ap, its skel
+    staged beside it (build.smk, stage_ap).  The self-test always runs hxrun."""
+    return f"results/{wc.target}/stage/{hxparams.runner_name(config, wc.target)}"
+
+
+def ap_stage_files(wc):
+    """Mode ap's staged halves, which deploy pushes and records; none in
+    mode dsp-only and on the other targets, whose job graph is unchanged."""
+    if hxparams.device_mode(config, wc.target) != "ap":
+        return []
+    return [f"results/{wc.target}/stage/hxrun-ap", f"results/{wc.target}/stage/libhxfuse_skel.so"]
+
+
+def ap_kernel_sources(wc):
+    """What mode ap's halves are built from (kernels/Makefile's
+    print-SOURCES-hxrun-ap and -skel), so that editing a file neither uses
+    does not rebuild them."""
+    from hxfuse.runner.sources import runner_sources
+
+    mv = hxpreflight.ap_make_vars(config, wc.target)
+    srcs = {p for r in ("hxrun-ap", "skel") for p in runner_sources(r, wc.target, mv, REPO)}
+    return sorted(os.path.relpath(p) for p in srcs) + [repo_path("kernels", "targets", f"{wc.target}.mk")]
+
+
 def selftest_gate(wc):
     """The run jobs of an SDK target wait for its first-day ladder
-    (rule selftest_target, build.smk); host and hexagon-qemu do not."""
-    if hxselftest.gates_runs(wc.target):
-        return f"results/{wc.target}/selftest.jsonl"
-    return []
+    (rule selftest_target, build.smk), and in the phone's mode ap also for
+    the boundary's (rule selftest_ap); host and hexagon-qemu do not."""
+    if not hxselftest.gates_runs(wc.target):
+        return []
+    if hxparams.device_mode(config, wc.target) == "ap":
+        return [f"results/{wc.target}/selftest.jsonl", f"results/{wc.target}/selftest-ap.jsonl"]
+    return f"results/{wc.target}/selftest.jsonl"
+
+
+def ap_selftests():
+    """The boundary's ladders (rule selftest_ap) of the targets in mode ap,
+    for `snakemake selftest`."""
+    return [f"results/{t}/selftest-ap.jsonl" for t in config["targets"] if hxparams.device_mode(config, t) == "ap"]
 
 
 def point_of(wc):

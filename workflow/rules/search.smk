@@ -22,7 +22,7 @@
 # the device and every core.
 rule search_run:
     input:
-        runner="results/{target}/stage/hxrun",
+        runner=stage_runner,
         manifest="results/{target}/stage/deploy.json",
         code=CODE["search_run"],
         # SDK targets: the first-day ladder passed first (build.smk, rule selftest_target)
@@ -75,7 +75,7 @@ checkpoint search_select:
 rule search_confirm:
     input:
         search=search_json_of,
-        runner="results/{target}/stage/hxrun",
+        runner=stage_runner,
         manifest="results/{target}/stage/deploy.json",
         code=CODE["search_confirm"],
         # SDK targets: the first-day ladder passed first (build.smk, rule selftest_target)

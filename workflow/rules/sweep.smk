@@ -19,7 +19,9 @@
 # Targets: the runner is executed through the target's RUN_PREFIX (nothing
 # on the host, qemu-hexagon for hexagon-qemu, kernels/hexagon/device.sh run
 # -- for the phone, which pushes, runs under ADSP_LIBRARY_PATH and pulls the
-# JSON Lines and .npy back; sim.sh for the simulator).
+# JSON Lines and .npy back; sim.sh for the simulator).  On the phone the
+# runner is hxrun-ap in mode ap (target_settings.hexagon.mode, the default)
+# and hxrun in mode dsp-only (stage_runner).
 #
 # Exclusive device: every run job takes the `device` resource and all cores
 # (threads), so on the host no build or analysis job runs beside a
@@ -31,7 +33,8 @@
 # (labels.device_serial) and the provenance sidecar too (device_serial).
 rule run:
     input:
-        runner="results/{target}/stage/hxrun",
+        # hxrun, or the AP driver hxrun-ap in the phone's mode ap (common.smk)
+        runner=stage_runner,
         manifest="results/{target}/stage/deploy.json",
         code=CODE["run_point"],
         # SDK targets: the first-day ladder passed first (build.smk, rule selftest_target)

@@ -1,5 +1,9 @@
 """deploy: stage the runner into results/<target>/stage/ with a manifest;
-for the `hexagon` device target also push it to the phone (device.sh deploy)."""
+for the `hexagon` device target also push it to the phone (device.sh deploy),
+and in mode ap also the staged AP driver and skel (device.sh deploy
+.../hxrun-ap pushes the skel from beside it).  The mode is recorded
+(hxfuse.config.params.device_mode: ap or dsp-only on the SDK targets, null
+where the host and the engines are one process by construction)."""
 
 import json
 import os
@@ -15,6 +19,11 @@ target = sm.wildcards.target
 src, dst = sm.input.runner, sm.output.runner
 shutil.copy2(src, dst)
 info = sm.params.target_info
+# mode ap's staged halves (rule stage_ap): [driver, skel], or none
+ap = list(sm.input.get("ap", []) or [])
+mode = sm.params.mode
+if (mode == "ap") != bool(ap):
+    sys.exit(f"hxfuse: deploy of {target}: mode {mode} but staged AP files {ap} (workflow bug)")
 manifest = {
     "target": target,
     "runner": dst,
@@ -22,8 +31,17 @@ manifest = {
     "run_prefix": sm.params.prefix,
     "emulated": info["emulated"],
     "status": info["status"],
+    "mode": mode,
     **provenance.base_record(),
 }
+if ap:
+    driver, skel = ap
+    manifest["ap"] = {
+        "driver": driver,
+        "driver_sha256": provenance.sha256_file(driver),
+        "skel": skel,
+        "skel_sha256": provenance.sha256_file(skel),
+    }
 if target == "hexagon":
     env = {**os.environ, **sm.params.env}
     # a device farm (HX_DEVICE_SERIALS, exported by the workflow): every phone
@@ -45,20 +63,23 @@ if target == "hexagon":
                 file=sys.__stderr__,
             )
             sys.exit(1)
+    # hxrun (the self-test's, in both modes), then in mode ap the AP driver
+    # (with the skel beside it)
     for serial in farm or [env.get("HX_DEVICE_SERIAL")]:
-        r = subprocess.run(
-            [sm.params.device_sh, "deploy", dst],
-            env={**env, "HX_DEVICE_SERIALS": serial} if farm else env,
-            stdout=sys.stderr,
-            stderr=subprocess.STDOUT,
-        )
-        if r.returncode != 0:
-            print(
-                f"hxfuse: deploy of {dst} to {serial}:{env.get('HX_DEVICE_DIR')} "
-                f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})",
-                file=sys.__stderr__,
+        for runner in [dst] + ap[:1]:
+            r = subprocess.run(
+                [sm.params.device_sh, "deploy", runner],
+                env={**env, "HX_DEVICE_SERIALS": serial} if farm else env,
+                stdout=sys.stderr,
+                stderr=subprocess.STDOUT,
             )
-            sys.exit(1)
+            if r.returncode != 0:
+                print(
+                    f"hxfuse: deploy of {runner} to {serial}:{env.get('HX_DEVICE_DIR')} "
+                    f"failed (device.sh exit {r.returncode}; log: {sm.log[0]})",
+                    file=sys.__stderr__,
+                )
+                sys.exit(1)
     manifest.update(
         {
             "device_serial": None if farm else env.get("HX_DEVICE_SERIAL"),
