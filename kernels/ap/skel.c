@@ -146,12 +146,20 @@ static void run_fused(dspqueue_t q, int qi, const hx_wire_req *req, uint64_t rec
         uint32_t seen = hx_counter_load(&X.host_channel);
         /* the return is signalled after every publish: read it first */
         int returned = hx_event_is_set(&f->done);
+        /* Tasks published since the last look, replied to in the order
+         * they ended: when this thread woke late and finds several, the AP
+         * still learns of them in completion order, not in task order. */
+        hx_task *now[HX_NTASKS];
+        int n = 0;
         for (int i = 0; i < HX_NTASKS; i++) {
             if ((pending & HX_BIT(i)) && hx_event_is_set(&X.task[i].published)) {
-                send_task_done(q, qi, &X.task[i], req->seq, recv);
+                int k = n++;
+                for (; k > 0 && now[k - 1]->end > X.task[i].end; k--) now[k] = now[k - 1];
+                now[k] = &X.task[i];
                 pending &= ~HX_BIT(i);
             }
         }
+        for (int k = 0; k < n; k++) send_task_done(q, qi, now[k], req->seq, recv);
         if (returned) break;
         hx_counter_wait_change(&X.host_channel, seen, &X.cfg->wait);
     }

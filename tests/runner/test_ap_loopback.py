@@ -133,17 +133,19 @@ def test_records_have_hxruns_schema_and_the_dsps_checksums(ap_build, hxrun, tmp_
     assert meta["device"]["kernels"] == ref[0]["kernels"]
 
 
-def test_early_completion_reaches_the_ap_in_publication_order(ap_build, tmp_path):
+def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path):
     # M much longer than V.  The fused entry runs V inline and publishes it
     # at once (--v-release at-completion); M and D, launched to their
     # engines, are published oldest first once M is done (exec_device.c).
-    # With early completion the skel replies per task as each is published,
-    # so the AP reads V's reply before M's; without it the AP learns of all
-    # of them at the entry's return.
+    # With early completion the skel replies per task as each is published
+    # (several found at one wake-up: in the order they ended), so the AP
+    # reads V's reply before M's; without it the AP learns of all of them at
+    # the entry's return.
     args = ("--workloads", "mvd", "--m-shape", "512,512,512", "--v-shape", "16,256", "--d-shape", "16,1024")
-    args += ("--warmup", "0", "--rounds", "4", "--groups", "D")
+    args += ("--warmup", "0", "--rounds", "6", "--groups", "D")
     for mode in ("on", "off"):
         recs = ok(*run_ap(tmp_path, *args, "--early-completion", mode, name=mode)[:2])
+        early = 0
         for t in trials(recs, group="D", workload="mvd"):
             tasks = {x["task"]: x for x in t["tasks"]}
             for x in tasks.values():
@@ -151,11 +153,17 @@ def test_early_completion_reaches_the_ap_in_publication_order(ap_build, tmp_path
                 # host_seen is the AP reading the reply; the end is the DSP's
                 # clock mapped onto the AP's (same clock here: offset ~0)
                 assert x["end"] <= x["host_seen"] <= t["host"]["wait_end"], x
-            seen = [tasks[k]["host_seen"] for k in ("V", "M", "D")]
+            assert tasks["V"]["end"] < tasks["M"]["end"]  # the premise
+            seen = {k: tasks[k]["host_seen"] for k in tasks}
             if mode == "on":
-                assert seen[0] < seen[1] <= seen[2], seen
+                assert seen["V"] < seen["M"], seen
             else:
-                assert len(set(seen)) == 1, seen
+                assert len(set(seen.values())) == 1, seen
+            early += seen["V"] < tasks["M"]["end"]
+        # truly early: the AP had V's reply while M still ran (a skel that
+        # forwarded only at the entry's return would never do so; a loaded
+        # machine may delay some replies, not all six)
+        assert early >= 1 if mode == "on" else early == 0, (mode, early)
 
 
 def test_a_known_clock_offset_is_measured_and_removed(ap_build, tmp_path):
