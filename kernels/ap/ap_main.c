@@ -12,6 +12,7 @@
 #include "clock_align.h"
 #include "cli.h"
 #include "../hxrun/exec.h"
+#include "../hxrun/ladder.h"
 #include "exec_ap.h"
 #include "../hxrun/protocol.h"
 #include "platform.h"
@@ -110,75 +111,19 @@ static const char *st_name(int i) {
     return i < HX_AP_NSTEPS ? hx_ap_step_names[i] : i == ST_REQUEST ? "request" : "fused";
 }
 
-static struct {
-    FILE *out;
-    int current; /* the step running now, -1 none; atomic (the watchdog reads it) */
-    uint64_t t0;
-    uint64_t timeout_ns;
-    int done;
-    int status[ST_N]; /* -1 not run, 0 pass, 1 fail */
-    uint32_t lock;
-} S;
+static void st_log(const char *line) { fprintf(stderr, "%s\n", line); }
+static void st_sleep_ms(unsigned ms) { hx_sleep_ns((uint64_t)ms * 1000000u); }
 
-static void st_record(int i, const char *status, const char *detail, double ms) {
-    while (__atomic_exchange_n(&S.lock, 1u, __ATOMIC_ACQUIRE)) hx_cpu_relax();
-    fprintf(stderr, "hxrun-ap: selftest: %-8s %s%s%s\n", st_name(i), status, detail && detail[0] ? ": " : "",
-            detail ? detail : "");
-    hx_json j;
-    hx_json_begin(&j, S.out);
-    hx_json_str(&j, "record", "selftest_step");
-    hx_json_i64(&j, "index", i);
-    hx_json_str(&j, "step", st_name(i));
-    hx_json_str(&j, "status", status);
-    if (detail) hx_json_str(&j, "detail", detail);
-    if (ms >= 0) hx_json_f64(&j, "ms", ms);
-    hx_json_end(&j);
-    fflush(S.out);
-    __atomic_store_n(&S.lock, 0u, __ATOMIC_RELEASE);
-}
-
-static void st_summary(int hung) {
-    int failed = -1;
-    for (int i = 0; i < ST_N && failed < 0; i++)
-        if (S.status[i] == 1) failed = i;
-    while (__atomic_exchange_n(&S.lock, 1u, __ATOMIC_ACQUIRE)) hx_cpu_relax();
-    hx_json j;
-    hx_json_begin(&j, S.out);
-    hx_json_str(&j, "record", "selftest");
-    hx_json_str(&j, "status", hung >= 0 ? "hang" : failed >= 0 ? "failed" : "ok");
-    hx_json_str(&j, "target", hx_platform_name());
-    hx_json_str(&j, "mode", "ap");
-    static const char *const keys[] = {"passed", "failed", "not_run"};
-    static const int want[] = {0, 1, -1};
-    for (int k = 0; k < 3; k++) {
-        hx_json_arr(&j, keys[k]);
-        for (int i = 0; i < ST_N; i++)
-            if (S.status[i] == want[k] && i != hung) hx_json_str(&j, NULL, st_name(i));
-        hx_json_close(&j, ']');
-    }
-    hx_json_str(&j, "first_failure", failed >= 0 ? st_name(failed) : NULL);
-    hx_json_str(&j, "hung", hung >= 0 ? st_name(hung) : NULL);
-    hx_json_f64(&j, "step_timeout_s", (double)S.timeout_ns / 1e9);
-    hx_json_end(&j);
-    fflush(S.out);
-    __atomic_store_n(&S.lock, 0u, __ATOMIC_RELEASE);
-}
-
-static void st_watchdog(void *arg) {
-    (void)arg;
-    while (!__atomic_load_n(&S.done, __ATOMIC_ACQUIRE)) {
-        hx_sleep_ns(20000000u);
-        int i = __atomic_load_n(&S.current, __ATOMIC_ACQUIRE);
-        if (i < 0 || hx_now_ns() - __atomic_load_n(&S.t0, __ATOMIC_RELAXED) < S.timeout_ns) continue;
-        char d[160];
-        snprintf(d, sizeof d, "no result after %.1f s: this step hangs (named by the watchdog)",
-                 (double)S.timeout_ns / 1e9);
-        st_record(i, "hang", d, -1);
-        st_summary(i);
-        fclose(S.out);
-        _Exit(5);
-    }
-}
+/* The log and the watchdog: hxrun's (hxrun/ladder.c). */
+static hx_ladder L = {
+    .log_prefix = "hxrun-ap: selftest: ",
+    .name_width = 8,
+    .mode = "ap",
+    .n = ST_N,
+    .name = st_name,
+    .log = st_log,
+    .sleep_ms = st_sleep_ms,
+};
 
 /* One trial of `group` with empty tasks: the boundary's round trip alone. */
 static int st_trial(hx_exec *x, int group, uint32_t mask, char *d, size_t n) {
@@ -220,37 +165,28 @@ static int selftest_main(int argc, char **argv) {
     opt.argc = 11, opt.argv = dsp_argv;
     hx_ap_set_options(&opt);
     /* Written in place, not FILE.tmp: a crash must leave the steps so far. */
-    if (!(S.out = fopen(out, "w"))) {
+    if (!(L.out = fopen(out, "w"))) {
         fprintf(stderr, "hxrun-ap: error: cannot open %s for writing\n", out);
         return 1;
     }
-    S.current = -1;
-    S.timeout_ns = (uint64_t)(timeout_s * 1e9);
-    for (int i = 0; i < ST_N; i++) S.status[i] = -1;
-    hx_thread *wd = hx_thread_start(st_watchdog, NULL, "st_watchdog", -1, err, sizeof err);
+    L.timeout_ns = (uint64_t)(timeout_s * 1e9);
+    hx_thread *wd = hx_ladder_start(&L, err, sizeof err);
     static hx_exec x;
     hx_ap_begin(&x, &cfg);
     int failed = 0;
     for (int i = 0; i < ST_N && !failed; i++) {
         char d[1024] = "";
-        st_record(i, "running", NULL, -1);
-        __atomic_store_n(&S.t0, hx_now_ns(), __ATOMIC_RELAXED);
-        __atomic_store_n(&S.current, i, __ATOMIC_RELEASE);
+        hx_ladder_begin(&L, i);
         if (hang && !strcmp(hang, st_name(i)))
             for (;;) hx_sleep_ns(1000000000u);
         int rc = i < HX_AP_NSTEPS  ? hx_ap_step(i, d, sizeof d)
                  : i == ST_REQUEST ? st_trial(&x, HX_G_A, HX_BIT(HX_M), d, sizeof d)
                                    : st_trial(&x, HX_G_D, HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D), d, sizeof d);
-        __atomic_store_n(&S.current, -1, __ATOMIC_RELEASE);
-        S.status[i] = rc ? 1 : 0;
         failed = rc != 0;
-        st_record(i, rc ? "fail" : "pass", d, (double)(hx_now_ns() - __atomic_load_n(&S.t0, __ATOMIC_RELAXED)) / 1e6);
+        hx_ladder_end(&L, i, rc ? HX_LADDER_FAIL : HX_LADDER_PASS, d);
     }
     hx_exec_teardown(&x);
-    __atomic_store_n(&S.done, 1, __ATOMIC_RELEASE);
-    if (wd) hx_thread_join(wd);
-    st_summary(-1);
-    return fclose(S.out) != 0 || failed ? 1 : 0;
+    return hx_ladder_finish(&L, wd);
 }
 
 int main(int argc, char **argv) {

@@ -7,6 +7,7 @@
  * it starts, so the last "running" record names the step even after a crash
  * that takes the process down, and the watchdog names a step that hangs. */
 #include "selftest.h"
+#include "ladder.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,93 +24,20 @@ static const char *const ladder[] = {
 };
 enum { NSTEPS = sizeof ladder / sizeof ladder[0] };
 
-static struct {
-    FILE *out;
-    const char *out_path;
-    uint32_t lock;        /* the output file: one record at a time */
-    volatile int current; /* step running now, -1 none */
-    volatile uint64_t t0; /* when it started */
-    uint64_t timeout_ns;
-    volatile int done; /* ladder over: the watchdog stops */
-    int status[NSTEPS];
-} S;
+static const char *ladder_name(int i) { return ladder[i]; }
 
-static void out_lock(void) {
-    while (__atomic_exchange_n(&S.lock, 1u, __ATOMIC_ACQUIRE)) hx_cpu_relax();
-}
-static void out_unlock(void) { __atomic_store_n(&S.lock, 0u, __ATOMIC_RELEASE); }
-
-static const char *status_name(int s) {
-    return s == HX_ST_PASS ? "pass" : s == HX_ST_FAIL ? "fail" : s == HX_ST_NA ? "not available on this target" : "?";
-}
-
-static void step_record(int i, const char *status, const char *detail, double ms) {
-    char line[600];
-    snprintf(line, sizeof line, "hxrun: selftest: %-16s %s%s%s", ladder[i], status, detail && detail[0] ? ": " : "",
-             detail ? detail : "");
-    hx_st_log(line);
-    out_lock();
-    hx_json j;
-    hx_json_begin(&j, S.out);
-    hx_json_str(&j, "record", "selftest_step");
-    hx_json_i64(&j, "index", i);
-    hx_json_str(&j, "step", ladder[i]);
-    hx_json_str(&j, "status", status);
-    if (detail) hx_json_str(&j, "detail", detail);
-    if (ms >= 0) hx_json_f64(&j, "ms", ms);
-    hx_json_end(&j);
-    fflush(S.out);
-    out_unlock();
-}
-
-static void list(hx_json *j, const char *key, int want) {
-    hx_json_arr(j, key);
-    for (int i = 0; i < NSTEPS; i++)
-        if (S.status[i] == want) hx_json_str(j, NULL, ladder[i]);
-    hx_json_close(j, ']');
-}
-
-/* The one record of what passed; hung: the step the watchdog named, or -1. */
-static void summary(int hung) {
-    int failed = -1;
-    for (int i = 0; i < NSTEPS && failed < 0; i++)
-        if (S.status[i] == HX_ST_FAIL) failed = i;
-    out_lock();
-    hx_json j;
-    hx_json_begin(&j, S.out);
-    hx_json_str(&j, "record", "selftest");
-    hx_json_str(&j, "status", hung >= 0 ? "hang" : failed >= 0 ? "failed" : "ok");
-    hx_json_str(&j, "target", hx_platform_name());
-    list(&j, "passed", HX_ST_PASS);
-    list(&j, "failed", HX_ST_FAIL);
-    list(&j, "not_available", HX_ST_NA);
-    list(&j, "not_run", -1);
-    hx_json_str(&j, "first_failure", failed >= 0 ? ladder[failed] : NULL);
-    hx_json_str(&j, "hung", hung >= 0 ? ladder[hung] : NULL);
-    hx_json_f64(&j, "step_timeout_s", (double)S.timeout_ns / 1e9);
-    hx_json_end(&j);
-    fflush(S.out);
-    out_unlock();
-}
-
-/* A step that does not return within the timeout cannot be stopped from
- * here (it may sit in the kernel or on a DSP resource): name it, write the
- * summary, end the process. */
-static void watchdog(void *arg) {
-    (void)arg;
-    while (!S.done) {
-        hx_st_sleep_ms(20);
-        int i = S.current;
-        if (i < 0 || hx_now_ns() - S.t0 < S.timeout_ns) continue;
-        char d[160];
-        snprintf(d, sizeof d, "no result after %.1f s: this step hangs (named by the watchdog)",
-                 (double)S.timeout_ns / 1e9);
-        step_record(i, "hang", d, -1);
-        summary(i);
-        fclose(S.out);
-        _Exit(5);
-    }
-}
+/* The log and the watchdog: ladder.c. */
+static hx_ladder L = {
+    .log_prefix = "hxrun: selftest: ",
+    .name_width = 16,
+    .lists_na = 1,
+    .hung_in_not_run = 1,
+    .n = NSTEPS,
+    .name = ladder_name,
+    .log = hx_st_log,
+    .sleep_ms = hx_st_sleep_ms,
+};
+static const char *out_path;
 
 /* ---- steps every target has, through platform.h ---- */
 
@@ -173,7 +101,7 @@ static int st_threads(char *d, size_t n) {
  * phone): write, read back, rename, remove, next to the output file. */
 static int st_file_io(char *d, size_t n) {
     char a[4200], b[4210];
-    snprintf(a, sizeof a, "%s.probe", S.out_path);
+    snprintf(a, sizeof a, "%s.probe", out_path);
     snprintf(b, sizeof b, "%s.renamed", a);
     const char msg[] = "hxfuse selftest probe\n";
     char got[64] = "";
@@ -215,61 +143,49 @@ static int parse(int argc, char **argv, const char **hang) {
         long long v;
         if (!strcmp(argv[i], "--selftest")) continue;
         if (i + 1 >= argc) return -1;
-        if (!strcmp(argv[i], "--out")) S.out_path = argv[++i];
+        if (!strcmp(argv[i], "--out")) out_path = argv[++i];
         else if (!strcmp(argv[i], "--selftest-hang")) *hang = argv[++i];
         else if (!strcmp(argv[i], "--selftest-step-timeout") && !hx_parse_ll(argv[i + 1], 10, 1, 3600, &v))
             timeout_s = (double)v, i++;
         else if (!strcmp(argv[i], "--label")) i++; /* device.sh adds the phone's serial */
         else return -1;
     }
-    S.timeout_ns = (uint64_t)(timeout_s * 1e9);
-    return S.out_path ? 0 : -1;
+    L.timeout_ns = (uint64_t)(timeout_s * 1e9);
+    return out_path ? 0 : -1;
 }
 
 static void run_step(int i, const char *hang) {
     hx_st_fn fn = find(ladder[i]);
     char detail[400] = "";
     if (!fn) {
-        S.status[i] = HX_ST_NA;
-        step_record(i, status_name(HX_ST_NA), NULL, -1);
+        L.status[i] = HX_ST_NA;
+        hx_ladder_record(&L, i, hx_ladder_status_name(HX_ST_NA), NULL, -1);
         return;
     }
-    step_record(i, "running", NULL, -1);
-    S.t0 = hx_now_ns();
-    __atomic_store_n(&S.current, i, __ATOMIC_RELEASE);
+    hx_ladder_begin(&L, i);
     if (hang && !strcmp(hang, ladder[i]))
         for (;;) hx_st_sleep_ms(1000); /* planted hang (test hook) */
-    int rc = fn(detail, sizeof detail);
-    __atomic_store_n(&S.current, -1, __ATOMIC_RELEASE);
-    S.status[i] = rc;
-    step_record(i, status_name(rc), detail, (double)(hx_now_ns() - S.t0) / 1e6);
+    hx_ladder_end(&L, i, fn(detail, sizeof detail), detail);
 }
 
 int hx_selftest_main(int argc, char **argv) {
     const char *hang = NULL;
-    S.current = -1;
     if (parse(argc, argv, &hang) != 0) {
         fprintf(stderr, "hxrun: error: usage: hxrun --selftest --out FILE [--selftest-step-timeout S]\n");
         return 2;
     }
     /* Written in place, not FILE.tmp: a crash must leave the steps so far. */
-    if (!(S.out = fopen(S.out_path, "w"))) {
-        fprintf(stderr, "hxrun: error: cannot open %s for writing\n", S.out_path);
+    if (!(L.out = fopen(out_path, "w"))) {
+        fprintf(stderr, "hxrun: error: cannot open %s for writing\n", out_path);
         return 1;
     }
-    for (int i = 0; i < NSTEPS; i++) S.status[i] = -1;
     char err[300] = "";
-    hx_thread *wd = hx_thread_start(watchdog, NULL, "st_watchdog", -1, err, sizeof err);
+    hx_thread *wd = hx_ladder_start(&L, err, sizeof err);
     if (!wd) {
         char line[400];
         snprintf(line, sizeof line, "hxrun: selftest: no watchdog thread (%s): a hanging step will not be named", err);
         hx_st_log(line);
     }
     for (int i = 0; i < NSTEPS; i++) run_step(i, hang);
-    S.done = 1;
-    if (wd) hx_thread_join(wd);
-    summary(-1);
-    int failed = 0;
-    for (int i = 0; i < NSTEPS; i++) failed |= S.status[i] == HX_ST_FAIL;
-    return fclose(S.out) != 0 || failed ? 1 : 0;
+    return hx_ladder_finish(&L, wd);
 }

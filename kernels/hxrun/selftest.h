@@ -11,8 +11,10 @@
 #ifndef HX_SELFTEST_H
 #define HX_SELFTEST_H
 #include <stddef.h>
+#include "ladder.h"
 
-enum { HX_ST_PASS = 0, HX_ST_FAIL = 1, HX_ST_NA = 2 };
+/* A step's result: the ladder log's statuses (ladder.h). */
+enum { HX_ST_PASS = HX_LADDER_PASS, HX_ST_FAIL = HX_LADDER_FAIL, HX_ST_NA = HX_LADDER_NA };
 
 /* Runs one step: returns HX_ST_PASS, HX_ST_FAIL or HX_ST_NA and says what it
  * saw (numbers, return codes) in detail. */
