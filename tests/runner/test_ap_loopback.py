@@ -153,9 +153,10 @@ def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path)
                 # host_seen is the AP reading the reply; the end is the DSP's
                 # clock mapped onto the AP's (same clock here: offset ~0)
                 assert x["end"] <= x["host_seen"] <= t["host"]["wait_end"], x
-            assert tasks["V"]["end"] < tasks["M"]["end"]  # the premise
             seen = {k: tasks[k]["host_seen"] for k in tasks}
-            if mode == "on":
+            # V ends first unless the entry thread lost its core after
+            # launching M (a loaded machine); then either order is right
+            if mode == "on" and tasks["V"]["end"] < tasks["M"]["end"]:
                 assert seen["V"] < seen["M"], seen
             else:
                 assert len(set(seen.values())) == 1, seen
