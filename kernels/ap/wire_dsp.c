@@ -6,6 +6,7 @@
 #include <string.h>
 #include "json.h"
 #include "platform.h"
+#include "record.h"
 #include "wire.h"
 
 uint64_t hx_wire_xform_apply(const hx_wire_xform *xf, uint64_t t) {
@@ -32,11 +33,7 @@ static int device_json(char *buf, size_t cap, const hx_exec *x) {
     hx_json j;
     hx_json_begin_buf(&j, buf, cap);
     hx_json_str(&j, "target", hx_platform_name());
-#ifdef HX_EMULATED
-    hx_json_bool(&j, "emulated", 1);
-#else
-    hx_json_bool(&j, "emulated", 0);
-#endif
+    hx_record_emulated(&j);
     hx_json_str(&j, "kernels", x->kern->name);
     hx_json_str(&j, "kernels_choice", x->kern->choice);
     hx_json_str(&j, "compiler", HX_COMPILER);

@@ -69,3 +69,11 @@ void hx_shuffle(int *a, int n, uint64_t *state) {
         a[i] = a[j], a[j] = t;
     }
 }
+
+void hx_record_emulated(hx_json *j) {
+#ifdef HX_EMULATED
+    hx_json_bool(j, "emulated", 1);
+#else
+    hx_json_bool(j, "emulated", 0);
+#endif
+}

@@ -38,6 +38,11 @@ void hx_record_end_begin(hx_json *j, FILE *f, const char *status);
  * exceeds HX_CLOCK_DRIFT_TOL (2%: the DCVS vote fixes the clock, so a larger
  * change is throttling, and every CPU time of the run rests on the start
  * value).  null where the platform calibrates nothing (start or end 0). */
+/* "emulated": whether this build's timings are functional emulation
+ * (HX_EMULATED: qemu, the simulator, the loopback stand-in), never
+ * performance. */
+void hx_record_emulated(hx_json *j);
+
 #define HX_CLOCK_DRIFT_TOL 0.02
 void hx_record_clock_drift(hx_json *j, double start, double end);
 

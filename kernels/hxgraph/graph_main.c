@@ -323,11 +323,7 @@ static void write_meta(FILE *f, const opts *o, const int core[HXG_NENG], int hos
     hx_json_i64(&j, "schema_version", 1);
     hx_json_str(&j, "runner", "hxgraph");
     hx_json_str(&j, "target", hx_platform_name());
-#ifdef HX_EMULATED
-    hx_json_bool(&j, "emulated", 1);
-#else
-    hx_json_bool(&j, "emulated", 0);
-#endif
+    hx_record_emulated(&j);
     hx_json_str(&j, "kernels", X.k->name);
     if (X.k->choice) hx_json_str(&j, "kernels_choice", X.k->choice);
     hx_json_str(&j, "compiler", HX_COMPILER);

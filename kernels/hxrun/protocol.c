@@ -126,12 +126,7 @@ static void write_machine(hx_json *j, const hx_exec *x, int cores) {
     hx_cpu_model(model, sizeof model);
     hx_cpu_governor(gov, sizeof gov);
     hx_json_str(j, "target", hx_platform_name());
-#ifdef HX_EMULATED
-    /* Functional emulation: timings are not performance (never plot them as such). */
-    hx_json_bool(j, "emulated", 1);
-#else
-    hx_json_bool(j, "emulated", 0);
-#endif
+    hx_record_emulated(j);
     hx_json_str(j, "kernels", x->kern->name);
     /* how a build with several kernel variants chose this one */
     if (x->kern->choice) hx_json_str(j, "kernels_choice", x->kern->choice);

@@ -13,22 +13,7 @@
 #include "AEEStdErr.h"
 #include "dspqueue.h"
 #include "remote.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-#define RC(expr, want)                                                                                                 \
-    do {                                                                                                               \
-        int rc_ = (expr);                                                                                              \
-        CHECK(rc_ == (want), "got %d, want %d", rc_, (want));                                                          \
-    } while (0)
+#include "test_check.h"
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -278,5 +263,5 @@ int main(int argc, char **argv) {
         fprintf(stderr, "no test named %s\n", only);
         return 2;
     }
-    return failures ? 1 : 0;
+    return 0;
 }

@@ -12,21 +12,7 @@
 #include "dspqueue.h"
 #include "remote.h"
 #include "../ap/wire.h"
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-#define RC(expr, want)                                                                                                 \
-    do {                                                                                                               \
-        int rc_ = (expr);                                                                                              \
-        CHECK(rc_ == (want), "got %d, want %d", rc_, (want));                                                          \
-    } while (0)
+#include "test_check.h"
 
 static remote_handle64 H;
 static dspqueue_t Q[HX_WIRE_QUEUES];
