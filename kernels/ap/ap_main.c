@@ -27,7 +27,8 @@ static void usage(FILE *f) {
         "  --cdsprpc PATH              the FastRPC library to load (default: $HX_CDSPRPC_LIB, else " HX_CDSPRPC_DEFAULT
         ")\n"
         "  --clock-bound-ns N          refuse the clock alignment when the DSP clock's offset moves by more\n"
-        "                              than N ns over the run (default 5000; exit 7, status clock_unaligned)\n"
+        "                              than N ns beyond the two fits' uncertainty (default 5000; exit 7,\n"
+        "                              status clock_unaligned)\n"
         "  --ap-timeout-s S            every wait on the DSP ends the run with an error after S s (default 60)\n"
         "  --test-dsp-clock-offset-ns N, --test-dsp-clock-drift-ppm P\n"
         "                              test hook: the skel gives its clock this offset and drift\n"

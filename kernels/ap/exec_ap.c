@@ -105,7 +105,8 @@ static ap_state ap;
 
 void hx_ap_set_options(const hx_ap_options *o) { ap.opt = *o; }
 
-uint64_t hx_exec_now(const hx_exec *x) { return hx_now_ns() - x->epoch; }
+/* The AP clock the DSP shares where it can (clock_align.h). */
+uint64_t hx_exec_now(const hx_exec *x) { return hx_clock_ap_now() - x->epoch; }
 
 void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e) {
     uint32_t i = __atomic_fetch_add(&x->nwaits, 1u, __ATOMIC_RELAXED);
@@ -427,20 +428,15 @@ static void keep_error(ap_state *st, const char *e) {
     pthread_mutex_unlock(&st->lock);
 }
 
-static int ping_fit(ap_state *st, hx_clock_fit *fit, char *err, size_t errlen) {
-    hx_ping p[PINGS];
+static int ping_once(void *ctx, uint64_t *dsp, char *err, size_t errlen) {
     hx_wire_ctl_resp r;
-    for (int i = 0; i < PINGS; i++) {
-        p[i].ap_send = hx_now_ns();
-        if (control(st, HX_CTL_PING, 0, 0, 0, 0, &r, NULL, 0, err, errlen)) return -1;
-        p[i].ap_recv = hx_now_ns();
-        p[i].dsp = r.value;
-    }
-    if (hx_clock_fit_samples(p, PINGS, fit)) {
-        snprintf(err, errlen, "clock alignment: no usable ping sample of %d", PINGS);
-        return -1;
-    }
+    if (control((ap_state *)ctx, HX_CTL_PING, 0, 0, 0, 0, &r, NULL, 0, err, errlen)) return -1;
+    *dsp = r.value;
     return 0;
+}
+
+static int ping_fit(ap_state *st, hx_clock_fit *fit, char *err, size_t errlen) {
+    return hx_clock_measure(fit, PINGS, ping_once, st, err, errlen);
 }
 
 void hx_task_poison(hx_task *t) {
@@ -487,7 +483,7 @@ static void step_begin(hx_exec *x, const hx_config *cfg) {
     pthread_mutex_init(&st->lock, NULL);
     st->timeout_ns = (uint64_t)((opt.timeout_s > 0 ? opt.timeout_s : HX_AP_TIMEOUT_DEFAULT_S) * 1e9);
     x->cfg = cfg;
-    x->epoch = hx_now_ns();
+    x->epoch = hx_clock_ap_now();
     x->nallowed = hx_allowed_cores(x->allowed, HX_MAX_CORES);
 }
 
@@ -575,8 +571,9 @@ static int step_queues(ap_state *st, char *d, size_t n) {
 
 static int step_ping(ap_state *st, char *d, size_t n) {
     if (ping_fit(st, &st->fit_start, d, n)) return -1;
-    snprintf(d, n, "DSP clock offset %lld ns +- %llu ns (minimum round trip %llu ns of %d pings)",
+    snprintf(d, n, "DSP clock offset %lld ns +- %llu ns by the %s (minimum round trip %llu ns of %d pings)",
              (long long)st->fit_start.offset_ns, (unsigned long long)st->fit_start.uncertainty_ns,
+             st->fit_start.method == HX_CLOCK_SHARED_COUNTER ? "shared counter" : "ping-pong",
              (unsigned long long)st->fit_start.rtt_ns, st->fit_start.samples);
     return 0;
 }
@@ -873,13 +870,10 @@ const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen) {
     st->cycles_end = json_number(st->end_json, "core_cycles_per_us_end");
     st->have_end_json = 1;
     uint64_t bound = st->opt.clock_bound_ns;
-    if (!hx_clock_aligned(&st->fit_start, &st->fit_end, bound)) {
-        snprintf(err, errlen,
-                 "clock_unaligned: the DSP clock's offset moved from %lld ns at the start to %lld ns at the end "
-                 "(%.3f ppm), more than the bound of %llu ns (--clock-bound-ns): every mapped device time may be off "
-                 "by as much",
-                 (long long)st->fit_start.offset_ns, (long long)st->fit_end.offset_ns,
-                 hx_clock_drift_ppm(&st->fit_start, &st->fit_end), (unsigned long long)bound);
+    hx_clock_verdict v;
+    hx_clock_assess(&st->fit_start, &st->fit_end, bound, &v);
+    if (!v.aligned) {
+        hx_clock_refusal(&v, bound, err, errlen);
         return finish_failure("clock_unaligned");
     }
     return NULL;
@@ -915,11 +909,7 @@ void hx_exec_write_device_meta(hx_json *j, const hx_exec *x) {
                             "it publishes, then ENTRY_DONE");
     hx_json_close(j, '}');
     hx_json_obj(j, "clock_alignment");
-    hx_json_i64(j, "offset_ns", st->fit_start.offset_ns);
-    hx_json_u64(j, "rtt_ns", st->fit_start.rtt_ns);
-    hx_json_u64(j, "uncertainty_ns", st->fit_start.uncertainty_ns);
-    hx_json_i64(j, "samples", st->fit_start.samples);
-    hx_json_u64(j, "bound_ns", st->opt.clock_bound_ns);
+    hx_clock_write_start(j, &st->fit_start, st->opt.clock_bound_ns);
     hx_json_close(j, '}');
     if (st->opt.test_clock) {
         /* a test hook: the skel gave its clock this offset and drift on purpose */
@@ -945,11 +935,7 @@ void hx_exec_write_clock_drift(hx_json *j, hx_exec *x) {
         return;
     }
     hx_json_obj(j, "clock_alignment_end");
-    hx_json_i64(j, "offset_start_ns", st->fit_start.offset_ns);
-    hx_json_i64(j, "offset_end_ns", st->fit_end.offset_ns);
-    hx_json_f64(j, "drift_ppm", hx_clock_drift_ppm(&st->fit_start, &st->fit_end));
-    hx_json_u64(j, "bound_ns", st->opt.clock_bound_ns);
-    hx_json_bool(j, "aligned", hx_clock_aligned(&st->fit_start, &st->fit_end, st->opt.clock_bound_ns));
+    hx_clock_write_end(j, &st->fit_start, &st->fit_end, st->opt.clock_bound_ns);
     hx_json_close(j, '}');
 }
 

@@ -99,6 +99,82 @@ int main(void) {
     CHECK(hx_clock_map(&neg, 200000000, 200000000 - 123456789 + 1000) == 1000, "negative-offset map %" PRIu64,
           hx_clock_map(&neg, 200000000, 200000000 - 123456789 + 1000));
 
+    /* The offsets every sample allows: [max(dsp - recv), min(dsp - send)]. */
+    hx_ping c[3] = {{1000, 1030, 1100}, {2000, 2010, 2040}, {3000, 3090, 3100}};
+    CHECK(hx_clock_fit_samples(c, 3, &f) == 0, "consistent fit failed");
+    CHECK(f.lo_ns == -10 && f.hi_ns == 10, "consistent interval [%" PRId64 ", %" PRId64 "] != [-10, 10]", f.lo_ns,
+          f.hi_ns);
+    /* One reading of one counter: offset 0 fits, the shared counter maps
+     * with 0 +- 0 whatever the min-rtt sample's asymmetry said (+-20 here). */
+    hx_clock_choose(&f, 1);
+    CHECK(f.method == HX_CLOCK_SHARED_COUNTER, "offset 0 fits every sample: not the shared counter");
+    CHECK(f.offset_ns == 0 && f.uncertainty_ns == 0, "shared counter maps with %" PRId64 " +- %" PRIu64, f.offset_ns,
+          f.uncertainty_ns);
+    CHECK(f.ping_offset_ns == -10 && f.ping_uncertainty_ns == 20, "ping estimate kept: %" PRId64 " +- %" PRIu64,
+          f.ping_offset_ns, f.ping_uncertainty_ns);
+    /* An AP clock that cannot be the DSP's counter: the ping, whatever fits. */
+    CHECK(hx_clock_fit_samples(c, 3, &f) == 0, "refit failed");
+    hx_clock_choose(&f, 0);
+    CHECK(f.method == HX_CLOCK_PING && f.offset_ns == -10 && f.uncertainty_ns == 20, "no counter: %d %" PRId64,
+          f.method, f.offset_ns);
+    /* An offset of 15 ns excludes 0: the ping. */
+    for (int i = 0; i < 3; i++) c[i].dsp += 15;
+    CHECK(hx_clock_fit_samples(c, 3, &f) == 0, "offset fit failed");
+    hx_clock_choose(&f, 1);
+    CHECK(f.method == HX_CLOCK_PING && f.lo_ns == 5 && f.hi_ns == 25, "offset 15: method %d [%" PRId64 ", %" PRId64 "]",
+          f.method, f.lo_ns, f.hi_ns);
+    /* No constant offset fits (the DSP clock jumped between samples). */
+    c[1].dsp += 1000;
+    CHECK(hx_clock_fit_samples(c, 3, &f) == 0 && f.lo_ns > f.hi_ns, "a jump left [%" PRId64 ", %" PRId64 "]", f.lo_ns,
+          f.hi_ns);
+
+    /* The verdict.  Ping, no drift, the end's estimate 30 ns from the
+     * start's with 20 ns uncertainty each: noise, not drift (old code:
+     * refused at bound 5). */
+    hx_clock_fit s0 = {.offset_ns = 1000, .uncertainty_ns = 20, .method = HX_CLOCK_PING},
+                 e0 = {.offset_ns = 1030, .uncertainty_ns = 20, .method = HX_CLOCK_PING};
+    hx_clock_verdict v;
+    hx_clock_assess(&s0, &e0, 5, &v);
+    CHECK(v.method == HX_CLOCK_PING && v.drift_ns == 30 && v.unexplained_ns == 0 && v.aligned,
+          "noise refused: drift %" PRIu64 " unexplained %" PRIu64, v.drift_ns, v.unexplained_ns);
+    CHECK(v.error_bound_ns == 50, "error bound %" PRIu64 " != 30 + 20", v.error_bound_ns);
+    /* A drift of 100 ns: 60 beyond the fits, refused at 59, held at 60. */
+    e0.offset_ns = 900;
+    hx_clock_assess(&s0, &e0, 59, &v);
+    CHECK(v.drift_ns == 100 && v.unexplained_ns == 60 && !v.aligned && v.error_bound_ns == 120,
+          "drift: %" PRIu64 " %" PRIu64 " %d %" PRIu64, v.drift_ns, v.unexplained_ns, v.aligned, v.error_bound_ns);
+    CHECK(hx_clock_aligned(&s0, &e0, 60) == 1, "exactly at the bound refused");
+    /* A start fit with a larger uncertainty than the end's movement. */
+    s0.uncertainty_ns = 500;
+    e0.offset_ns = 1000;
+    hx_clock_assess(&s0, &e0, 0, &v);
+    CHECK(v.error_bound_ns == 500 && v.aligned, "error bound %" PRIu64 " != u_start 500", v.error_bound_ns);
+    /* The shared counter at both ends: exact. */
+    hx_clock_fit sc = {.offset_ns = 0, .method = HX_CLOCK_SHARED_COUNTER, .lo_ns = -300, .hi_ns = 200};
+    hx_clock_fit ec = {.offset_ns = 0, .method = HX_CLOCK_SHARED_COUNTER, .lo_ns = -100, .hi_ns = 50};
+    hx_clock_assess(&sc, &ec, 0, &v);
+    CHECK(v.method == HX_CLOCK_SHARED_COUNTER && v.error_bound_ns == 0 && v.aligned, "shared: %d %" PRIu64, v.method,
+          v.error_bound_ns);
+    /* Shared at the start, not at the end: the run is a ping run; the
+     * start's 0 is within max(|lo|, |hi|) = 300 of the truth. */
+    hx_clock_fit ep = {.offset_ns = 700, .uncertainty_ns = 40, .method = HX_CLOCK_PING, .lo_ns = 660, .hi_ns = 740};
+    hx_clock_assess(&sc, &ep, 5000, &v);
+    CHECK(v.method == HX_CLOCK_PING && v.u_start_ns == 300 && v.u_end_ns == 40, "downgrade: %d %" PRIu64 " %" PRIu64,
+          v.method, v.u_start_ns, v.u_end_ns);
+    CHECK(v.unexplained_ns == 360 && v.error_bound_ns == 740 && v.aligned, "downgrade: %" PRIu64 " %" PRIu64,
+          v.unexplained_ns, v.error_bound_ns);
+    hx_clock_assess(&sc, &ep, 359, &v);
+    CHECK(!v.aligned, "a resolved drift of 360 ns held at bound 359");
+
+    /* Counter ticks scale as the DSP scales its QTimer: one second of
+     * 19.2 MHz ticks is 1e9 ns, one tick 52 ns (floored), large counts exact. */
+    CHECK(hx_clock_ticks_to_ns(19200000ull, HX_CLOCK_QTIMER_HZ) == 1000000000ull, "1 s of ticks");
+    CHECK(hx_clock_ticks_to_ns(1, HX_CLOCK_QTIMER_HZ) == 52, "one tick: %" PRIu64,
+          hx_clock_ticks_to_ns(1, HX_CLOCK_QTIMER_HZ));
+    CHECK(hx_clock_ticks_to_ns(19200000ull * 86400ull * 365ull + 12, HX_CLOCK_QTIMER_HZ) ==
+              86400ull * 365ull * 1000000000ull + 625,
+          "a year of ticks");
+
     if (failures) return 1;
     printf("clock_align: all checks passed\n");
     return 0;

@@ -37,6 +37,7 @@
 /* Only for the test counters: CONTROL ops and packet ops are hxfuse's
  * (a real libcdsprpc cannot know them). */
 #include "../ap/wire.h"
+#include "clock_legs.h" /* HX_LOOPBACK_CLOCK_LEGS: the invoke legs a test asks for */
 
 __attribute__((visibility("default"))) const char hx_loopback_stand_in[] =
     "hxfuse loopback stand-in for libcdsprpc.so: it runs the DSP skel in this process on the host CPU; "
@@ -607,10 +608,15 @@ int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     invoke_fn inv = handles[s].invoke;
     remote_handle64 skel = handles[s].skel;
     int fail = fault.dsp_error_method >= 0 && (uint32_t)fault.dsp_error_method == m;
+    hx_lb_legs_load();
+    uint64_t out_leg = hx_lb_legs.out_ns + hx_lb_legs_jitter(), back_leg = hx_lb_legs.back_ns + hx_lb_legs_jitter();
     pthread_mutex_unlock(&g_mu);
     if (fail) return AEE_EFAILED;
+    hx_lb_legs_wait(out_leg);
     /* in-process: the buffers are the caller's own, passed as they are */
-    return inv(skel, sc, pra);
+    int rc = inv(skel, sc, pra);
+    hx_lb_legs_wait(back_leg);
+    return rc;
 }
 
 int remote_handle64_close(remote_handle64 h) {
