@@ -72,6 +72,22 @@
 # many at once as there are serials (the pipeline's `device` resource); a run
 # that finds none free waits (HX_DEVICE_LEASE_TIMEOUT s, default 3600).
 #
+# Time bounds: every adb step runs under GNU timeout, in its own process
+# group: HX_DEVICE_STEP_TIMEOUT s (default 120) for each push, shell command
+# and query, HX_DEVICE_PULL_TIMEOUT s (default 600) for each pull and
+# HX_DEVICE_RUN_TIMEOUT s (default 7200) for the run itself.  A step that
+# overruns is stopped with everything its adb started (TERM, then KILL
+# HX_DEVICE_KILL_GRACE s later, default 5), named on stderr ("step '...'
+# did not finish within N s") and the script exits 124.  Killing the local
+# adb does not stop a process on the phone (adbd keeps it; a runner stuck in
+# a FastRPC call after a DSP crash writes nothing that would fail), so the
+# remote runner is started in the background with its pid in
+# $HX_DEVICE_DIR/out/<stamp>.pid, and a run that overruns, or a device.sh
+# stopped by SIGTERM, SIGINT or SIGHUP (the pipeline's own timeout), kills it
+# there (TERM, then KILL after the grace), itself bounded.  Nothing this
+# script started is left running: the logcat stream, the current step's
+# process group and the remote runner are stopped on every exit.
+#
 # Environment: HEXAGON_SDK_ROOT (required), HX_DEVICE_SERIAL or
 # HX_DEVICE_SERIALS (required), HX_DEVICE_DIR (default
 # /data/local/tmp/hxfuse), HEXAGON_ARCH (default v73).
@@ -82,6 +98,79 @@ die() { echo "device.sh: error: $*" >&2; exit 2; }
 : "${HX_DEVICE_LOCK_DIR:=/tmp/hxfuse-device-locks}"
 : "${HX_DEVICE_LEASE_TIMEOUT:=3600}"
 : "${HX_DEVICE_STACK=0x40000}"
+: "${HX_DEVICE_STEP_TIMEOUT:=120}"
+: "${HX_DEVICE_PULL_TIMEOUT:=600}"
+: "${HX_DEVICE_RUN_TIMEOUT:=7200}"
+: "${HX_DEVICE_KILL_GRACE:=5}"
+for v in HX_DEVICE_STEP_TIMEOUT HX_DEVICE_PULL_TIMEOUT HX_DEVICE_RUN_TIMEOUT HX_DEVICE_KILL_GRACE; do
+    case "${!v}" in '' | *[!0-9]* | 0) die "$v=${!v}: expected a whole number of seconds > 0" ;; esac
+done
+command -v timeout >/dev/null || die "timeout (GNU coreutils) is needed to bound each adb step"
+
+# --- time bounds -----------------------------------------------------------
+# The process groups of the steps running now (one file per group leader:
+# a step may run in a subshell, where a variable would not reach the trap).
+HX_STEPS=$(mktemp -d "${TMPDIR:-/tmp}/hxfuse-device-steps.XXXXXX")
+HX_LOGCAT_PID=""
+HX_REMOTE_PID_FILE="" # on the phone, while the runner may run there
+HX_SERIAL_FOR_STOP=""
+
+# bounded SECONDS NAME CMD...: CMD under `timeout`, whose own process group
+# holds CMD and all it starts.  Returns CMD's status, or 124 (and names the
+# step) when it overran and was stopped.
+bounded() {
+    local s=$1 name=$2 pid rc=0 t0=$SECONDS
+    shift 2
+    timeout -k "$HX_DEVICE_KILL_GRACE" "$s" "$@" </dev/null &
+    pid=$!
+    : >"$HX_STEPS/$pid"
+    wait "$pid" || rc=$?
+    rm -f "$HX_STEPS/$pid"
+    # 124: stopped by TERM; 137: it needed the KILL (only a timeout when the
+    # bound had passed: else something else killed it)
+    if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ $((SECONDS - t0)) -ge "$s" ]; }; then
+        echo "device.sh: error: step '$name' did not finish within $s s; it was stopped with everything it started" >&2
+        return 124
+    fi
+    return "$rc"
+}
+
+# stop_steps: the process groups of the steps running now.
+stop_steps() {
+    local f
+    for f in "$HX_STEPS"/*; do
+        [ -e "$f" ] || continue
+        kill -TERM -- "-${f##*/}" 2>/dev/null || true
+        rm -f "$f"
+    done
+}
+
+# stop_remote: the runner on the phone, if it may still run (its pid file).
+stop_remote() {
+    local f=$HX_REMOTE_PID_FILE g=$HX_DEVICE_KILL_GRACE
+    [ -n "$f" ] && [ -n "$HX_SERIAL_FOR_STOP" ] || return 0
+    HX_REMOTE_PID_FILE=""
+    bounded "$((HX_DEVICE_STEP_TIMEOUT + g))" "stop the runner on the phone" adb -s "$HX_SERIAL_FOR_STOP" shell \
+        "p=\$(cat $f 2>/dev/null); [ -n \"\$p\" ] || exit 0; kill -TERM \$p 2>/dev/null && echo \"device.sh: stopping the runner (pid \$p) on the phone\" >&2; i=0; while kill -0 \$p 2>/dev/null && [ \$i -lt $g ]; do sleep 1; i=\$((i + 1)); done; kill -KILL \$p 2>/dev/null; rm -f $f; exit 0" 9>&- ||
+        echo "device.sh: warning: could not stop the runner on $HX_SERIAL_FOR_STOP (pid file $f); stop it by hand" >&2
+}
+
+cleanup() {
+    stop_steps
+    stop_remote
+    [ -z "$HX_LOGCAT_PID" ] || kill "$HX_LOGCAT_PID" 2>/dev/null || true
+    rm -rf "$HX_STEPS"
+}
+on_signal() {
+    trap - EXIT
+    echo "device.sh: stopped by signal $1: stopping its steps and the runner on the phone" >&2
+    cleanup
+    exit $((128 + $1))
+}
+trap cleanup EXIT
+trap 'on_signal 1' HUP
+trap 'on_signal 2' INT
+trap 'on_signal 15' TERM
 
 # lease: sets HX_DEVICE_SERIAL to a free serial of HX_DEVICE_SERIALS attached
 # to this host and keeps its lock (fd 9) until this process exits.
@@ -91,7 +180,7 @@ lease() {
     command -v adb >/dev/null || die "adb is not installed: apt-get install adb (or Android platform-tools)"
     mkdir -p "$HX_DEVICE_LOCK_DIR"
     local waited=0 s attached here=""
-    attached=$(adb devices 9>&- 2>/dev/null | awk 'NR > 1 && $2 == "device" { print $1 }')
+    attached=$(bounded "$HX_DEVICE_STEP_TIMEOUT" "adb devices" adb devices 9>&- 2>/dev/null | awk 'NR > 1 && $2 == "device" { print $1 }')
     for s in $HX_DEVICE_SERIALS; do
         if printf '%s\n' "$attached" | grep -qxF -e "$s"; then here="$here $s"; fi
     done
@@ -124,7 +213,7 @@ check() {
     [ -n "${HEXAGON_SDK_ROOT:-}" ] || die "HEXAGON_SDK_ROOT is not set: install the Qualcomm Hexagon SDK and source <sdk>/setup_sdk_env.source"
     command -v adb >/dev/null || die "adb is not installed: apt-get install adb (or Android platform-tools)"
     [ -n "${HX_DEVICE_SERIAL:-}" ] || die "HX_DEVICE_SERIAL is not set: pick the serial of the phone from \`adb devices\` (or list a farm in HX_DEVICE_SERIALS)"
-    adb -s "$HX_DEVICE_SERIAL" get-state >/dev/null 2>&1 9>&- || die "device $HX_DEVICE_SERIAL is not reachable over adb (\`adb devices\`; authorise USB debugging)"
+    bounded "$HX_DEVICE_STEP_TIMEOUT" "adb get-state" adb -s "$HX_DEVICE_SERIAL" get-state >/dev/null 2>&1 9>&- || die "device $HX_DEVICE_SERIAL is not reachable over adb (\`adb devices\`; authorise USB debugging)"
 }
 
 # check_rmoh: the SDK's run_main_on_hexagon and its skel (dsp-only mode).
@@ -135,8 +224,10 @@ check_rmoh() {
     [ -n "$SKEL" ] || die "no librun_main_on_hexagon_skel.so for $HEXAGON_ARCH under $HEXAGON_SDK_ROOT/libs/run_main_on_hexagon/ship (some SDK installs ship none: build it in libs/run_main_on_hexagon)"
 }
 
-# fd 9 (the farm's lock) closed: an adb server this call starts must not hold it
-ADB() { adb -s "$HX_DEVICE_SERIAL" "$@" 9>&-; }
+# fd 9 (the farm's lock) closed: an adb server this call starts must not hold
+# it.  Each call is one bounded step, named by its adb command line.
+ADB() { bounded "$HX_DEVICE_STEP_TIMEOUT" "adb $*" adb -s "$HX_DEVICE_SERIAL" "$@" 9>&-; }
+ADB_PULL() { bounded "$HX_DEVICE_PULL_TIMEOUT" "adb pull $*" adb -s "$HX_DEVICE_SERIAL" pull "$@" 9>&-; }
 
 deploy() {
     local so=${1:-kernels/build/hexagon/hxrun}
@@ -169,17 +260,22 @@ deploy_ap() {
     ADB shell "echo 0x1f > $HX_DEVICE_DIR/hxrun-ap.farf"
 }
 
-# launch_line MODE QUOTED: the remote shell command of one run.  The runner's
-# own status is echoed; device.sh decides from the output file (above).
+# launch_line MODE QUOTED PIDFILE: the remote shell command of one run.  The
+# runner runs in the background with its pid in PIDFILE (so that a run that
+# overruns can be stopped on the phone), and its own status is echoed;
+# device.sh decides from the output file (above).
 launch_line() {
-    local mode=$1 quoted=$2 stack=""
+    local mode=$1 quoted=$2 pidfile=$3 stack="" env cmd
     if [ "$mode" = ap ]; then
         # the skel from $HX_DEVICE_DIR first, then the system's DSP library dirs
-        printf '%s' "cd $HX_DEVICE_DIR && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/dsp/cdsp;/vendor/lib/rfsa/adsp;/system/lib/rfsa/adsp;/dsp' ./hxrun-ap $quoted; echo hxrun-exit=\$?"
-        return
+        env="LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/dsp/cdsp;/vendor/lib/rfsa/adsp;/system/lib/rfsa/adsp;/dsp'"
+        cmd="./hxrun-ap $quoted"
+    else
+        [ -z "$HX_DEVICE_STACK" ] || stack="stack_size=$HX_DEVICE_STACK "
+        env="ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp'"
+        cmd="./run_main_on_hexagon 3 ${stack}libhxrun.so $quoted"
     fi
-    [ -z "$HX_DEVICE_STACK" ] || stack="stack_size=$HX_DEVICE_STACK "
-    printf '%s' "cd $HX_DEVICE_DIR && ADSP_LIBRARY_PATH='$HX_DEVICE_DIR;/vendor/lib/rfsa/adsp;/vendor/dsp/cdsp;/system/lib/rfsa/adsp;/dsp' ./run_main_on_hexagon 3 ${stack}libhxrun.so $quoted; echo hxrun-exit=\$?"
+    printf '%s' "cd $HX_DEVICE_DIR || exit 1; $env $cmd & echo \$! > $pidfile; wait \$!; echo hxrun-exit=\$?"
 }
 
 # versions: the --label arguments naming the phone's SoC, its cDSP build and
@@ -239,25 +335,35 @@ run() {
         for wl in ${workloads//,/ }; do dirs+=("$dnpy/$wl"); done
         ADB shell mkdir -p "${dirs[@]}"
     fi
-    local quoted
+    local quoted pidfile="$HX_DEVICE_DIR/out/$stamp.pid" run_rc=0
     quoted=$(printf '%q ' "${args[@]}")
     ADB logcat -c >/dev/null 2>&1 || true
     # adb itself in the background (not the ADB function's subshell), so its
-    # pid is the one to stop
+    # pid is the one to stop; the stream has no bound of its own: it is
+    # stopped when the run ends, however it ends (cleanup)
     adb -s "$HX_DEVICE_SERIAL" logcat -s adsprpc > "$out.dsp.log" 2>&1 9>&- &
     HX_LOGCAT_PID=$!
-    trap 'kill "$HX_LOGCAT_PID" 2>/dev/null || true' EXIT
-    set +e
-    ADB shell "$(launch_line "$mode" "$quoted")" | tee "$out.device.log"
-    set -e
+    HX_SERIAL_FOR_STOP=$HX_DEVICE_SERIAL
+    HX_REMOTE_PID_FILE=$pidfile
+    local teefd teepid
+    exec {teefd}> >(tee "$out.device.log")
+    teepid=$!
+    bounded "$HX_DEVICE_RUN_TIMEOUT" "run $(basename "$so") on the phone (HX_DEVICE_RUN_TIMEOUT)" \
+        adb -s "$HX_DEVICE_SERIAL" shell "$(launch_line "$mode" "$quoted" "$pidfile")" 9>&- >&"$teefd" || run_rc=$?
+    exec {teefd}>&-
+    # a run that overran may still run on the phone: stop it there (first:
+    # whatever it holds of the log's pipe ends with it)
+    if [ "$run_rc" -eq 124 ]; then stop_remote; else HX_REMOTE_PID_FILE=""; fi
+    wait "$teepid" 2>/dev/null || true # tee has written the whole log
     kill "$HX_LOGCAT_PID" 2>/dev/null || true
     wait "$HX_LOGCAT_PID" 2>/dev/null || true
+    HX_LOGCAT_PID=""
     local echoed rc=1 got=""
     echoed=$(sed -n 's/.*hxrun-exit=\([0-9]*\).*/\1/p' "$out.device.log" | tail -n1)
     rm -f "$out.pulled"
-    if ADB pull "$dout" "$out.pulled" >/dev/null 2>&1; then
+    if ADB_PULL "$dout" "$out.pulled" >/dev/null 2>&1; then
         got=$dout
-    elif ADB pull "$dout.tmp" "$out.pulled" >/dev/null 2>&1; then
+    elif ADB_PULL "$dout.tmp" "$out.pulled" >/dev/null 2>&1; then
         got="$dout.tmp"
     fi
     if [ -n "$got" ]; then
@@ -273,15 +379,17 @@ run() {
         fi
     fi
     if [ "$rc" -eq 1 ] && [ -n "$echoed" ] && [ "$echoed" -ne 0 ]; then rc=$echoed; fi
-    if [ -n "$npy" ] && [ "$rc" -ne 1 ]; then
+    # an overrun is the run's status, whatever it left (named above)
+    if [ "$run_rc" -eq 124 ]; then rc=124; fi
+    if [ -n "$npy" ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 124 ]; then
         mkdir -p "$npy"
-        ADB pull "$dnpy/." "$npy" >/dev/null
+        ADB_PULL "$dnpy/." "$npy" >/dev/null
     fi
     if [ "$rc" -ne 0 ]; then
         { echo "--- logcat -d -s adsprpc after the failure ---"; ADB logcat -d -s adsprpc 2>&1; } >> "$out.dsp.log" || true
         echo "device.sh: error: the run on $HX_DEVICE_SERIAL failed (status $rc${got:+, output $got}${got:-, no output file}); see $out.device.log and the DSP log $out.dsp.log" >&2
     fi
-    ADB shell rm -rf "$dout" "$dout.tmp" "$dnpy"
+    ADB shell rm -rf "$dout" "$dout.tmp" "$dnpy" "$pidfile"
     exit "$rc"
 }
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -43,6 +45,9 @@ serial=$2; shift 2
 root=$FAKE_PHONES/$serial
 map() { printf '%s' "$1" | sed "s#DEVDIR#$root/DEVDIR#g"; }
 echo "$serial $*" >> "$FAKE_PHONES/adb.log"
+# FAKE_HANG=<adb command>: that command never returns (a child that must be
+# stopped with it: its pid in hang.pid)
+if [ "${FAKE_HANG:-}" = "$1" ]; then sleep 611 & echo $! > "$FAKE_PHONES/hang.pid"; wait $!; fi
 case "$1" in
     get-state) echo device ;;
     push) dst=$(map "$3"); case "$3" in */) mkdir -p "$dst" ;; *) mkdir -p "$(dirname "$dst")" ;; esac; cp "$2" "$dst" ;;
@@ -50,9 +55,11 @@ case "$1" in
           if [ -d "$src" ]; then mkdir -p "$3"; cp -r "$src"/. "$3"; else cp "$src" "$3"; fi ;;
     logcat) case "${2:-}" in
                 -d) echo "fake DSP log of $serial" ;;
-                -s) echo "fake adsprpc stream of $serial"; exec sleep 600 ;;  # streams until killed
+                -s) echo "fake adsprpc stream of $serial"; echo $$ > "$FAKE_PHONES/logcat.pid"; exec sleep 600 ;;  # streams until killed
             esac; exit 0 ;;
-    shell) shift; FAKE_SERIAL=$serial sh -c "$(map "$*")" ;;
+    # the "phone" runs the command in its own session, as adbd does: killing
+    # this client does not stop it
+    shell) shift; FAKE_SERIAL=$serial setsid sh -c "$(map "$*")" & wait $! ;;
     *) echo "fake adb: unknown $1" >&2; exit 1 ;;
 esac
 """.replace("DEVDIR", DEVDIR)
@@ -73,6 +80,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 echo "$FAKE_SERIAL start $(date +%s.%N)" >> "$FAKE_PHONES/runs.log"
+# a runner stuck in a FastRPC call after a DSP crash: it never returns
+if [ "${FAKE_MODE:-}" = hang ]; then echo $$ > "$FAKE_PHONES/runner.pid"; exec sleep 612; fi
 sleep "${FAKE_RUN_SECONDS:-0.3}"
 printf '{"record":"meta","labels":{%s},"argv":"%s"}\n' "${labels#,}" "$args" > "$out.tmp"
 if [ -n "$npy" ]; then [ -d "$npy/mv" ] && echo x > "$npy/mv/M_A.npy"; fi
@@ -316,9 +325,12 @@ def test_ap_mode_pushes_driver_and_skel_and_runs_hxrun_ap_under_adsp_library_pat
     line = [ln for ln in adb_log.splitlines() if "./hxrun-ap" in ln][0]
     adsp = f"{DEVDIR};/vendor/dsp/cdsp;/vendor/lib/rfsa/adsp;/system/lib/rfsa/adsp;/dsp"
     assert line.startswith(
-        f"phone1 shell cd {DEVDIR} && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{adsp}' ./hxrun-ap --out {DEVDIR}/out/"
+        f"phone1 shell cd {DEVDIR} || exit 1; LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{adsp}' ./hxrun-ap "
+        f"--out {DEVDIR}/out/"
     ), line
-    assert line.endswith("; echo hxrun-exit=$?") and "stack_size" not in line
+    # in the background with its pid in a file (a run that overruns is stopped there), its status echoed
+    assert re.search(rf" & echo \$! > {DEVDIR}/out/[0-9]+\.pid; wait \$!; echo hxrun-exit=\$\?$", line), line
+    assert "stack_size" not in line
     # ... and what the driver saw on the "phone": started in the device dir
     exe0, cwd, adsp_seen, ld = (tmp_path / "phones/ap_launch.log").read_text().splitlines()
     assert exe0 == "./hxrun-ap" and cwd == str(dev) and ld == "/vendor/lib64"
@@ -341,3 +353,76 @@ def test_ap_mode_exit_status_comes_from_the_output_file(tmp_path):
     (exe.parent / "libhxfuse_skel.so").unlink()
     r = _ap_run(env, exe, tmp_path / "x.jsonl")
     assert r.returncode == 2 and "no libhxfuse_skel.so beside" in r.stderr, r.stderr
+
+
+def _gone(pid_file: Path, within: float = 10.0) -> bool:
+    """The process whose pid the fake wrote there has ended."""
+    pid = int(pid_file.read_text())
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a zombie counts as ended (its parent, killed too, no longer reaps it)
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_hung_adb_step_is_named_and_stopped(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1", FAKE_HANG="push", HX_DEVICE_STEP_TIMEOUT="2")
+    t0 = time.monotonic()
+    r = _device_run(tmp_path, env, tmp_path / "r.jsonl")
+    assert r.returncode == 124, r.stderr
+    assert "step 'adb push " in r.stderr and "did not finish within 2 s" in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 60
+    assert _gone(tmp_path / "phones/hang.pid"), "the hung adb's child outlived the step"
+
+
+def test_a_hung_run_is_named_and_stopped_on_the_phone(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1", FAKE_MODE="hang", HX_DEVICE_RUN_TIMEOUT="2")
+    exe = _fake_ap(tmp_path)
+    r = _ap_run(env, exe, tmp_path / "r.jsonl")
+    assert r.returncode == 124, r.stderr
+    assert "step 'run hxrun-ap on the phone (HX_DEVICE_RUN_TIMEOUT)' did not finish within 2 s" in r.stderr, r.stderr
+    assert "stopping the runner (pid" in r.stderr
+    # the runner on the "phone" (its own session: the local adb's death did
+    # not stop it) and the DSP log stream are gone; the partial output kept
+    assert _gone(tmp_path / "phones/runner.pid"), "the runner still runs on the phone"
+    assert _gone(tmp_path / "phones/logcat.pid"), "the logcat stream still runs"
+    assert (tmp_path / "r.jsonl.dsp.log").exists() and not (tmp_path / "r.jsonl").exists()
+    dev = tmp_path / "phones/phone1" / DEVDIR.lstrip("/")
+    assert not list((dev / "out").glob("*.pid"))
+
+
+def test_a_device_sh_stopped_by_the_pipeline_stops_the_runner_on_the_phone(tmp_path):
+    # the pipeline's own timeout (hxfuse/runner/runpoint.py) sends SIGTERM to
+    # device.sh's process group; the run's adb and the phone's runner are
+    # not in it
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1", FAKE_MODE="hang")
+    exe = _fake_ap(tmp_path)
+    cmd = [str(KERNELS / "hexagon/device.sh"), "run", "--", str(exe), "--out", str(tmp_path / "r.jsonl")]
+    p = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    end = time.monotonic() + 60
+    while not (tmp_path / "phones/runner.pid").exists():
+        assert time.monotonic() < end and p.poll() is None, p.communicate()
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert "stopped by signal 15" in err and "stopping the runner (pid" in err, err
+    assert _gone(tmp_path / "phones/runner.pid"), "the runner still runs on the phone"
+    assert _gone(tmp_path / "phones/logcat.pid"), "the logcat stream still runs"
+
+
+def test_bad_time_bounds_are_refused(tmp_path):
+    env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1", HX_DEVICE_RUN_TIMEOUT="soon")
+    r = _device_run(tmp_path, env, tmp_path / "r.jsonl")
+    assert r.returncode == 2 and "HX_DEVICE_RUN_TIMEOUT=soon" in r.stderr, r.stderr
