@@ -346,6 +346,11 @@ def answers_tex(doc: Mapping, b_note: str = "") -> str:
     if "verdicts" not in doc:
         raise ValueError("summary.json has no 'verdicts' list: not written by the aggregate rule")
     m = float((doc.get("analysis") or {}).get("min_effect", 0.03))
+    # a B the transport serialised is a finding of the B answer
+    # (hxfuse.analysis.transport; summary.json's group_b_concurrency)
+    b_conc = doc.get("group_b_concurrency") or {}
+    if b_conc.get("serialised") or b_conc.get("partly_serialised"):
+        b_note = f"{b_note} {b_conc['text'][0].upper()}{b_conc['text'][1:]}.".strip()
     a = answers(doc["verdicts"], m, doc.get("target", "host"), b_note)
     names = {
         "C": "hxAnswerC",

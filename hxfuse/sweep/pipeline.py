@@ -15,7 +15,9 @@ refuses raw files whose SHA-256 differs from their sidecar
   point id; ``replicate_sidecars``: every replicate's, keyed
   ``<point id>/rep<r>``; ``device_serials``: the phone each replicate of a
   device farm ran on), ``replicates`` per point, the failed points with
-  their reasons, and the verdict table.
+  their reasons, the verdict table and ``group_b_concurrency`` (whether B's
+  tasks ran at once, per point: hxfuse.analysis.transport; the verdicts
+  carry the same as ``group_b_concurrency`` and ``group_b_text``).
 
 Point columns (identify a point in both tables): ``target``, ``sweep``,
 ``point_id`` (``sweep/workload/point``), ``point``, ``x``, ``label``.
@@ -37,6 +39,7 @@ import pandas as pd
 
 from hxfuse import intermediate
 from hxfuse.analysis import aggregate as agg
+from hxfuse.analysis import transport
 from hxfuse.sweep import families
 from hxfuse.runner import integrity
 from hxfuse.runner import provenance
@@ -204,9 +207,13 @@ def aggregate_target(
         verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
     else:
         summary, verdicts = pd.DataFrame(columns=POINT_COLS), pd.DataFrame()
+    # did B's tasks run at once? (a serialised B is a finding: named per point)
+    b_rows = transport.group_b_concurrency(trials)
+    verdicts = transport.annotate_verdicts(verdicts, b_rows)
     summary.to_csv(out_summary, index=False)
     failed = [{"target": target, "point_id": pid, "reason": "; ".join(why)} for pid, why in reasons.items()]
     doc = _summary_doc(target, emulated, target_info, points, prov, failed, verdicts, tolerance, analysis, config_hash)
+    doc["group_b_concurrency"] = transport.summary_entry(b_rows)
     Path(out_json).write_text(json.dumps(_json_safe(doc), indent=1, sort_keys=True, default=str) + "\n")
     return doc
 

@@ -278,6 +278,10 @@ def write_verdicts(
             "Failed points (no speedup, no verdict): "
             + "; ".join(f"{f.get('point_id')}: {f.get('reason')}" for f in failed)
         )
+    # a B the transport serialised (hxfuse.analysis.transport) is a finding
+    b_conc = doc.get("group_b_concurrency") or {}
+    if b_conc.get("serialised") or b_conc.get("partly_serialised"):
+        notes.append(f"{b_conc['text'][0].upper()}{b_conc['text'][1:]}.")
     warned = rows[rows["environment warning"] != ""] if len(rows) else rows
     if len(warned):
         notes.append(
