@@ -1,6 +1,8 @@
 """The AP driver's clock alignment (kernels/ap/clock_align.c): known offsets,
-drifts and jittered ping samples give exact expected values, the alignment
-is refused one nanosecond past its bound and 0 ("never stamped") stays 0.
+drifts and jittered ping samples give exact expected values; the interval
+of consistent offsets picks the shared counter or the ping-pong; the
+verdict's error bound and resolved drift are exact, the alignment is
+refused one nanosecond past its bound, and 0 ("never stamped") stays 0.
 The C known-answer program is built by its own compiler call, independent of
 the Makefile, so the arithmetic is tested without the skel or the stand-in."""
 
