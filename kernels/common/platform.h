@@ -131,6 +131,16 @@ double hx_clock_calibrate(void);
 void hx_release_ask(void);
 int hx_release_asked(uint64_t *at_ns);
 void hx_release_resources(void);
+/* Gives back what the calling engine thread holds of the on-chip units, from
+ * that thread: on the cDSP the HMX lock, which only its locking thread may
+ * use or unlock (HAP_compute_res.h).  Engine threads call it when they exit.
+ * Nothing on POSIX.  hx_release_helper_set registers what
+ * hx_release_resources runs first to have each engine thread do so (the
+ * executor: a job on its `mx` engine that calls hx_engine_release_self);
+ * NULL unregisters.  hx_release_helper_run runs it, if any (release.c). */
+void hx_engine_release_self(void);
+void hx_release_helper_set(void (*fn)(void *ctx), void *ctx);
+void hx_release_helper_run(void);
 
 /* Writes the object "resources" into the open JSON record: what the run
  * really held and used on this platform (power votes, on-chip memory, matrix

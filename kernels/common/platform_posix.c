@@ -97,6 +97,8 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
     return t;
 }
 
+void hx_engine_release_self(void) {} /* no on-chip units on POSIX (platform.h) */
+
 void hx_thread_join(hx_thread *t) {
     if (!t) return;
     pthread_join(t->tid, NULL);

@@ -17,3 +17,12 @@ int hx_release_asked(uint64_t *at_ns) {
     if (at_ns) *at_ns = t;
     return t != 0;
 }
+
+static void (*helper_fn)(void *);
+static void *helper_ctx;
+
+void hx_release_helper_set(void (*fn)(void *ctx), void *ctx) { helper_fn = fn, helper_ctx = ctx; }
+
+void hx_release_helper_run(void) {
+    if (helper_fn) helper_fn(helper_ctx);
+}

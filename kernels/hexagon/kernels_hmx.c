@@ -16,11 +16,24 @@
  *   W      for each column tile nt, for each k tile kt: the 1024-byte HMX
  *          weight-layout tile made by hexkl_micro_hmx_rm_to_wh_i8, so one
  *          column tile's K strip is contiguous and moves in one copy.
- * Set-up (prepare) takes the HMX lock for the whole run and, when every
- * weight tile fits the HMX VTCM region beside the activation tiles, copies
- * them there once (weights resident): the timed run then does no weight copy
- * and no lock/unlock pair.  Otherwise each column tile's K strip is copied in
- * per run (counted: weight_copy_bytes).
+ * Set-up (prepare, on the set-up thread) lays the weights out with HexKL's
+ * rm_to_wh_i8 (HVX code: the set-up thread takes an HVX context around it)
+ * and, when every weight tile fits the HMX VTCM region beside the activation
+ * tiles, copies them there once (weights resident): the timed run then does
+ * no weight copy.  Otherwise each column tile's K strip is copied in per run
+ * (counted: weight_copy_bytes).  Prepare issues no HMX instruction and takes
+ * no HMX lock.
+ * Locks (HAP_compute_res.h: only the software thread that holds the HMX lock
+ * may execute HMX instructions, and it unlocks from that thread; qurt_hvx.h:
+ * HVX instructions need an HVX context locked by the issuing thread): run()
+ * is called on the `mx` engine thread, which locked an HVX context when it
+ * started (platform_qurt.c) and takes the HMX lock at its first run, after
+ * HVX, as public HexKL probes do (HVX, then HMX, then the accumulator
+ * set-up).  It keeps both across runs, as llama.cpp's HMX queue keeps HMX
+ * across ops (ggml/src/ggml-hexagon/htp/hmx-queue.c), and gives HMX back on
+ * the same thread: when the thread exits, or on the executor's suspend job
+ * before a release on request (hx_engine_release_self).  A run on a thread
+ * where another thread holds the HMX lock is an error, not an HMX fault.
  * run(): per 64-row block, the activation tiles go into the HMX VTCM region;
  * per column tile, the accumulator is cleared, kp/32 tile multiplies issued,
  * the accumulator read out and written into C.  The activation layout and
@@ -172,7 +185,6 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     h->mode = HX_PREP_HMX;
     stats.prepared_hmx = 1;
     check_tile_footprint();
-    if (hx_hmx_lock() != 0) hx_device_fatal("M: HAP_compute_res_hmx_lock failed (held for the run from set-up)");
     if (h->mp != (uint32_t)m || h->np != (uint32_t)n) {
         h->stage = (int32_t *)malloc((size_t)h->mp * h->np * sizeof(int32_t));
         if (!h->stage) hx_device_fatal("M: out of memory for the %ux%u HMX read-out staging buffer", h->mp, h->np);
@@ -215,6 +227,13 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
     size_t region = 0;
     uint8_t *vt = hx_vtcm_hmx_region(&region);
     if (h->mode != HX_PREP_HMX || !vt) hx_device_fatal("M: HMX run without a prepared HMX layout or HMX VTCM region");
+    /* This thread's HMX lock: taken at its first run (the verification round,
+     * before any timed trial), then already held. */
+    int lrc = hx_hmx_lock();
+    if (lrc != 0)
+        hx_device_fatal(lrc == -2 ? "M: the HMX lock is held by another thread; HMX instructions may run only on the "
+                                    "thread that holds it (HAP_compute_res.h): M must run on the mx engine thread"
+                                  : "M: HAP_compute_res_hmx_lock failed on the mx engine thread");
     int32_t *out = h->stage ? h->stage : C;
     uint32_t orows = h->stage ? h->mp : (uint32_t)m, ocols = h->stage ? h->np : (uint32_t)n;
     const uint8_t *apad = al(body, ACT_TILE);

@@ -134,6 +134,10 @@ static void trampoline(void *p) {
     qurt_futex_wake(&t->lock_state, INT_MAX);
     if (t->hvx && !locked) qurt_thread_exit(QURT_EOK);
     t->fn(t->arg);
+    /* In the reverse order of taking them, on this thread: HMX (taken by the
+     * `mx` engine at its first GEMM), then HVX (qurt_hvx.h: a context is
+     * unlocked by the thread that locked it). */
+    hx_engine_release_self();
     if (locked) qurt_hvx_unlock();
     qurt_thread_exit(QURT_EOK);
 }

@@ -18,6 +18,7 @@
 #include <HAP_farf.h>
 #include <HAP_perf.h>
 #include <qurt.h>
+#include "../common/engine.h"
 #include "../common/platform.h"
 #include "../hxrun/selftest.h"
 #include "dma_plan.h"
@@ -213,6 +214,29 @@ static int st_dma_chain(char *d, size_t n) { return dma_case(d, n, 1, 8, "4 KiB 
 static int st_dma_order(char *d, size_t n) { return dma_case(d, n, 3, 4, "3 windows through the same rows"); }
 
 #if HX_HMX_BUILD
+/* One HMX tile as the runner issues M: prepared on this (set-up) thread, run
+ * on an `mx` engine thread, which holds an HVX context from its start and
+ * takes the HMX lock at its first run (kernels_hmx.c); it gives HMX, then
+ * HVX, back on that thread when the engine stops.  On QuRT an HVX packet from
+ * a thread without a context, or an HMX instruction from a thread that does
+ * not hold the HMX lock, faults and ends the PD: a ladder that ran the tile
+ * on its own thread would not test the path the measurement takes. */
+typedef struct {
+    hx_job job;
+    const void *prep;
+    int32_t *C;
+    int held_hmx; /* the engine held the HMX lock after its run */
+    hx_event done;
+} hmx_tile_job;
+
+static void hmx_tile_run(hx_job *job, hx_engine *e) {
+    (void)e;
+    hmx_tile_job *j = (hmx_tile_job *)job;
+    hx_hmx_u8i8_run(j->prep, j->C, 64, 32, 32);
+    j->held_hmx = hx_hmx_held_here();
+    hx_event_signal(&j->done);
+}
+
 static int st_hmx_tile(char *d, size_t n) {
     enum { M = 64, N = 32, K = 32 };
     static uint8_t A[M * K];
@@ -220,17 +244,35 @@ static int st_hmx_tile(char *d, size_t n) {
     static int32_t C[M * N], R[M * N];
     for (int i = 0; i < M * K; i++) A[i] = (uint8_t)(i * 7 + 1);
     for (int i = 0; i < K * N; i++) B[i] = (int8_t)(i * 5 - 60);
+    memset(C, 0, sizeof C);
     void *ph = hx_alloc(hx_hmx_u8i8_prep_bytes(M, N, K), 2048),
          *pr = hx_alloc(hx_kernels_ref.gemm_u8i8_prep_bytes(M, N, K), 64);
     hx_hmx_u8i8_prepare(A, B, M, N, K, ph);
-    hx_hmx_u8i8_run(ph, C, M, N, K);
+    static const hx_wait_policy wait = {HX_WAIT_SPIN_BLOCK, 50000};
+    static hx_engine mx;
+    char err[300] = "";
+    if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) {
+        snprintf(d, n, "cannot start the mx engine thread: %s", err);
+        hx_free(ph), hx_free(pr);
+        return HX_ST_FAIL;
+    }
+    static hmx_tile_job j;
+    j.job.run = hmx_tile_run, j.prep = ph, j.C = C, j.held_hmx = 0;
+    hx_event_reset(&j.done);
+    hx_engine_push(&mx, &j.job);
+    hx_event_wait(&j.done, &wait);
+    int host_holds = hx_hmx_held_here();
+    hx_engine_stop(&mx); /* the engine gives HMX, then HVX, back on its thread */
     hx_kernels_ref.gemm_u8i8_prepare(A, B, M, N, K, pr);
     hx_kernels_ref.gemm_u8i8_run(pr, R, M, N, K);
     int bad = 0;
     for (int i = 0; i < M * N; i++) bad += C[i] != R[i];
     hx_free(ph), hx_free(pr);
-    snprintf(d, n, "one 64x32x32 HMX tile (HexKL): %d of %d outputs differ from the reference", bad, M * N);
-    return bad ? HX_ST_FAIL : HX_ST_PASS;
+    snprintf(d, n,
+             "one 64x32x32 HMX tile (HexKL) run on an mx engine thread: %d of %d outputs differ from the reference; "
+             "HMX lock held by the engine after its run: %s, by the ladder thread: %s",
+             bad, M * N, j.held_hmx ? "yes" : "NO", host_holds ? "YES (wrong thread)" : "no");
+    return bad || !j.held_hmx || host_holds ? HX_ST_FAIL : HX_ST_PASS;
 }
 
 static int st_footprint(char *d, size_t n) {

@@ -1,0 +1,158 @@
+/* The device code's HVX and HMX locks, against the QuRT/HAP/HexKL stand-in
+ * (standin_qurt.c), built for Hexagon and run under qemu-hexagon
+ * (tests/hexagon/test_qurt_locks.py builds and runs it).
+ *
+ *   test_qurt_locks ladder     the ladder's hmx_tile step (selftest_qurt.c)
+ *   test_qurt_locks runner     M as the runner issues it: prepared on the
+ *                              set-up thread, run on an `mx` engine thread,
+ *                              then a release on request at a trial boundary
+ *   test_qurt_locks teardown   as runner, but the engine stops first (HMX
+ *                              given back at thread exit), then the arena
+ *   test_qurt_locks host_run   negative control: M run on the set-up thread,
+ *                              which holds no HVX context (the stand-in must
+ *                              refuse it: exit 70)
+ * Each prints "ok" and exits 0, names the broken expectation and exits 1, or
+ * is stopped by the stand-in (exit 70, "VIOLATION" and the rule). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <qurt.h>
+#include "../common/engine.h"
+#include "../common/platform.h"
+#include "../hxrun/selftest.h"
+#include "kernels_hexagon.h"
+#include "standin_qurt.h"
+#include "vtcm_qurt.h"
+
+static int failures;
+static void expect(int ok, const char *what) {
+    if (!ok) fprintf(stderr, "test_qurt_locks: FAIL: %s\n", what), failures++;
+}
+
+/* what the executor's release helper does (hxrun/exec.c) is tested through
+ * hx_release_helper_set with the same job */
+static int step(const char *name) {
+    for (const hx_st_step *s = hx_st_platform_steps; s->name; s++)
+        if (!strcmp(s->name, name)) {
+            char d[600] = "";
+            int r = s->fn(d, sizeof d);
+            printf("%s %s: %s\n", r == HX_ST_PASS ? "PASS" : "FAIL", name, d);
+            return r;
+        }
+    printf("FAIL %s: no such step\n", name);
+    return HX_ST_FAIL;
+}
+
+enum { M = 128, N = 64, K = 96 };
+static uint8_t A[M * K];
+static int8_t B[K * N];
+static int32_t C[M * N], R[M * N];
+
+typedef struct {
+    hx_job job;
+    const void *prep;
+    unsigned tid;
+    hx_event done;
+} run_job;
+
+static void run_m(hx_job *job, hx_engine *e) {
+    (void)e;
+    run_job *j = (run_job *)job;
+    hx_hmx_u8i8_run(j->prep, C, M, N, K);
+    j->tid = qurt_thread_get_id();
+    hx_event_signal(&j->done);
+}
+
+typedef struct {
+    hx_job job;
+    hx_event done;
+} self_job;
+static void release_self(hx_job *job, hx_engine *e) {
+    (void)e;
+    hx_engine_release_self();
+    hx_event_signal(&((self_job *)job)->done);
+}
+static hx_engine mx;
+static const hx_wait_policy wait = {HX_WAIT_SPIN_BLOCK, 20000};
+static void helper(void *ctx) {
+    (void)ctx;
+    static self_job j;
+    j.job.run = release_self;
+    hx_event_reset(&j.done);
+    hx_engine_push(&mx, &j.job);
+    hx_event_wait(&j.done, &wait);
+}
+
+static void *prepare(void) {
+    for (int i = 0; i < M * K; i++) A[i] = (uint8_t)(i * 7 + 1);
+    for (int i = 0; i < K * N; i++) B[i] = (int8_t)(i * 5 - 60);
+    void *ph = hx_alloc(hx_hmx_u8i8_prep_bytes(M, N, K), 2048);
+    hx_hmx_u8i8_prepare(A, B, M, N, K, ph); /* the set-up thread */
+    void *pr = hx_alloc(hx_kernels_ref.gemm_u8i8_prep_bytes(M, N, K), 64);
+    hx_kernels_ref.gemm_u8i8_prepare(A, B, M, N, K, pr);
+    hx_kernels_ref.gemm_u8i8_run(pr, R, M, N, K);
+    hx_free(pr);
+    return ph;
+}
+
+static int runner(int stop_first) {
+    int on_chip = 0;
+    void *arena = hx_scratch_alloc(1u << 20, &on_chip);
+    expect(arena && on_chip, "VTCM arena");
+    void *ph = prepare();
+    expect(standin_hmx_owner() == 0, "prepare takes no HMX lock");
+    char err[300] = "";
+    if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) {
+        fprintf(stderr, "test_qurt_locks: %s\n", err);
+        return 1;
+    }
+    static run_job j;
+    for (int round = 0; round < 2; round++) { /* the lock is kept across runs */
+        memset(C, 0, sizeof C);
+        j.job.run = run_m, j.prep = ph;
+        hx_event_reset(&j.done);
+        hx_engine_push(&mx, &j.job);
+        hx_event_wait(&j.done, &wait);
+        expect(!memcmp(C, R, sizeof C), "M on the mx engine equals the reference");
+        expect(standin_hmx_owner() == j.tid && j.tid != qurt_thread_get_id(), "HMX held by the mx engine thread");
+    }
+    if (stop_first) {
+        hx_engine_stop(&mx); /* HMX, then HVX, given back at thread exit */
+        expect(standin_hmx_owner() == 0 && standin_hmx_unlocks() == 1, "HMX unlocked by the engine as it exits");
+        hx_scratch_free(arena);
+    } else {
+        hx_release_helper_set(helper, NULL);
+        hx_release_ask();
+        hx_release_resources(); /* a trial boundary on the host thread */
+        expect(standin_hmx_owner() == 0 && standin_hmx_unlocks() == 1, "HMX unlocked on the mx thread first");
+        expect(hx_hmx_left_locked() == 0, "no lock left held by another thread at the release");
+        hx_release_helper_set(NULL, NULL);
+        hx_engine_stop(&mx);
+        hx_scratch_free(arena);
+    }
+    hx_free(ph);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "";
+    if (!strcmp(what, "ladder")) {
+        expect(step("vtcm_full") == HX_ST_PASS, "vtcm_full");
+        expect(step("hmx_tile") == HX_ST_PASS, "hmx_tile through the mx engine");
+        expect(standin_hmx_owner() == 0, "the ladder's mx engine gave HMX back when it stopped");
+    } else if (!strcmp(what, "runner") || !strcmp(what, "teardown")) {
+        if (runner(!strcmp(what, "teardown"))) return 1;
+    } else if (!strcmp(what, "host_run")) {
+        int on_chip = 0;
+        hx_scratch_alloc(1u << 20, &on_chip);
+        void *ph = prepare();
+        hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
+        expect(0, "the stand-in let M run on a thread with no HVX context");
+    } else {
+        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|host_run\n");
+        return 2;
+    }
+    if (failures) return 1;
+    printf("ok\n");
+    return 0;
+}
