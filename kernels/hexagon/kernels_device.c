@@ -40,9 +40,10 @@ static void dev_copy2d(const hx_copy_desc *chain) {
     if (rc == -1) dma_refused++;
     if (!HX_ALLOW_FALLBACK)
         hx_device_fatal("D: user DMA %s (build with HX_ALLOW_FALLBACK=1 to copy with the cores instead, counted)",
-                        rc == -1 ? "cannot express this chain: a row or stride is 65536 bytes or more "
-                                   "(type-1 descriptor fields are 16 bits); use --d-shape/--d-src-stride below 65536"
-                                 : "reported an error (dmwait status or a descriptor left incomplete)");
+                        rc == -1   ? "cannot express this chain: a row or stride is 65536 bytes or more "
+                                     "(type-1 descriptor fields are 16 bits); use --d-shape/--d-src-stride below 65536"
+                        : rc == -3 ? "engine not IDLE after its reset (dmpause) on the dma thread"
+                                   : "reported an error (dmwait status or a descriptor left incomplete)");
     dma_fallbacks++;
     hx_kernels_ref.copy2d(chain);
 }
@@ -74,6 +75,9 @@ void hx_kernels_device_resources(hx_json *j) {
     hx_json_u64(j, "bytes", d->bytes);
     hx_json_u64(j, "cache_clean_bytes", d->cache_clean_bytes);
     hx_json_u64(j, "errors", d->errors);
+    hx_json_u64(j, "resets", d->resets);
+    hx_json_u64(j, "resets_not_idle", d->reset_not_idle);
+    hx_json_u64(j, "last_error_status", d->last_error_status);
     hx_json_u64(j, "refused_chains", dma_refused);
     hx_json_u64(j, "fallbacks", dma_fallbacks);
     hx_json_close(j, '}');

@@ -24,7 +24,8 @@ void hx_qurt_clock_started(uint64_t pcycles_per_us);
 /* User DMA (dma_hexagon.c).  Executes the chain with type-1 (2-D)
  * descriptors and waits for completion.  Returns 0; -1 if a link does not
  * fit the descriptor fields (row bytes or strides >= 65536), before anything
- * moved; -2 if the engine reported an error (it is reset). */
+ * moved; -2 if the engine reported an error (it is reset before the next
+ * copy); -3 if the reset on this thread (dmpause) did not leave it IDLE. */
 int hx_dma_copy2d(const hx_copy_desc *chain);
 /* Cleans D's DDR sources (links[0..n), every window) once, at set-up. */
 void hx_dma_prepare_sources(const hx_copy_desc *links, size_t n);
