@@ -56,6 +56,15 @@ void hx_yield(void);
  * hx_cores_key is the meta record's key for the count ("online_cores" or
  * "hw_threads") and hx_cores_words what it counts, in words. */
 int hx_online_cores(void);
+/* The most threads that may be ready to run at once, or 0 for no limit.
+ * POSIX: 0 (the kernel time-slices threads of equal priority).  QuRT: the
+ * hardware thread count (qurt_sysenv_get_max_hw_threads): QuRT does not
+ * time-slice ready threads of one priority, and `pause` hands no hardware
+ * thread to another software thread, so a thread beyond that count may never
+ * run while the others spin.  There, starting an engine or antagonist that
+ * would exceed it is an error (hx_thread_start), and so are spin waits
+ * (hx_engine_start: a spinning waiter never gives its hardware thread up). */
+int hx_max_ready_threads(void);
 const char *hx_cores_key(void);
 const char *hx_cores_words(void);
 /* Writes a human-readable CPU model into buf. */

@@ -158,6 +158,7 @@ int hx_online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+int hx_max_ready_threads(void) { return 0; } /* the kernel time-slices (platform.h) */
 const char *hx_cores_key(void) { return "online_cores"; }
 const char *hx_cores_words(void) { return "online cores"; }
 
@@ -372,6 +373,8 @@ void hx_platform_resources(hx_json *j) {
     hx_json_obj(j, "resources");
     hx_json_str(j, "platform", "posix");
     hx_json_null(j, "power_votes");
+    hx_json_null(j, "power_votes_refused");
+    hx_json_null(j, "threads");
     hx_json_null(j, "vtcm");
     hx_json_null(j, "hmx");
     hx_json_null(j, "udma");

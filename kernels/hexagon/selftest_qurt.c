@@ -213,6 +213,44 @@ static int st_dma_4k(char *d, size_t n) { return dma_case(d, n, 1, 1, "4 KiB DDR
 static int st_dma_chain(char *d, size_t n) { return dma_case(d, n, 1, 8, "4 KiB as a chain of 8"); }
 static int st_dma_order(char *d, size_t n) { return dma_case(d, n, 3, 4, "3 windows through the same rows"); }
 
+/* Two chains back to back through the one descriptor pool: a descriptor the
+ * engine read before its stores reached it would be the first chain's (a
+ * stale pool: a silent wrong copy, an early stop or a fault).  The first
+ * chain's destination is poisoned after it; the second must leave it so and
+ * copy exactly its own rows. */
+static int st_dma_back_to_back(char *d, size_t n) {
+    size_t a = 0;
+    uint8_t *vt = hx_vtcm_arena(&a);
+    if (!vt || a < 2 * 8192) {
+        snprintf(d, n, "no VTCM arena of 16 KiB (step vtcm_full failed)");
+        return HX_ST_FAIL;
+    }
+    uint8_t *src = (uint8_t *)hx_alloc(2 * 8192, 128), *da = vt, *db = vt + 8192;
+    if (!src) return HX_ST_FAIL;
+    for (size_t i = 0; i < 2 * 8192; i++) src[i] = (uint8_t)(i * 29 + 5);
+    hx_copy_desc c1[8], c2[3];
+    for (int i = 0; i < 8; i++)
+        c1[i] = (hx_copy_desc){src + i * 1024, da + i * 1024, 8, 128, 128, 128, i + 1 < 8 ? &c1[i + 1] : NULL};
+    for (int i = 0; i < 3; i++)
+        c2[i] = (hx_copy_desc){src + 8192 + i * 1024, db + i * 1024, 8, 128, 128, 128, i + 1 < 3 ? &c2[i + 1] : NULL};
+    hx_dma_prepare_sources(c1, 8);
+    hx_dma_prepare_sources(c2, 3);
+    memset(vt, 0xA5, 2 * 8192);
+    int r1 = hx_dma_copy2d(&c1[0]);
+    int ok1 = r1 == 0 && !memcmp(da, src, 8192);
+    memset(da, 0xEE, 8192);
+    int r2 = hx_dma_copy2d(&c2[0]);
+    int ok2 = r2 == 0 && !memcmp(db, src + 8192, 3 * 1024);
+    size_t stale = 0;
+    for (size_t i = 0; i < 8192; i++) stale += da[i] != 0xEE;
+    hx_free(src);
+    snprintf(d, n,
+             "chain of 8 then chain of 3 through one pool: rc %d, %d; first copy %s, second copy %s, %zu bytes of "
+             "the first chain's destination rewritten by the second (stale descriptors)",
+             r1, r2, ok1 ? "exact" : "WRONG", ok2 ? "exact" : "WRONG", stale);
+    return ok1 && ok2 && !stale ? HX_ST_PASS : HX_ST_FAIL;
+}
+
 #if HX_HMX_BUILD
 /* One HMX tile as the runner issues M: prepared on this (set-up) thread, run
  * on an `mx` engine thread, which holds an HVX context from its start and
@@ -295,6 +333,7 @@ const hx_st_step hx_st_platform_steps[] = {
     {"dma_4k", st_dma_4k},
     {"dma_chain", st_dma_chain},
     {"dma_order", st_dma_order},
+    {"dma_back_to_back", st_dma_back_to_back},
 #if HX_HMX_BUILD
     {"hmx_tile", st_hmx_tile},
     {"hexkl_footprint", st_footprint},

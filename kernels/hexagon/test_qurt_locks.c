@@ -8,6 +8,9 @@
  *                              then a release on request at a trial boundary
  *   test_qurt_locks teardown   as runner, but the engine stops first (HMX
  *                              given back at thread exit), then the arena
+ *   test_qurt_locks threads    (HX_STANDIN_HW_THREADS=5) more ready threads
+ *                              than hardware threads refused before they
+ *                              start, priorities, --wait spin refused
  *   test_qurt_locks host_run   negative control: M run on the set-up thread,
  *                              which holds no HVX context (the stand-in must
  *                              refuse it: exit 70)
@@ -83,6 +86,12 @@ static void helper(void *ctx) {
     hx_event_wait(&j.done, &wait);
 }
 
+static uint32_t idle_stop;
+static void idle(void *arg) { /* an antagonist stand-in: sleeps until told */
+    (void)arg;
+    while (!__atomic_load_n(&idle_stop, __ATOMIC_ACQUIRE)) hx_st_sleep_ms(1);
+}
+
 static void *prepare(void) {
     for (int i = 0; i < M * K; i++) A[i] = (uint8_t)(i * 7 + 1);
     for (int i = 0; i < K * N; i++) B[i] = (int8_t)(i * 5 - 60);
@@ -142,6 +151,34 @@ int main(int argc, char **argv) {
         expect(standin_hmx_owner() == 0, "the ladder's mx engine gave HMX back when it stopped");
     } else if (!strcmp(what, "runner") || !strcmp(what, "teardown")) {
         if (runner(!strcmp(what, "teardown"))) return 1;
+    } else if (!strcmp(what, "threads")) {
+        /* HX_STANDIN_HW_THREADS=5: host + vec, mx, dma + one antagonist fit;
+         * a V worker more does not, and is refused before it starts */
+        char err[400] = "";
+        static hx_engine e[4];
+        static const char *names[4] = {"vec", "mx", "dma", "vec1"};
+        int started = 0;
+        for (int i = 0; i < 3; i++) started += hx_engine_start(&e[i], names[i], -1, &wait, err, sizeof err) == 0;
+        hx_thread *bw = hx_thread_start(idle, NULL, "bw0", -1, err, sizeof err);
+        expect(started == 3 && bw != NULL, "host + 3 engines + 1 antagonist fit 5 hardware threads");
+        err[0] = 0;
+        expect(hx_engine_start(&e[3], names[3], -1, &wait, err, sizeof err) != 0 && strstr(err, "hardware threads"),
+               "a sixth ready thread on 5 hardware threads is refused, naming them");
+        printf("refused: %s\n", err);
+        const standin_created *c;
+        int nc = standin_threads(&c), host = qurt_thread_get_priority(qurt_thread_get_id());
+        for (int i = 0; i < nc; i++) {
+            if (!strcmp(c[i].name, "bw0")) expect(c[i].prio > host, "the antagonist below the host and engines");
+            else expect(c[i].prio == host, "engines at the host's priority");
+        }
+        static const hx_wait_policy spin = {HX_WAIT_SPIN, 0};
+        static hx_engine s1;
+        err[0] = 0;
+        expect(hx_engine_start(&s1, "vec9", -1, &spin, err, sizeof err) != 0 && strstr(err, "--wait spin"),
+               "--wait spin refused where threads are not time-sliced");
+        __atomic_store_n(&idle_stop, 1u, __ATOMIC_RELEASE);
+        hx_thread_join(bw);
+        for (int i = 0; i < 3; i++) hx_engine_stop(&e[i]);
     } else if (!strcmp(what, "host_run")) {
         int on_chip = 0;
         hx_scratch_alloc(1u << 20, &on_chip);
@@ -149,7 +186,7 @@ int main(int argc, char **argv) {
         hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
         expect(0, "the stand-in let M run on a thread with no HVX context");
     } else {
-        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|host_run\n");
+        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|host_run\n");
         return 2;
     }
     if (failures) return 1;

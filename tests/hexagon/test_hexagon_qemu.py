@@ -359,7 +359,8 @@ def test_selftest_ladder_under_qemu_runs_what_it_can_and_names_a_planted_hang(hx
     summary = [json.loads(ln) for ln in out.read_text().splitlines()][-1]
     assert summary["status"] == "ok" and summary["target"] == "hexagon-qemu"
     assert {"arch", "hvx_vrmpy", "dma_model", "file_io", "clock", "threads"} <= set(summary["passed"])
-    qurt_only = {"vtcm_query", "power_votes", "vtcm_full", "hvx_locks", "dma_4k", "dma_order", "hmx_tile"}
+    qurt_only = {"vtcm_query", "power_votes", "vtcm_full", "hvx_locks", "dma_4k", "dma_order", "dma_back_to_back"}
+    qurt_only |= {"hmx_tile"}
     assert qurt_only <= set(summary["not_available"]) and not qurt_only & set(summary["passed"])
     hang = tmp_path / "hang.jsonl"
     t0 = time.monotonic()

@@ -9,6 +9,8 @@ unlock from another thread, a context released with HMX still locked
 (HAP_compute_res.h).  M must be prepared on the set-up thread and run on the
 ``mx`` engine thread, which takes HMX after its HVX context and gives both
 back itself; the ladder's ``hmx_tile`` step runs its tile the same way.
+It also checks that more ready threads than hardware threads (QuRT does not
+time-slice them) and ``--wait spin`` are refused before any work.
 Untested on hardware: the stand-in plays QuRT, HAP and HexKL."""
 
 from __future__ import annotations
@@ -69,8 +71,10 @@ def exe(tmp_path_factory):
     return out
 
 
-def _run(exe: Path, case: str) -> subprocess.CompletedProcess:
-    return subprocess.run([QEMU, str(exe), case], capture_output=True, text=True, timeout=300)
+def _run(exe: Path, case: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [QEMU, str(exe), case], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+    )
 
 
 @pytest.mark.parametrize("case", ["ladder", "runner", "teardown"])
@@ -92,3 +96,13 @@ def test_the_stand_in_refuses_hmx_code_on_a_thread_without_hvx(exe):
     r = _run(exe, "host_run")
     assert r.returncode == 70, r.stdout + r.stderr
     assert "VIOLATION" in r.stderr and "holds no HVX context" in r.stderr and "qurt_hvx.h" in r.stderr
+
+
+def test_ready_threads_beyond_the_hardware_threads_and_spin_waits_are_refused(exe):
+    """QuRT does not time-slice ready threads of one priority: with 5 hardware
+    threads, host + vec + mx + dma + one antagonist start, a V worker more is
+    refused before it starts (naming the count), the antagonist runs one
+    priority below the engines, and --wait spin is refused."""
+    r = _run(exe, "threads", HX_STANDIN_HW_THREADS="5")
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    assert "has 5 hardware threads" in r.stdout and "qurt_sysenv_get_max_hw_threads" in r.stdout
