@@ -275,6 +275,7 @@ int HAP_power_set(void *ctx, HAP_power_request_t *r) {
     if (npower < 32) power_types[npower++] = (int)r->type;
     return AEE_SUCCESS;
 }
+int standin_power_type_hmx(void) { return (int)HAP_power_set_HMX; }
 int standin_power_requests(const int **types) {
     *types = power_types;
     return npower;

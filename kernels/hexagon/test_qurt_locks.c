@@ -11,6 +11,8 @@
  *   test_qurt_locks threads    (HX_STANDIN_HW_THREADS=5) more ready threads
  *                              than hardware threads refused before they
  *                              start, priorities, --wait spin refused
+ *   test_qurt_locks power      (HX_STANDIN_REFUSE_POWER=<HMX request type>)
+ *                              votes made and refused are recorded
  *   test_qurt_locks host_run   negative control: M run on the set-up thread,
  *                              which holds no HVX context (the stand-in must
  *                              refuse it: exit 70)
@@ -179,6 +181,19 @@ int main(int argc, char **argv) {
         __atomic_store_n(&idle_stop, 1u, __ATOMIC_RELEASE);
         hx_thread_join(bw);
         for (int i = 0; i < 3; i++) hx_engine_stop(&e[i]);
+    } else if (!strcmp(what, "power")) {
+        /* HX_STANDIN_REFUSE_POWER names the HMX request type: the refusal is
+         * recorded with its code, the granted votes too */
+        char err[300] = "";
+        int rc = hx_power_vote(1, err, sizeof err);
+        const char *const *made, *const *ref;
+        const int *codes;
+        int nm = hx_power_votes(&made), nr = hx_power_refused(&ref, &codes);
+        printf("vote rc %d: %s; made %d, refused %d%s%s\n", rc, err, nm, nr, nr ? ": " : "", nr ? ref[0] : "");
+        expect(nm == 3 && !strcmp(made[2], "hvx=on"), "apptype, DCVS and HVX granted and recorded");
+        expect(nr >= 1 && !strncmp(ref[0], "hmx", 3) && codes[0] != 0,
+               "the HMX vote recorded as refused, with its code");
+        hx_power_release();
     } else if (!strcmp(what, "host_run")) {
         int on_chip = 0;
         hx_scratch_alloc(1u << 20, &on_chip);
@@ -186,7 +201,7 @@ int main(int argc, char **argv) {
         hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
         expect(0, "the stand-in let M run on a thread with no HVX context");
     } else {
-        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|host_run\n");
+        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|power|host_run\n");
         return 2;
     }
     if (failures) return 1;

@@ -35,8 +35,11 @@
 /* Power (power_qurt.c).  Returns 0, or -1 with the failing vote in err. */
 int hx_power_vote(int hmx, char *err, size_t errlen);
 void hx_power_release(void);
-/* The votes that succeeded, in order, as short strings ("hvx=on", ...). */
+/* The votes that succeeded, in order, as short strings ("hvx=on", ...), and
+ * those refused, with HAP_power_set's return code (a refused HMX clock vote
+ * on v75+ is recorded, and HMX powered without it). */
 int hx_power_votes(const char *const **votes);
+int hx_power_refused(const char *const **what, const int **rc);
 
 /* Acquires VTCM for an arena of arena_bytes plus an HMX region of hmx_bytes
  * (0: no HMX attribute).  Idempotent.  Returns 0, or -1 with a message in err. */

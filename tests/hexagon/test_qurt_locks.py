@@ -106,3 +106,13 @@ def test_ready_threads_beyond_the_hardware_threads_and_spin_waits_are_refused(ex
     r = _run(exe, "threads", HX_STANDIN_HW_THREADS="5")
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
     assert "has 5 hardware threads" in r.stdout and "qurt_sysenv_get_max_hw_threads" in r.stdout
+
+
+def test_a_refused_hmx_power_vote_is_recorded_with_its_code(exe):
+    """Every vote made and every vote refused (with HAP_power_set's code) is
+    kept for the run's resources record; v73 builds power HMX with
+    HAP_power_set_HMX (request type 8 in the declarations the stand-in is
+    built with), v75+ with HAP_power_set_HMX_v2 and the HMX clock."""
+    r = _run(exe, "power", HX_STANDIN_REFUSE_POWER="8")
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    assert "refused 1: hmx=on" in r.stdout
