@@ -148,6 +148,15 @@ void hx_release_resources(void);
  * executor: a job on its `mx` engine that calls hx_engine_release_self);
  * NULL unregisters.  hx_release_helper_run runs it, if any (release.c). */
 void hx_engine_release_self(void);
+/* A device failure that ends the run (the cDSP's hx_device_fatal: a HexKL
+ * error, a DMA fault, an HMX lock on the wrong thread).  Recorded, first one
+ * wins, callback- and thread-safe, never exit(): a worker that exits kills
+ * the PD (in mode ap the AP then sees a dead session, not the reason) and
+ * skips the resource releases.  The runner checks hx_failure after set-up
+ * (an error before any trial) and at the end (the end record's status
+ * device_error, the reason in resources.device_failure). release.c. */
+void hx_failure_set(const char *msg);
+const char *hx_failure(void);
 void hx_release_helper_set(void (*fn)(void *ctx), void *ctx);
 void hx_release_helper_run(void);
 

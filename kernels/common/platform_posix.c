@@ -379,6 +379,7 @@ void hx_platform_resources(hx_json *j) {
     hx_json_null(j, "hmx");
     hx_json_null(j, "udma");
     hx_json_null(j, "hvx");
+    hx_json_null(j, "device_failure");
     hx_json_bool(j, "fallbacks_allowed", 0);
     hx_json_u64(j, "fallbacks", 0);
     hx_json_close(j, '}');

@@ -12,23 +12,31 @@
  *       (it holds no HVX context) and counted in the resources record.
  *   fp32 = the scalar reference, as on every HVX build.
  */
+#define FARF_ALWAYS 1
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <HAP_farf.h>
+#include "../common/platform.h"
 #include "../common/json.h"
 #include "dma_plan.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 
+/* Reports, never exits (platform.h, hx_failure_set): FARF reaches the phone's
+ * log even from a FastRPC user PD, where stderr goes nowhere; the runner
+ * turns the recorded reason into its error or end record.  The caller
+ * returns at once and leaves its outputs alone. */
 void hx_device_fatal(const char *fmt, ...) {
+    char msg[512];
     va_list ap;
-    fprintf(stderr, "hxrun: error: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    FARF(ALWAYS, "hxrun: error: %s", msg);
+    fprintf(stderr, "hxrun: error: %s\n", msg);
     fflush(stderr);
-    exit(1);
+    hx_failure_set(msg);
 }
 
 static unsigned dma_fallbacks, dma_refused;
@@ -38,12 +46,14 @@ static void dev_copy2d(const hx_copy_desc *chain) {
     int rc = hx_dma_copy2d(chain);
     if (rc == 0) return;
     if (rc == -1) dma_refused++;
-    if (!HX_ALLOW_FALLBACK)
+    if (!HX_ALLOW_FALLBACK) {
         hx_device_fatal("D: user DMA %s (build with HX_ALLOW_FALLBACK=1 to copy with the cores instead, counted)",
                         rc == -1   ? "cannot express this chain: a row or stride is 65536 bytes or more "
                                      "(type-1 descriptor fields are 16 bits); use --d-shape/--d-src-stride below 65536"
                         : rc == -3 ? "engine not IDLE after its reset (dmpause) on the dma thread"
                                    : "reported an error (dmwait status or a descriptor left incomplete)");
+        return;
+    }
     dma_fallbacks++;
     hx_kernels_ref.copy2d(chain);
 }

@@ -61,6 +61,7 @@
 #include <AEEStdErr.h>
 #include <hexkl_micro.h>
 #include <qurt.h>
+#include "../common/platform.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 
@@ -141,17 +142,20 @@ long hx_hmx_weight_tile_footprint(void) {
     return rc != AEE_SUCCESS ? -2 : before ? -1 : extent;
 }
 
-static void check_tile_footprint(void) {
+static int check_tile_footprint(void) {
     static long fp;
     if (!fp) fp = hx_hmx_weight_tile_footprint();
-    if (fp < 0 || fp > (long)W_TILE)
+    if (fp < 0 || fp > (long)W_TILE) {
         hx_device_fatal("M: HexKL's rm_to_wh_i8 %s (W_TILE is %u bytes): weight tiles would overlap; fix W_TILE in "
                         "kernels/hexagon/kernels_hmx.c (hxrun --selftest, step hexkl_footprint)",
                         fp == -1   ? "wrote before its tile"
                         : fp == -2 ? "failed or got no HVX context in the footprint probe"
                                    : "writes more than one tile",
                         W_TILE);
+        return -1;
+    }
     stats.tile_footprint = (uint32_t)fp;
+    return 0;
 }
 
 /* Set-up: the weight tiles into the HMX region once, when they all fit. */
@@ -173,10 +177,13 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     if (!fits_hmx(k)) {
         size_t region = 0;
         hx_vtcm_hmx_region(&region);
-        if (!HX_ALLOW_FALLBACK)
+        if (!HX_ALLOW_FALLBACK) {
             hx_device_fatal("M: k=%d needs %u bytes of HMX tile space but the HMX VTCM region has %zu "
                             "(raise HX_HMX_REGION_BYTES, lower k, or build with HX_ALLOW_FALLBACK=1 to run M on HVX)",
                             k, layout_for(rup((uint32_t)k, 32) / 32).end, region);
+            h->mode = 0; /* no layout: a run refuses it */
+            return;
+        }
         h->mode = HX_PREP_HVX;
         stats.prepared_hmx = 0;
         hx_kernels_hvx.gemm_u8i8_prepare(A, B, m, n, k, body);
@@ -184,10 +191,17 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     }
     h->mode = HX_PREP_HMX;
     stats.prepared_hmx = 1;
-    check_tile_footprint();
+    if (check_tile_footprint() != 0) {
+        h->mode = 0;
+        return;
+    }
     if (h->mp != (uint32_t)m || h->np != (uint32_t)n) {
         h->stage = (int32_t *)malloc((size_t)h->mp * h->np * sizeof(int32_t));
-        if (!h->stage) hx_device_fatal("M: out of memory for the %ux%u HMX read-out staging buffer", h->mp, h->np);
+        if (!h->stage) {
+            hx_device_fatal("M: out of memory for the %ux%u HMX read-out staging buffer", h->mp, h->np);
+            h->mode = 0;
+            return;
+        }
         stats.padded_output = 1;
     }
     uint8_t *apad = al(body, ACT_TILE);
@@ -195,7 +209,11 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     for (int i = 0; i < m; i++) memcpy(apad + (size_t)i * h->kp, A + (size_t)i * k, (size_t)k);
     /* Weight tiles from a zero-padded row-major copy of B. */
     int8_t *bpad = (int8_t *)calloc((size_t)h->kp * h->np, 1);
-    if (!bpad) hx_device_fatal("M: out of memory for the %ux%u padded weight copy", h->kp, h->np);
+    if (!bpad) {
+        hx_device_fatal("M: out of memory for the %ux%u padded weight copy", h->kp, h->np);
+        h->mode = 0;
+        return;
+    }
     for (int r = 0; r < k; r++) memcpy(bpad + (size_t)r * h->np, B + (size_t)r * n, (size_t)n);
     uint8_t *wt = apad + (size_t)h->mp * h->kp;
     uint32_t ktn = h->kp / 32;
@@ -203,16 +221,24 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
      * take a context for the call.  Prepare runs at set-up, before any
      * engine thread holds one, so this cannot wait on the engines. */
     int lrc = 0;
-    if (hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &lrc) != 0)
+    if (hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &lrc) != 0) {
         hx_device_fatal("M: no HVX context for the HMX weight layout within %u ms (qurt_hvx_try_lock rc %d)",
                         HX_HVX_LOCK_TIMEOUT_US / 1000, lrc);
+        free(bpad);
+        h->mode = 0;
+        return;
+    }
     int rc = AEE_SUCCESS;
     for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++)
         for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
             rc = hexkl_micro_hmx_rm_to_wh_i8(wt, (nt * ktn + kt) * W_TILE, bpad, kt, nt, h->np);
     qurt_hvx_unlock();
     free(bpad);
-    if (rc != AEE_SUCCESS) hx_device_fatal("M: hexkl_micro_hmx_rm_to_wh_i8 failed (0x%x)", (unsigned)rc);
+    if (rc != AEE_SUCCESS) {
+        hx_device_fatal("M: hexkl_micro_hmx_rm_to_wh_i8 failed (0x%x)", (unsigned)rc);
+        h->mode = 0;
+        return;
+    }
     place_weights(h, wt);
 }
 
@@ -226,14 +252,20 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
     }
     size_t region = 0;
     uint8_t *vt = hx_vtcm_hmx_region(&region);
-    if (h->mode != HX_PREP_HMX || !vt) hx_device_fatal("M: HMX run without a prepared HMX layout or HMX VTCM region");
+    if (hx_failure()) return; /* the run has failed already (reported): issue nothing more */
+    if (h->mode != HX_PREP_HMX || !vt) {
+        hx_device_fatal("M: HMX run without a prepared HMX layout or HMX VTCM region");
+        return;
+    }
     /* This thread's HMX lock: taken at its first run (the verification round,
      * before any timed trial), then already held. */
     int lrc = hx_hmx_lock();
-    if (lrc != 0)
+    if (lrc != 0) {
         hx_device_fatal(lrc == -2 ? "M: the HMX lock is held by another thread; HMX instructions may run only on the "
                                     "thread that holds it (HAP_compute_res.h): M must run on the mx engine thread"
                                   : "M: HAP_compute_res_hmx_lock failed on the mx engine thread");
+        return;
+    }
     int32_t *out = h->stage ? h->stage : C;
     uint32_t orows = h->stage ? h->mp : (uint32_t)m, ocols = h->stage ? h->np : (uint32_t)n;
     const uint8_t *apad = al(body, ACT_TILE);
@@ -260,7 +292,10 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         }
     }
     stats.hvx_code_calls += hvx_calls;
-    if (rc != AEE_SUCCESS) hx_device_fatal("M: a HexKL HMX call failed (0x%x)", (unsigned)rc);
+    if (rc != AEE_SUCCESS) {
+        hx_device_fatal("M: a HexKL HMX call failed (0x%x)", (unsigned)rc);
+        return;
+    }
     if (h->stage)
         for (int i = 0; i < m; i++)
             memcpy(C + (size_t)i * n, h->stage + (size_t)i * h->np, (size_t)n * sizeof(int32_t));

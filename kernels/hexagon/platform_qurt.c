@@ -387,6 +387,8 @@ void hx_platform_resources(hx_json *j) {
     hx_json_i64(j, "locks_held", hvx_holders);
     hx_json_i64(j, "lock_failures", hvx_lock_failures);
     hx_json_close(j, '}');
+    if (hx_failure()) hx_json_str(j, "device_failure", hx_failure()); /* the reason of status device_error */
+    else hx_json_null(j, "device_failure");
     hx_json_bool(j, "fallbacks_allowed", HX_ALLOW_FALLBACK);
     hx_json_u64(j, "fallbacks", hx_vtcm_ddr_fallbacks() + hx_kernels_device_fallbacks());
     hx_json_close(j, '}');

@@ -21,6 +21,7 @@
  *     qurt_sysenv_get_max_hw_threads returns HX_STANDIN_HW_THREADS (default
  *     6, a v73 cDSP); qurt_hvx_get_units reports HX_STANDIN_HVX_UNITS
  *     128-byte contexts (default 4).
+ *   - HX_STANDIN_HEXKL_FAIL=1 makes hexkl_micro_hmx_mm_u8i8 return an error.
  *   - HAP_power_set records each request; HX_STANDIN_REFUSE_POWER=N refuses
  *     requests of type N (HAP_power.h's request type) with AEE_EFAILED.
  * HexKL's tile layouts are private to the library; the stand-in uses its own
@@ -275,7 +276,6 @@ int HAP_power_set(void *ctx, HAP_power_request_t *r) {
     if (npower < 32) power_types[npower++] = (int)r->type;
     return AEE_SUCCESS;
 }
-int standin_power_type_hmx(void) { return (int)HAP_power_set_HMX; }
 int standin_power_requests(const int **types) {
     *types = power_types;
     return npower;
@@ -373,6 +373,8 @@ static void need_hmx(const char *call) {
 
 /* ---- HexKL micro ------------------------------------------------------- */
 static int32_t acc[64 * 32];
+static int mm_calls;
+int standin_mm_calls(void) { return mm_calls; }
 
 uint32_t hexkl_micro_hmx_config_size(void) { return 256; }
 int hexkl_micro_hmx_setup_acc_read_int32(uint8_t *vtcm_base, uint32_t cfg) {
@@ -392,6 +394,8 @@ int hexkl_micro_hmx_acc_read_int32(uint8_t *vtcm_base, uint32_t cfg, uint32_t ou
 }
 int hexkl_micro_hmx_mm_u8i8(uint8_t *vtcm_base, uint32_t act, uint32_t w) {
     need_hmx("hexkl_micro_hmx_mm_u8i8");
+    mm_calls++;
+    if (env_int("HX_STANDIN_HEXKL_FAIL", 0)) return AEE_EFAILED; /* a planted HexKL error */
     if (vtcm_base < vtcm || vtcm_base + w + 1024 > vtcm + VTCM_BYTES || act % 2048 || w % 128)
         return AEE_EBADPARM; /* HMX reads its tiles from VTCM, aligned */
     const uint8_t *a = vtcm_base + act;

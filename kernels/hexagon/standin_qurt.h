@@ -17,6 +17,8 @@ int standin_hvx_held_here(void);
  * on the locking thread. */
 unsigned standin_hmx_owner(void);
 int standin_hmx_unlocks(void);
+/* hexkl_micro_hmx_mm_u8i8 calls so far. */
+int standin_mm_calls(void);
 /* HAP_power_set request types, in the order they were granted. */
 int standin_power_requests(const int **types);
 #endif

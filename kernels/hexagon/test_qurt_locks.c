@@ -11,6 +11,8 @@
  *   test_qurt_locks threads    (HX_STANDIN_HW_THREADS=5) more ready threads
  *                              than hardware threads refused before they
  *                              start, priorities, --wait spin refused
+ *   test_qurt_locks fatal      (HX_STANDIN_HEXKL_FAIL=1) a HexKL error on the
+ *                              mx thread is reported, the process goes on
  *   test_qurt_locks power      (HX_STANDIN_REFUSE_POWER=<HMX request type>)
  *                              votes made and refused are recorded
  *   test_qurt_locks host_run   negative control: M run on the set-up thread,
@@ -181,6 +183,30 @@ int main(int argc, char **argv) {
         __atomic_store_n(&idle_stop, 1u, __ATOMIC_RELEASE);
         hx_thread_join(bw);
         for (int i = 0; i < 3; i++) hx_engine_stop(&e[i]);
+    } else if (!strcmp(what, "fatal")) {
+        /* HX_STANDIN_HEXKL_FAIL=1: a HexKL error on the mx engine thread is
+         * reported (FARF, hx_failure) and the process goes on: no exit() from
+         * a worker, the engine and the resources are given back normally */
+        int on_chip = 0;
+        void *arena = hx_scratch_alloc(1u << 20, &on_chip);
+        void *ph = prepare();
+        char err[300] = "";
+        if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) return 1;
+        static run_job j;
+        for (int round = 0; round < 2; round++) {
+            j.job.run = run_m, j.prep = ph;
+            hx_event_reset(&j.done);
+            hx_engine_push(&mx, &j.job);
+            hx_event_wait(&j.done, &wait);
+        }
+        expect(hx_failure() && strstr(hx_failure(), "HexKL HMX call failed"),
+               "the failure is recorded with its reason");
+        expect(standin_mm_calls() == 1, "after the failure, later runs issue nothing");
+        printf("failure: %s\n", hx_failure() ? hx_failure() : "(none)");
+        hx_engine_stop(&mx);
+        hx_scratch_free(arena);
+        expect(standin_hmx_owner() == 0, "HMX given back after the failure");
+        hx_free(ph);
     } else if (!strcmp(what, "power")) {
         /* HX_STANDIN_REFUSE_POWER names the HMX request type: the refusal is
          * recorded with its code, the granted votes too */
@@ -201,7 +227,7 @@ int main(int argc, char **argv) {
         hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
         expect(0, "the stand-in let M run on a thread with no HVX context");
     } else {
-        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|power|host_run\n");
+        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|power|fatal|host_run\n");
         return 2;
     }
     if (failures) return 1;

@@ -116,3 +116,13 @@ def test_a_refused_hmx_power_vote_is_recorded_with_its_code(exe):
     r = _run(exe, "power", HX_STANDIN_REFUSE_POWER="8")
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
     assert "refused 1: hmx=on" in r.stdout
+
+
+def test_a_hexkl_error_on_the_mx_thread_is_reported_not_exit(exe):
+    """A fatal engine error is a status, not exit() from a worker (which kills
+    the PD, loses the reason and skips the releases): logged with FARF,
+    recorded for the end record, later runs issue nothing, HMX and VTCM are
+    given back."""
+    r = _run(exe, "fatal", HX_STANDIN_HEXKL_FAIL="1")
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    assert "FARF: hxrun: error: M: a HexKL HMX call failed" in r.stderr
