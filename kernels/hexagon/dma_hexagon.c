@@ -102,7 +102,14 @@ static void clean(const void *p, size_t n, int invalidate) {
                          invalidate ? QURT_MEM_CACHE_FLUSH_INVALIDATE : QURT_MEM_CACHE_FLUSH, QURT_MEM_DCACHE);
 }
 
-static const hx_dma_env env = {in_vtcm, clean};
+/* D's DDR source through L2 (0, default) or bypassing it (1): a build
+ * option (make TARGET=hexagon HX_D_SRC_CACHE=l2|bypass), recorded in every
+ * run's resources (udma.src_cache). */
+#ifndef HX_D_SRC_BYPASS
+#define HX_D_SRC_BYPASS 0
+#endif
+static const hx_dma_env env = {in_vtcm, clean, HX_D_SRC_BYPASS};
+const char *hx_dma_src_cache(void) { return HX_D_SRC_BYPASS ? "bypass" : "l2"; }
 
 void hx_dma_prepare_sources(const hx_copy_desc *links, size_t n) {
     hx_dma_clean_sources(links, n, &env, &sources_cleaned, &stats);

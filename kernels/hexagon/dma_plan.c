@@ -68,7 +68,8 @@ int hx_dma_plan(hx_dma_cursor *cur, hexagon_udma_descriptor_type1_t *pool, int m
         st->ordered += (uint64_t)ordered;
         if (d0 < lo) lo = d0;
         if (d1 > hi) hi = d1;
-        fill(&pool[n], src, dst, take, c->row_bytes, c->src_stride, c->dst_stride, sv, dv, ordered);
+        fill(&pool[n], src, dst, take, c->row_bytes, c->src_stride, c->dst_stride, sv || env->src_bypass_ddr, dv,
+             ordered);
         n++; /* not linked here: hx_dma_submit links each with its own release */
         st->bytes += (uint64_t)take * c->row_bytes;
         cur->row += take;

@@ -27,6 +27,12 @@ typedef struct hx_dma_stats {
 typedef struct hx_dma_env {
     int (*in_vtcm)(const void *p, size_t n);
     void (*clean)(const void *p, size_t n, int invalidate);
+    /* D's DDR source policy: 0 read through L2 (the default), 1 bypass the
+     * caches (streaming reads that do not evict M's and V's lines, as
+     * llama.cpp's "nocache" DMA queue reads DDR: htp/dma-queue.h,
+     * dma_queue_create_alias nocache).  Either way the source is cleaned
+     * (written back) at set-up, so a bypassed read sees the cores' stores. */
+    int src_bypass_ddr;
 } hx_dma_env;
 
 /* 1 if every link fits the descriptor fields (row bytes and strides at most
@@ -43,7 +49,8 @@ typedef struct hx_dma_cursor {
 /* Fills pool[0..n) with the next descriptors of the chain (n <= max), each
  * with .next NULL (hx_dma_submit links them, one release per descriptor),
  * and advances the cursor; returns n (0 at the end).
- *   - bypass on only for VTCM endpoints; DDR ranges are cleaned through
+ *   - bypass on for VTCM endpoints, and for DDR sources when
+ *     env->src_bypass_ddr; DDR ranges are cleaned through
  *     env->clean first (sources only when clean_src; destinations always);
  *   - ORDER on a descriptor whose destination overlaps the envelope of the
  *     earlier destinations in this batch (the last write must win);

@@ -79,6 +79,7 @@ void hx_kernels_device_resources(hx_json *j) {
 #endif
     const hx_dma_stats *d = hx_dma_stats_get();
     hx_json_obj(j, "udma");
+    hx_json_str(j, "src_cache", hx_dma_src_cache()); /* D's DDR source: through L2, or bypassing it */
     hx_json_u64(j, "chains", d->chains);
     hx_json_u64(j, "descriptors", d->descriptors);
     hx_json_u64(j, "ordered_descriptors", d->ordered);

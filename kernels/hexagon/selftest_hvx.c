@@ -62,7 +62,7 @@ static int st_dma_model(char *d, size_t n) {
     static hexagon_udma_descriptor_type1_t pool[8] __attribute__((aligned(32)));
     for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 7 + 3);
     fake_lo = dst, fake_hi = dst + sizeof dst;
-    const hx_dma_env env = {model_in_vtcm, model_clean};
+    const hx_dma_env env = {model_in_vtcm, model_clean, 0};
     hx_dma_src_clean cs = {0, 0};
     hx_dma_stats st = {0};
     /* 4 KiB as 32 rows of 128 bytes, then three windows through the same rows */

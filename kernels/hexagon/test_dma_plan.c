@@ -75,7 +75,7 @@ static int covered(const hx_copy_desc *c, int dst_side) {
         }
     return 1;
 }
-static const hx_dma_env env = {fake_in_vtcm, fake_clean};
+static hx_dma_env env = {fake_in_vtcm, fake_clean, 0};
 
 static size_t span(uint32_t rows, uint32_t w, uint32_t s) { return rows ? (size_t)(rows - 1) * s + w : 0; }
 
@@ -96,9 +96,12 @@ static int run_batch(hexagon_udma_descriptor_type1_t *d, int n, char *why, size_
             return 0;
         }
         size_t ssp = span(x->roiheight, x->roiwidth, x->srcstride), dsp = span(x->roiheight, x->roiwidth, x->dststride);
-        if (x->srcbypass != (unsigned)fake_in_vtcm(x->src, ssp) ||
+        if (x->srcbypass != (unsigned)(fake_in_vtcm(x->src, ssp) || env.src_bypass_ddr) ||
             x->dstbypass != (unsigned)fake_in_vtcm(x->dst, dsp)) {
-            snprintf(why, wl, "descriptor %d: bypass must be on exactly for VTCM endpoints", i);
+            snprintf(why, wl,
+                     "descriptor %d: bypass must be on exactly for VTCM endpoints (and DDR sources with "
+                     "the bypass policy)",
+                     i);
             return 0;
         }
         if (x->order == HEXAGON_UDMA_DESC_ORDER_NOORDER) {
@@ -349,6 +352,10 @@ int main(void) {
     d_trials(1, 3);
     d_trials(2, 2);
     d_trials(2, 3);
+    env.src_bypass_ddr = 1; /* D's source policy bypass: DDR sources bypassed, still cleaned at set-up only */
+    d_trials(1, 3);
+    one_case("bypass policy, ddr destination", 33, 130, 130, 160, 2, 11, 0, 5);
+    env.src_bypass_ddr = 0;
     back_to_back();
     resets();
     printf("%d passed, %d failed\n", n_pass, n_fail);
