@@ -21,7 +21,8 @@
  * and, when every weight tile fits the HMX VTCM region beside the activation
  * tiles, copies them there once (weights resident): the timed run then does
  * no weight copy.  Otherwise each column tile's K strip is copied in per run
- * (counted: weight_copy_bytes).  Prepare issues no HMX instruction and takes
+ * with HVX vector loads and stores on the mx thread (which holds an HVX
+ * context), not a scalar memcpy (counted: weight_copy_bytes).  Prepare issues no HMX instruction and takes
  * no HMX lock.
  * Locks (HAP_compute_res.h: only the software thread that holds the HMX lock
  * may execute HMX instructions, and it unlocks from that thread; qurt_hvx.h:
@@ -59,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <AEEStdErr.h>
+#include <hexagon_types.h>
 #include <hexkl_micro.h>
 #include <qurt.h>
 #include "../common/platform.h"
@@ -79,6 +81,16 @@ typedef struct {
 
 static hx_hmx_stats stats;
 const hx_hmx_stats *hx_hmx_stats_get(void) { return &stats; }
+
+/* VTCM <- DDR with 128-byte HVX loads and stores: both ends are 128-byte
+ * aligned (weight tiles in the HMX region, HEXKL_HMX_WEIGHTS_ALIGNMENT; the
+ * prepared strips sit at 2 KiB-aligned offsets) and n is a multiple of
+ * W_TILE.  Runs on the mx thread, which holds an HVX context. */
+static void hvx_copy(uint8_t *dst, const uint8_t *src, size_t n) {
+    HVX_Vector *d = (HVX_Vector *)dst;
+    const HVX_Vector *q = (const HVX_Vector *)src;
+    for (size_t i = 0; i < n / sizeof(HVX_Vector); i++) d[i] = q[i];
+}
 
 static inline uint32_t rup(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
 static inline uint8_t *al(const void *p, uintptr_t a) { return (uint8_t *)(((uintptr_t)p + a - 1) & ~(a - 1)); }
@@ -280,7 +292,7 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++) {
             uint32_t w0 = v.w + (h->w_resident ? nt * ktn * W_TILE : 0);
             if (!h->w_resident) {
-                memcpy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
+                hvx_copy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
                 stats.weight_copy_bytes += (uint64_t)ktn * W_TILE;
             }
             hexkl_micro_hmx_acc_clear_int32();

@@ -11,6 +11,8 @@
  *   test_qurt_locks threads    (HX_STANDIN_HW_THREADS=5) more ready threads
  *                              than hardware threads refused before they
  *                              start, priorities, --wait spin refused
+ *   test_qurt_locks nonresident  weights beyond the HMX region, copied in per
+ *                              run by HVX on the mx thread, exact
  *   test_qurt_locks fatal      (HX_STANDIN_HEXKL_FAIL=1) a HexKL error on the
  *                              mx thread is reported, the process goes on
  *   test_qurt_locks power      (HX_STANDIN_REFUSE_POWER=<HMX request type>)
@@ -67,6 +69,20 @@ static void run_m(hx_job *job, hx_engine *e) {
     run_job *j = (run_job *)job;
     hx_hmx_u8i8_run(j->prep, C, M, N, K);
     j->tid = qurt_thread_get_id();
+    hx_event_signal(&j->done);
+}
+
+typedef struct {
+    hx_job job;
+    const void *prep;
+    int32_t *C;
+    int m, n, k;
+    hx_event done;
+} big_job;
+static void run_big(hx_job *job, hx_engine *e) {
+    (void)e;
+    big_job *j = (big_job *)job;
+    hx_hmx_u8i8_run(j->prep, j->C, j->m, j->n, j->k);
     hx_event_signal(&j->done);
 }
 
@@ -207,6 +223,38 @@ int main(int argc, char **argv) {
         hx_scratch_free(arena);
         expect(standin_hmx_owner() == 0, "HMX given back after the failure");
         hx_free(ph);
+    } else if (!strcmp(what, "nonresident")) {
+        /* weights too large to stay in the HMX region: each column strip is
+         * copied in per run by HVX on the mx thread (the stand-in checks it
+         * holds a context only for HexKL's calls; the copy's result is
+         * checked through C) */
+        enum { BM = 64, BN = 1024, BK = 1024 };
+        static uint8_t a[BM * BK];
+        static int8_t b[BK * BN];
+        static int32_t c[BM * BN], r[BM * BN];
+        for (int i = 0; i < BM * BK; i++) a[i] = (uint8_t)(i * 13 + 5);
+        for (int i = 0; i < BK * BN; i++) b[i] = (int8_t)(i * 7 - 3);
+        int on_chip = 0;
+        void *arena = hx_scratch_alloc(1u << 20, &on_chip);
+        void *ph = hx_alloc(hx_hmx_u8i8_prep_bytes(BM, BN, BK), 2048);
+        hx_hmx_u8i8_prepare(a, b, BM, BN, BK, ph);
+        void *pr = hx_alloc(hx_kernels_ref.gemm_u8i8_prep_bytes(BM, BN, BK), 64);
+        hx_kernels_ref.gemm_u8i8_prepare(a, b, BM, BN, BK, pr);
+        hx_kernels_ref.gemm_u8i8_run(pr, r, BM, BN, BK);
+        char err[300] = "";
+        if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) return 1;
+        static big_job bj;
+        bj.job.run = run_big, bj.prep = ph, bj.C = c, bj.m = BM, bj.n = BN, bj.k = BK;
+        hx_event_reset(&bj.done);
+        hx_engine_push(&mx, &bj.job);
+        hx_event_wait(&bj.done, &wait);
+        const hx_hmx_stats *st = hx_hmx_stats_get();
+        expect(!st->weights_resident, "the weights do not all fit: copied per run");
+        expect(st->weight_copy_bytes == (uint64_t)BN * BK, "one copy of every weight tile per run");
+        expect(!memcmp(c, r, sizeof c), "M with weights copied in by HVX equals the reference");
+        hx_engine_stop(&mx);
+        hx_scratch_free(arena);
+        hx_free(ph), hx_free(pr);
     } else if (!strcmp(what, "power")) {
         /* HX_STANDIN_REFUSE_POWER names the HMX request type: the refusal is
          * recorded with its code, the granted votes too */
@@ -227,7 +275,7 @@ int main(int argc, char **argv) {
         hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
         expect(0, "the stand-in let M run on a thread with no HVX context");
     } else {
-        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|power|fatal|host_run\n");
+        fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|power|fatal|nonresident|host_run\n");
         return 2;
     }
     if (failures) return 1;

@@ -77,7 +77,7 @@ def _run(exe: Path, case: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("case", ["ladder", "runner", "teardown"])
+@pytest.mark.parametrize("case", ["ladder", "runner", "teardown", "nonresident"])
 def test_hmx_runs_on_the_mx_engine_thread_that_holds_hvx_then_hmx(exe, case):
     r = _run(exe, case)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
