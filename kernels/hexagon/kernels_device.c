@@ -43,6 +43,7 @@ static unsigned dma_fallbacks, dma_refused;
 unsigned hx_kernels_device_fallbacks(void) { return dma_fallbacks; }
 
 static void dev_copy2d(const hx_copy_desc *chain) {
+    if (hx_failure()) return; /* the run has failed already (reported): issue nothing more */
     int rc = hx_dma_copy2d(chain);
     if (rc == 0) return;
     if (rc == -1) dma_refused++;
