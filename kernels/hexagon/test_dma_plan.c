@@ -262,7 +262,8 @@ static void d_trials(int buffers, int repeat) {
     }
     if (ok && clean_calls_bad) ok = 0, snprintf(why, sizeof why, "a clean call outside the DDR ranges");
     char what[120];
-    snprintf(what, sizeof what, "D trials, --d-buffers %d --d-repeat %d: no source clean per trial", buffers, repeat);
+    snprintf(what, sizeof what, "D trials, --d-buffers %d --d-repeat %d%s: no source clean per trial", buffers, repeat,
+             env.src_bypass_ddr ? ", source cache bypass" : "");
     report(what, ok, why);
     free(src), free(dst), free(links), free(src_cov), free(dst_cov);
 }
