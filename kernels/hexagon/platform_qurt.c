@@ -309,10 +309,19 @@ int hx_allowed_cores(int *cores, int max) {
     return -1;
 }
 
+/* The meta record's cpu_governor: the clock votes in short (each vote made
+ * and refused, with codes, is in the end record's resources). */
 void hx_cpu_governor(char *buf, size_t len) {
-    const char *const *v;
-    int n = hx_power_votes(&v);
-    snprintf(buf, len, "%s", n >= 2 ? "cDSP DCVS off, core/bus corner max (HAP_power_set)" : "cDSP: no DCVS vote yet");
+    const char *const *v, *const *r;
+    const int *rc;
+    int n = hx_power_votes(&v), nr = hx_power_refused(&r, &rc);
+    const char *hmx = "no HMX vote";
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], "hmx=on")) hmx = "HMX on";
+        else if (!strcmp(v[i], "hmx_v2=on,clock=max")) hmx = "HMX clock max";
+        else if (!strcmp(v[i], "hmx_v2=on")) hmx = "HMX clock NOT voted";
+    if (n < 2) snprintf(buf, len, "cDSP: no DCVS vote (%d refused)", nr);
+    else snprintf(buf, len, "DCVS off, core/bus max; %s; %d refused", hmx, nr);
 }
 
 void hx_cpu_model(char *buf, size_t len) {

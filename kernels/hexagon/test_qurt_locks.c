@@ -267,6 +267,10 @@ int main(int argc, char **argv) {
         expect(nm == 3 && !strcmp(made[2], "hvx=on"), "apptype, DCVS and HVX granted and recorded");
         expect(nr >= 1 && !strncmp(ref[0], "hmx", 3) && codes[0] != 0,
                "the HMX vote recorded as refused, with its code");
+        char gov[64];
+        hx_cpu_governor(gov, sizeof gov); /* the meta record's short form */
+        printf("governor: %s\n", gov);
+        expect(strstr(gov, "1 refused") != NULL, "the meta record's cpu_governor counts the refused vote");
         hx_power_release();
     } else if (!strcmp(what, "host_run")) {
         int on_chip = 0;
