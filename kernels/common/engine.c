@@ -32,6 +32,16 @@ int hx_engine_start(hx_engine *e, const char *name, int core, const hx_wait_poli
     snprintf(e->name, sizeof e->name, "%s", name);
     e->core = core;
     e->wait = wait;
+    if (wait->strategy == HX_WAIT_SPIN && hx_max_ready_threads() > 0) {
+        /* platform.h: where ready threads are not time-sliced, a spinning
+         * waiter never gives its hardware thread up, and with as many ready
+         * threads as hardware threads an engine may never run. */
+        snprintf(err, errlen,
+                 "--wait spin is refused on this platform (%s): its threads are not time-sliced, so a spinning "
+                 "waiter can keep engine %s from ever running; use --wait spin-block",
+                 hx_platform_name(), name);
+        return -1;
+    }
     e->thread = hx_thread_start(engine_main, e, name, core, err, errlen);
     return e->thread ? 0 : -1;
 }

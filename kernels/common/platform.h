@@ -56,6 +56,15 @@ void hx_yield(void);
  * hx_cores_key is the meta record's key for the count ("online_cores" or
  * "hw_threads") and hx_cores_words what it counts, in words. */
 int hx_online_cores(void);
+/* The most threads that may be ready to run at once, or 0 for no limit.
+ * POSIX: 0 (the kernel time-slices threads of equal priority).  QuRT: the
+ * hardware thread count (qurt_sysenv_get_max_hw_threads): QuRT does not
+ * time-slice ready threads of one priority, and `pause` hands no hardware
+ * thread to another software thread, so a thread beyond that count may never
+ * run while the others spin.  There, starting an engine or antagonist that
+ * would exceed it is an error (hx_thread_start), and so are spin waits
+ * (hx_engine_start: a spinning waiter never gives its hardware thread up). */
+int hx_max_ready_threads(void);
 const char *hx_cores_key(void);
 const char *hx_cores_words(void);
 /* Writes a human-readable CPU model into buf. */
@@ -131,6 +140,25 @@ double hx_clock_calibrate(void);
 void hx_release_ask(void);
 int hx_release_asked(uint64_t *at_ns);
 void hx_release_resources(void);
+/* Gives back what the calling engine thread holds of the on-chip units, from
+ * that thread: on the cDSP the HMX lock, which only its locking thread may
+ * use or unlock (HAP_compute_res.h).  Engine threads call it when they exit.
+ * Nothing on POSIX.  hx_release_helper_set registers what
+ * hx_release_resources runs first to have each engine thread do so (the
+ * executor: a job on its `mx` engine that calls hx_engine_release_self);
+ * NULL unregisters.  hx_release_helper_run runs it, if any (release.c). */
+void hx_engine_release_self(void);
+/* A device failure that ends the run (the cDSP's hx_device_fatal: a HexKL
+ * error, a DMA fault, an HMX lock on the wrong thread).  Recorded, first one
+ * wins, callback- and thread-safe, never exit(): a worker that exits kills
+ * the PD (in mode ap the AP then sees a dead session, not the reason) and
+ * skips the resource releases.  The runner checks hx_failure after set-up
+ * (an error before any trial) and at the end (the end record's status
+ * device_error, the reason in resources.device_failure). release.c. */
+void hx_failure_set(const char *msg);
+const char *hx_failure(void);
+void hx_release_helper_set(void (*fn)(void *ctx), void *ctx);
+void hx_release_helper_run(void);
 
 /* Writes the object "resources" into the open JSON record: what the run
  * really held and used on this platform (power votes, on-chip memory, matrix

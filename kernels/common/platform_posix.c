@@ -97,6 +97,8 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
     return t;
 }
 
+void hx_engine_release_self(void) {} /* no on-chip units on POSIX (platform.h) */
+
 void hx_thread_join(hx_thread *t) {
     if (!t) return;
     pthread_join(t->tid, NULL);
@@ -156,6 +158,7 @@ int hx_online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+int hx_max_ready_threads(void) { return 0; } /* the kernel time-slices (platform.h) */
 const char *hx_cores_key(void) { return "online_cores"; }
 const char *hx_cores_words(void) { return "online cores"; }
 
@@ -370,10 +373,13 @@ void hx_platform_resources(hx_json *j) {
     hx_json_obj(j, "resources");
     hx_json_str(j, "platform", "posix");
     hx_json_null(j, "power_votes");
+    hx_json_null(j, "power_votes_refused");
+    hx_json_null(j, "threads");
     hx_json_null(j, "vtcm");
     hx_json_null(j, "hmx");
     hx_json_null(j, "udma");
     hx_json_null(j, "hvx");
+    hx_json_null(j, "device_failure");
     hx_json_bool(j, "fallbacks_allowed", 0);
     hx_json_u64(j, "fallbacks", 0);
     hx_json_close(j, '}');

@@ -12,37 +12,49 @@
  *       (it holds no HVX context) and counted in the resources record.
  *   fp32 = the scalar reference, as on every HVX build.
  */
+#define FARF_ALWAYS 1
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <HAP_farf.h>
+#include "../common/platform.h"
 #include "../common/json.h"
 #include "dma_plan.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 
+/* Reports, never exits (platform.h, hx_failure_set): FARF reaches the phone's
+ * log even from a FastRPC user PD, where stderr goes nowhere; the runner
+ * turns the recorded reason into its error or end record.  The caller
+ * returns at once and leaves its outputs alone. */
 void hx_device_fatal(const char *fmt, ...) {
+    char msg[512];
     va_list ap;
-    fprintf(stderr, "hxrun: error: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    FARF(ALWAYS, "hxrun: error: %s", msg);
+    fprintf(stderr, "hxrun: error: %s\n", msg);
     fflush(stderr);
-    exit(1);
+    hx_failure_set(msg);
 }
 
 static unsigned dma_fallbacks, dma_refused;
 unsigned hx_kernels_device_fallbacks(void) { return dma_fallbacks; }
 
 static void dev_copy2d(const hx_copy_desc *chain) {
+    if (hx_failure()) return; /* the run has failed already (reported): issue nothing more */
     int rc = hx_dma_copy2d(chain);
     if (rc == 0) return;
     if (rc == -1) dma_refused++;
-    if (!HX_ALLOW_FALLBACK)
+    if (!HX_ALLOW_FALLBACK) {
         hx_device_fatal("D: user DMA %s (build with HX_ALLOW_FALLBACK=1 to copy with the cores instead, counted)",
-                        rc == -1 ? "cannot express this chain: a row or stride is 65536 bytes or more "
-                                   "(type-1 descriptor fields are 16 bits); use --d-shape/--d-src-stride below 65536"
-                                 : "reported an error (dmwait status or a descriptor left incomplete)");
+                        rc == -1   ? "cannot express this chain: a row or stride is 65536 bytes or more "
+                                     "(type-1 descriptor fields are 16 bits); use --d-shape/--d-src-stride below 65536"
+                        : rc == -3 ? "engine not IDLE after its reset (dmpause) on the dma thread"
+                                   : "reported an error (dmwait status or a descriptor left incomplete)");
+        return;
+    }
     dma_fallbacks++;
     hx_kernels_ref.copy2d(chain);
 }
@@ -68,12 +80,16 @@ void hx_kernels_device_resources(hx_json *j) {
 #endif
     const hx_dma_stats *d = hx_dma_stats_get();
     hx_json_obj(j, "udma");
+    hx_json_str(j, "src_cache", hx_dma_src_cache()); /* D's DDR source: through L2, or bypassing it */
     hx_json_u64(j, "chains", d->chains);
     hx_json_u64(j, "descriptors", d->descriptors);
     hx_json_u64(j, "ordered_descriptors", d->ordered);
     hx_json_u64(j, "bytes", d->bytes);
     hx_json_u64(j, "cache_clean_bytes", d->cache_clean_bytes);
     hx_json_u64(j, "errors", d->errors);
+    hx_json_u64(j, "resets", d->resets);
+    hx_json_u64(j, "resets_not_idle", d->reset_not_idle);
+    hx_json_u64(j, "last_error_status", d->last_error_status);
     hx_json_u64(j, "refused_chains", dma_refused);
     hx_json_u64(j, "fallbacks", dma_fallbacks);
     hx_json_close(j, '}');

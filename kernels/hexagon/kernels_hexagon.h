@@ -24,11 +24,14 @@ void hx_qurt_clock_started(uint64_t pcycles_per_us);
 /* User DMA (dma_hexagon.c).  Executes the chain with type-1 (2-D)
  * descriptors and waits for completion.  Returns 0; -1 if a link does not
  * fit the descriptor fields (row bytes or strides >= 65536), before anything
- * moved; -2 if the engine reported an error (it is reset). */
+ * moved; -2 if the engine reported an error (it is reset before the next
+ * copy); -3 if the reset on this thread (dmpause) did not leave it IDLE. */
 int hx_dma_copy2d(const hx_copy_desc *chain);
 /* Cleans D's DDR sources (links[0..n), every window) once, at set-up. */
 void hx_dma_prepare_sources(const hx_copy_desc *links, size_t n);
 const struct hx_dma_stats *hx_dma_stats_get(void);
+/* D's DDR source cache policy of this build: "l2" or "bypass". */
+const char *hx_dma_src_cache(void);
 
 /* HMX GEMM through HexKL (kernels_hmx.c). */
 size_t hx_hmx_u8i8_prep_bytes(int m, int n, int k);
@@ -56,7 +59,9 @@ int hx_st_hvx_gemm(char *detail, size_t len);
 struct hx_json;
 void hx_kernels_device_resources(struct hx_json *j);
 unsigned hx_kernels_device_fallbacks(void);
-/* Prints "hxrun: error: ..." and ends the process: used where a kernel
- * cannot deliver what the run asked for and no fallback is allowed. */
-void hx_device_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Where a kernel cannot deliver what the run asked for and no fallback is
+ * allowed: logs "hxrun: error: ..." (FARF and stderr) and records it as the
+ * run's failure (platform.h, hx_failure_set).  Returns: it never ends the
+ * process from a worker; the caller returns at once. */
+void hx_device_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #endif

@@ -16,11 +16,25 @@
  *   W      for each column tile nt, for each k tile kt: the 1024-byte HMX
  *          weight-layout tile made by hexkl_micro_hmx_rm_to_wh_i8, so one
  *          column tile's K strip is contiguous and moves in one copy.
- * Set-up (prepare) takes the HMX lock for the whole run and, when every
- * weight tile fits the HMX VTCM region beside the activation tiles, copies
- * them there once (weights resident): the timed run then does no weight copy
- * and no lock/unlock pair.  Otherwise each column tile's K strip is copied in
- * per run (counted: weight_copy_bytes).
+ * Set-up (prepare, on the set-up thread) lays the weights out with HexKL's
+ * rm_to_wh_i8 (HVX code: the set-up thread takes an HVX context around it)
+ * and, when every weight tile fits the HMX VTCM region beside the activation
+ * tiles, copies them there once (weights resident): the timed run then does
+ * no weight copy.  Otherwise each column tile's K strip is copied in per run
+ * with HVX vector loads and stores on the mx thread (which holds an HVX
+ * context), not a scalar memcpy (counted: weight_copy_bytes).  Prepare issues no HMX instruction and takes
+ * no HMX lock.
+ * Locks (HAP_compute_res.h: only the software thread that holds the HMX lock
+ * may execute HMX instructions, and it unlocks from that thread; qurt_hvx.h:
+ * HVX instructions need an HVX context locked by the issuing thread): run()
+ * is called on the `mx` engine thread, which locked an HVX context when it
+ * started (platform_qurt.c) and takes the HMX lock at its first run, after
+ * HVX, as public HexKL probes do (HVX, then HMX, then the accumulator
+ * set-up).  It keeps both across runs, as llama.cpp's HMX queue keeps HMX
+ * across ops (ggml/src/ggml-hexagon/htp/hmx-queue.c), and gives HMX back on
+ * the same thread: when the thread exits, or on the executor's suspend job
+ * before a release on request (hx_engine_release_self).  A run on a thread
+ * where another thread holds the HMX lock is an error, not an HMX fault.
  * run(): per 64-row block, the activation tiles go into the HMX VTCM region;
  * per column tile, the accumulator is cleared, kp/32 tile multiplies issued,
  * the accumulator read out and written into C.  The activation layout and
@@ -46,8 +60,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <AEEStdErr.h>
+#include <hexagon_types.h>
 #include <hexkl_micro.h>
 #include <qurt.h>
+#include "../common/platform.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
 
@@ -65,6 +81,16 @@ typedef struct {
 
 static hx_hmx_stats stats;
 const hx_hmx_stats *hx_hmx_stats_get(void) { return &stats; }
+
+/* VTCM <- DDR with 128-byte HVX loads and stores: both ends are 128-byte
+ * aligned (weight tiles in the HMX region, HEXKL_HMX_WEIGHTS_ALIGNMENT; the
+ * prepared strips sit at 2 KiB-aligned offsets) and n is a multiple of
+ * W_TILE.  Runs on the mx thread, which holds an HVX context. */
+static void hvx_copy(uint8_t *dst, const uint8_t *src, size_t n) {
+    HVX_Vector *d = (HVX_Vector *)dst;
+    const HVX_Vector *q = (const HVX_Vector *)src;
+    for (size_t i = 0; i < n / sizeof(HVX_Vector); i++) d[i] = q[i];
+}
 
 static inline uint32_t rup(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
 static inline uint8_t *al(const void *p, uintptr_t a) { return (uint8_t *)(((uintptr_t)p + a - 1) & ~(a - 1)); }
@@ -128,17 +154,20 @@ long hx_hmx_weight_tile_footprint(void) {
     return rc != AEE_SUCCESS ? -2 : before ? -1 : extent;
 }
 
-static void check_tile_footprint(void) {
+static int check_tile_footprint(void) {
     static long fp;
     if (!fp) fp = hx_hmx_weight_tile_footprint();
-    if (fp < 0 || fp > (long)W_TILE)
+    if (fp < 0 || fp > (long)W_TILE) {
         hx_device_fatal("M: HexKL's rm_to_wh_i8 %s (W_TILE is %u bytes): weight tiles would overlap; fix W_TILE in "
                         "kernels/hexagon/kernels_hmx.c (hxrun --selftest, step hexkl_footprint)",
                         fp == -1   ? "wrote before its tile"
                         : fp == -2 ? "failed or got no HVX context in the footprint probe"
                                    : "writes more than one tile",
                         W_TILE);
+        return -1;
+    }
     stats.tile_footprint = (uint32_t)fp;
+    return 0;
 }
 
 /* Set-up: the weight tiles into the HMX region once, when they all fit. */
@@ -160,10 +189,13 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     if (!fits_hmx(k)) {
         size_t region = 0;
         hx_vtcm_hmx_region(&region);
-        if (!HX_ALLOW_FALLBACK)
+        if (!HX_ALLOW_FALLBACK) {
             hx_device_fatal("M: k=%d needs %u bytes of HMX tile space but the HMX VTCM region has %zu "
                             "(raise HX_HMX_REGION_BYTES, lower k, or build with HX_ALLOW_FALLBACK=1 to run M on HVX)",
                             k, layout_for(rup((uint32_t)k, 32) / 32).end, region);
+            h->mode = 0; /* no layout: a run refuses it */
+            return;
+        }
         h->mode = HX_PREP_HVX;
         stats.prepared_hmx = 0;
         hx_kernels_hvx.gemm_u8i8_prepare(A, B, m, n, k, body);
@@ -171,11 +203,17 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     }
     h->mode = HX_PREP_HMX;
     stats.prepared_hmx = 1;
-    check_tile_footprint();
-    if (hx_hmx_lock() != 0) hx_device_fatal("M: HAP_compute_res_hmx_lock failed (held for the run from set-up)");
+    if (check_tile_footprint() != 0) {
+        h->mode = 0;
+        return;
+    }
     if (h->mp != (uint32_t)m || h->np != (uint32_t)n) {
         h->stage = (int32_t *)malloc((size_t)h->mp * h->np * sizeof(int32_t));
-        if (!h->stage) hx_device_fatal("M: out of memory for the %ux%u HMX read-out staging buffer", h->mp, h->np);
+        if (!h->stage) {
+            hx_device_fatal("M: out of memory for the %ux%u HMX read-out staging buffer", h->mp, h->np);
+            h->mode = 0;
+            return;
+        }
         stats.padded_output = 1;
     }
     uint8_t *apad = al(body, ACT_TILE);
@@ -183,7 +221,11 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
     for (int i = 0; i < m; i++) memcpy(apad + (size_t)i * h->kp, A + (size_t)i * k, (size_t)k);
     /* Weight tiles from a zero-padded row-major copy of B. */
     int8_t *bpad = (int8_t *)calloc((size_t)h->kp * h->np, 1);
-    if (!bpad) hx_device_fatal("M: out of memory for the %ux%u padded weight copy", h->kp, h->np);
+    if (!bpad) {
+        hx_device_fatal("M: out of memory for the %ux%u padded weight copy", h->kp, h->np);
+        h->mode = 0;
+        return;
+    }
     for (int r = 0; r < k; r++) memcpy(bpad + (size_t)r * h->np, B + (size_t)r * n, (size_t)n);
     uint8_t *wt = apad + (size_t)h->mp * h->kp;
     uint32_t ktn = h->kp / 32;
@@ -191,16 +233,24 @@ void hx_hmx_u8i8_prepare(const uint8_t *A, const int8_t *B, int m, int n, int k,
      * take a context for the call.  Prepare runs at set-up, before any
      * engine thread holds one, so this cannot wait on the engines. */
     int lrc = 0;
-    if (hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &lrc) != 0)
+    if (hx_hvx_lock_within(HX_HVX_LOCK_TIMEOUT_US, &lrc) != 0) {
         hx_device_fatal("M: no HVX context for the HMX weight layout within %u ms (qurt_hvx_try_lock rc %d)",
                         HX_HVX_LOCK_TIMEOUT_US / 1000, lrc);
+        free(bpad);
+        h->mode = 0;
+        return;
+    }
     int rc = AEE_SUCCESS;
     for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++)
         for (uint32_t kt = 0; rc == AEE_SUCCESS && kt < ktn; kt++)
             rc = hexkl_micro_hmx_rm_to_wh_i8(wt, (nt * ktn + kt) * W_TILE, bpad, kt, nt, h->np);
     qurt_hvx_unlock();
     free(bpad);
-    if (rc != AEE_SUCCESS) hx_device_fatal("M: hexkl_micro_hmx_rm_to_wh_i8 failed (0x%x)", (unsigned)rc);
+    if (rc != AEE_SUCCESS) {
+        hx_device_fatal("M: hexkl_micro_hmx_rm_to_wh_i8 failed (0x%x)", (unsigned)rc);
+        h->mode = 0;
+        return;
+    }
     place_weights(h, wt);
 }
 
@@ -214,7 +264,20 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
     }
     size_t region = 0;
     uint8_t *vt = hx_vtcm_hmx_region(&region);
-    if (h->mode != HX_PREP_HMX || !vt) hx_device_fatal("M: HMX run without a prepared HMX layout or HMX VTCM region");
+    if (hx_failure()) return; /* the run has failed already (reported): issue nothing more */
+    if (h->mode != HX_PREP_HMX || !vt) {
+        hx_device_fatal("M: HMX run without a prepared HMX layout or HMX VTCM region");
+        return;
+    }
+    /* This thread's HMX lock: taken at its first run (the verification round,
+     * before any timed trial), then already held. */
+    int lrc = hx_hmx_lock();
+    if (lrc != 0) {
+        hx_device_fatal(lrc == -2 ? "M: the HMX lock is held by another thread; HMX instructions may run only on the "
+                                    "thread that holds it (HAP_compute_res.h): M must run on the mx engine thread"
+                                  : "M: HAP_compute_res_hmx_lock failed on the mx engine thread");
+        return;
+    }
     int32_t *out = h->stage ? h->stage : C;
     uint32_t orows = h->stage ? h->mp : (uint32_t)m, ocols = h->stage ? h->np : (uint32_t)n;
     const uint8_t *apad = al(body, ACT_TILE);
@@ -229,7 +292,7 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         for (uint32_t nt = 0; rc == AEE_SUCCESS && nt < h->np / 32; nt++) {
             uint32_t w0 = v.w + (h->w_resident ? nt * ktn * W_TILE : 0);
             if (!h->w_resident) {
-                memcpy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
+                hvx_copy(vt + v.w, wt + (size_t)nt * ktn * W_TILE, (size_t)ktn * W_TILE);
                 stats.weight_copy_bytes += (uint64_t)ktn * W_TILE;
             }
             hexkl_micro_hmx_acc_clear_int32();
@@ -241,7 +304,10 @@ void hx_hmx_u8i8_run(const void *prep, int32_t *C, int m, int n, int k) {
         }
     }
     stats.hvx_code_calls += hvx_calls;
-    if (rc != AEE_SUCCESS) hx_device_fatal("M: a HexKL HMX call failed (0x%x)", (unsigned)rc);
+    if (rc != AEE_SUCCESS) {
+        hx_device_fatal("M: a HexKL HMX call failed (0x%x)", (unsigned)rc);
+        return;
+    }
     if (h->stage)
         for (int i = 0; i < m; i++)
             memcpy(C + (size_t)i * n, h->stage + (size_t)i * h->np, (size_t)n * sizeof(int32_t));

@@ -117,6 +117,7 @@ struct hx_thread {
     void *arg;
     void *stack;
     int hvx;
+    int kind;            /* ready_kind: 1 engine, 2 antagonist, 0 other */
     uint32_t lock_state; /* 0 pending, 1 HVX held (or not wanted), 2 lock failed */
     int lock_rc;
     char name[QURT_THREAD_ATTR_NAME_MAXLEN];
@@ -134,13 +135,46 @@ static void trampoline(void *p) {
     qurt_futex_wake(&t->lock_state, INT_MAX);
     if (t->hvx && !locked) qurt_thread_exit(QURT_EOK);
     t->fn(t->arg);
+    /* In the reverse order of taking them, on this thread: HMX (taken by the
+     * `mx` engine at its first GEMM), then HVX (qurt_hvx.h: a context is
+     * unlocked by the thread that locked it). */
+    hx_engine_release_self();
     if (locked) qurt_hvx_unlock();
     qurt_thread_exit(QURT_EOK);
 }
 
+/* Threads that may be ready at once: the engines (vec, mx, dma, vecN: busy
+ * for a whole trial, spinning in calibration) and the bandwidth antagonists
+ * (bwN: they never block), plus the host.  The ladder's helper threads block
+ * and are not counted.  platform.h, hx_max_ready_threads. */
+static int ready_threads, ready_threads_peak;
+static int ready_kind(const char *name) {
+    return !strncmp(name, "vec", 3) || !strncmp(name, "mx", 2) || !strncmp(name, "dma", 3) ? 1
+           : !strncmp(name, "bw", 2)                                                       ? 2
+                                                                                           : 0;
+}
+int hx_max_ready_threads(void) { return hx_online_cores(); }
+
+/* Priorities (qurt_thread.h: 1 is the highest, 255 the lowest): engines at
+ * the creator's (the host's), clamped to 1..254 as llama.cpp's work and HMX
+ * queues clamp (ggml/src/ggml-hexagon/htp/hmx-queue.c); antagonists one step
+ * lower, so that an engine is never behind an antagonist for a hardware
+ * thread (Apache TVM's hexagon_thread_manager.cc likewise gives all its
+ * workers one priority and checks their count against the hardware). */
+static int host_prio = -1, engine_prio = -1, antagonist_prio = -1;
+
 hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int core, char *err, size_t errlen) {
     (void)core; /* no user-PD affinity on QuRT, see hx_pin_self */
     if (calibrate_pcycles(err, errlen) != 0) return NULL;
+    int kind = ready_kind(name);
+    if (kind && ready_threads + 2 > hx_max_ready_threads()) {
+        snprintf(err, errlen,
+                 "threads: %s would be ready thread %d (the host, %d engine or antagonist thread(s) so far, and "
+                 "this one) but this cDSP has %d hardware threads (qurt_sysenv_get_max_hw_threads) and QuRT does "
+                 "not time-slice them: an engine could starve; lower --v-workers or --antagonists",
+                 name, ready_threads + 2, ready_threads, hx_max_ready_threads());
+        return NULL;
+    }
     int wants_hvx = !strncmp(name, "vec", 3) || !strncmp(name, "mx", 2);
     if (wants_hvx && hvx_holders + 1 > hvx_units()) {
         snprintf(err, errlen,
@@ -175,6 +209,8 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
     int prio = qurt_thread_get_priority(qurt_thread_get_id());
     if (prio < 1) prio = 1;
     if (prio > 254) prio = 254;
+    if (kind) host_prio = prio;
+    if (kind == 2) prio = prio < 254 ? prio + 1 : 254; /* antagonists below the engines */
     qurt_thread_attr_set_priority(&attr, (unsigned short)prio);
     int rc = qurt_thread_create(&t->tid, &attr, trampoline, t);
     if (rc != QURT_EOK) {
@@ -198,6 +234,10 @@ hx_thread *hx_thread_start(hx_thread_fn fn, void *arg, const char *name, int cor
         return NULL;
     }
     if (t->hvx) hvx_holders++;
+    if (kind && ++ready_threads > ready_threads_peak) ready_threads_peak = ready_threads;
+    if (kind == 1) engine_prio = prio;
+    if (kind == 2) antagonist_prio = prio;
+    t->kind = kind;
     return t;
 }
 
@@ -206,6 +246,7 @@ void hx_thread_join(hx_thread *t) {
     int status = 0;
     qurt_thread_join(t->tid, &status);
     if (t->hvx) hvx_holders--;
+    if (t->kind) ready_threads--;
     free(t->stack);
     free(t);
 }
@@ -268,10 +309,19 @@ int hx_allowed_cores(int *cores, int max) {
     return -1;
 }
 
+/* The meta record's cpu_governor: the clock votes in short (each vote made
+ * and refused, with codes, is in the end record's resources). */
 void hx_cpu_governor(char *buf, size_t len) {
-    const char *const *v;
-    int n = hx_power_votes(&v);
-    snprintf(buf, len, "%s", n >= 2 ? "cDSP DCVS off, core/bus corner max (HAP_power_set)" : "cDSP: no DCVS vote yet");
+    const char *const *v, *const *r;
+    const int *rc;
+    int n = hx_power_votes(&v), nr = hx_power_refused(&r, &rc);
+    const char *hmx = "no HMX vote";
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], "hmx=on")) hmx = "HMX on";
+        else if (!strcmp(v[i], "hmx_v2=on,clock=max")) hmx = "HMX clock max";
+        else if (!strcmp(v[i], "hmx_v2=on")) hmx = "HMX clock NOT voted";
+    if (n < 2) snprintf(buf, len, "cDSP: no DCVS vote (%d refused)", nr);
+    else snprintf(buf, len, "DCVS off, core/bus max; %s; %d refused", hmx, nr);
 }
 
 void hx_cpu_model(char *buf, size_t len) {
@@ -296,6 +346,19 @@ void hx_platform_resources(hx_json *j) {
     hx_json_arr(j, "power_votes");
     for (int i = 0; i < nv; i++) hx_json_str(j, NULL, votes[i]);
     hx_json_close(j, ']');
+    const char *const *refused;
+    const int *rcs;
+    int nr = hx_power_refused(&refused, &rcs);
+    hx_json_arr(j, "power_votes_refused");
+    for (int i = 0; i < nr; i++) {
+        char code[16];
+        snprintf(code, sizeof code, "0x%x", (unsigned)rcs[i]);
+        hx_json_obj(j, NULL);
+        hx_json_str(j, "vote", refused[i]);
+        hx_json_str(j, "rc", code);
+        hx_json_close(j, '}');
+    }
+    hx_json_close(j, ']');
     size_t arena = 0, hmx = 0, bytes = hx_vtcm_acquired_bytes();
     uint8_t *base = hx_vtcm_arena(&arena);
     hx_vtcm_hmx_region(&hmx);
@@ -317,11 +380,24 @@ void hx_platform_resources(hx_json *j) {
         hx_json_null(j, "vtcm");
     }
     hx_kernels_device_resources(j);
+    /* what the ready-thread check compared, and the priorities it created */
+    hx_json_obj(j, "threads");
+    hx_json_i64(j, "hw_threads", hx_max_ready_threads());
+    hx_json_i64(j, "ready_threads_max", ready_threads_peak + 1);
+    if (host_prio >= 0) hx_json_i64(j, "host_priority", host_prio);
+    else hx_json_null(j, "host_priority");
+    if (engine_prio >= 0) hx_json_i64(j, "engine_priority", engine_prio);
+    else hx_json_null(j, "engine_priority");
+    if (antagonist_prio >= 0) hx_json_i64(j, "antagonist_priority", antagonist_prio);
+    else hx_json_null(j, "antagonist_priority");
+    hx_json_close(j, '}');
     hx_json_obj(j, "hvx");
     hx_json_i64(j, "units_128b", hvx_units());
     hx_json_i64(j, "locks_held", hvx_holders);
     hx_json_i64(j, "lock_failures", hvx_lock_failures);
     hx_json_close(j, '}');
+    if (hx_failure()) hx_json_str(j, "device_failure", hx_failure()); /* the reason of status device_error */
+    else hx_json_null(j, "device_failure");
     hx_json_bool(j, "fallbacks_allowed", HX_ALLOW_FALLBACK);
     hx_json_u64(j, "fallbacks", hx_vtcm_ddr_fallbacks() + hx_kernels_device_fallbacks());
     hx_json_close(j, '}');

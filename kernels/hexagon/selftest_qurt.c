@@ -18,6 +18,7 @@
 #include <HAP_farf.h>
 #include <HAP_perf.h>
 #include <qurt.h>
+#include "../common/engine.h"
 #include "../common/platform.h"
 #include "../hxrun/selftest.h"
 #include "dma_plan.h"
@@ -212,7 +213,68 @@ static int st_dma_4k(char *d, size_t n) { return dma_case(d, n, 1, 1, "4 KiB DDR
 static int st_dma_chain(char *d, size_t n) { return dma_case(d, n, 1, 8, "4 KiB as a chain of 8"); }
 static int st_dma_order(char *d, size_t n) { return dma_case(d, n, 3, 4, "3 windows through the same rows"); }
 
+/* Two chains back to back through the one descriptor pool: a descriptor the
+ * engine read before its stores reached it would be the first chain's (a
+ * stale pool: a silent wrong copy, an early stop or a fault).  The first
+ * chain's destination is poisoned after it; the second must leave it so and
+ * copy exactly its own rows. */
+static int st_dma_back_to_back(char *d, size_t n) {
+    size_t a = 0;
+    uint8_t *vt = hx_vtcm_arena(&a);
+    if (!vt || a < 2 * 8192) {
+        snprintf(d, n, "no VTCM arena of 16 KiB (step vtcm_full failed)");
+        return HX_ST_FAIL;
+    }
+    uint8_t *src = (uint8_t *)hx_alloc(2 * 8192, 128), *da = vt, *db = vt + 8192;
+    if (!src) return HX_ST_FAIL;
+    for (size_t i = 0; i < 2 * 8192; i++) src[i] = (uint8_t)(i * 29 + 5);
+    hx_copy_desc c1[8], c2[3];
+    for (int i = 0; i < 8; i++)
+        c1[i] = (hx_copy_desc){src + i * 1024, da + i * 1024, 8, 128, 128, 128, i + 1 < 8 ? &c1[i + 1] : NULL};
+    for (int i = 0; i < 3; i++)
+        c2[i] = (hx_copy_desc){src + 8192 + i * 1024, db + i * 1024, 8, 128, 128, 128, i + 1 < 3 ? &c2[i + 1] : NULL};
+    hx_dma_prepare_sources(c1, 8);
+    hx_dma_prepare_sources(c2, 3);
+    memset(vt, 0xA5, 2 * 8192);
+    int r1 = hx_dma_copy2d(&c1[0]);
+    int ok1 = r1 == 0 && !memcmp(da, src, 8192);
+    memset(da, 0xEE, 8192);
+    int r2 = hx_dma_copy2d(&c2[0]);
+    int ok2 = r2 == 0 && !memcmp(db, src + 8192, 3 * 1024);
+    size_t stale = 0;
+    for (size_t i = 0; i < 8192; i++) stale += da[i] != 0xEE;
+    hx_free(src);
+    snprintf(d, n,
+             "chain of 8 then chain of 3 through one pool: rc %d, %d; first copy %s, second copy %s, %zu bytes of "
+             "the first chain's destination rewritten by the second (stale descriptors)",
+             r1, r2, ok1 ? "exact" : "WRONG", ok2 ? "exact" : "WRONG", stale);
+    return ok1 && ok2 && !stale ? HX_ST_PASS : HX_ST_FAIL;
+}
+
 #if HX_HMX_BUILD
+/* One HMX tile as the runner issues M: prepared on this (set-up) thread, run
+ * on an `mx` engine thread, which holds an HVX context from its start and
+ * takes the HMX lock at its first run (kernels_hmx.c); it gives HMX, then
+ * HVX, back on that thread when the engine stops.  On QuRT an HVX packet from
+ * a thread without a context, or an HMX instruction from a thread that does
+ * not hold the HMX lock, faults and ends the PD: a ladder that ran the tile
+ * on its own thread would not test the path the measurement takes. */
+typedef struct {
+    hx_job job;
+    const void *prep;
+    int32_t *C;
+    int held_hmx; /* the engine held the HMX lock after its run */
+    hx_event done;
+} hmx_tile_job;
+
+static void hmx_tile_run(hx_job *job, hx_engine *e) {
+    (void)e;
+    hmx_tile_job *j = (hmx_tile_job *)job;
+    hx_hmx_u8i8_run(j->prep, j->C, 64, 32, 32);
+    j->held_hmx = hx_hmx_held_here();
+    hx_event_signal(&j->done);
+}
+
 static int st_hmx_tile(char *d, size_t n) {
     enum { M = 64, N = 32, K = 32 };
     static uint8_t A[M * K];
@@ -220,17 +282,35 @@ static int st_hmx_tile(char *d, size_t n) {
     static int32_t C[M * N], R[M * N];
     for (int i = 0; i < M * K; i++) A[i] = (uint8_t)(i * 7 + 1);
     for (int i = 0; i < K * N; i++) B[i] = (int8_t)(i * 5 - 60);
+    memset(C, 0, sizeof C);
     void *ph = hx_alloc(hx_hmx_u8i8_prep_bytes(M, N, K), 2048),
          *pr = hx_alloc(hx_kernels_ref.gemm_u8i8_prep_bytes(M, N, K), 64);
     hx_hmx_u8i8_prepare(A, B, M, N, K, ph);
-    hx_hmx_u8i8_run(ph, C, M, N, K);
+    static const hx_wait_policy wait = {HX_WAIT_SPIN_BLOCK, 50000};
+    static hx_engine mx;
+    char err[300] = "";
+    if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) {
+        snprintf(d, n, "cannot start the mx engine thread: %s", err);
+        hx_free(ph), hx_free(pr);
+        return HX_ST_FAIL;
+    }
+    static hmx_tile_job j;
+    j.job.run = hmx_tile_run, j.prep = ph, j.C = C, j.held_hmx = 0;
+    hx_event_reset(&j.done);
+    hx_engine_push(&mx, &j.job);
+    hx_event_wait(&j.done, &wait);
+    int host_holds = hx_hmx_held_here();
+    hx_engine_stop(&mx); /* the engine gives HMX, then HVX, back on its thread */
     hx_kernels_ref.gemm_u8i8_prepare(A, B, M, N, K, pr);
     hx_kernels_ref.gemm_u8i8_run(pr, R, M, N, K);
     int bad = 0;
     for (int i = 0; i < M * N; i++) bad += C[i] != R[i];
     hx_free(ph), hx_free(pr);
-    snprintf(d, n, "one 64x32x32 HMX tile (HexKL): %d of %d outputs differ from the reference", bad, M * N);
-    return bad ? HX_ST_FAIL : HX_ST_PASS;
+    snprintf(d, n,
+             "one 64x32x32 HMX tile (HexKL) run on an mx engine thread: %d of %d outputs differ from the reference; "
+             "HMX lock held by the engine after its run: %s, by the ladder thread: %s",
+             bad, M * N, j.held_hmx ? "yes" : "NO", host_holds ? "YES (wrong thread)" : "no");
+    return bad || !j.held_hmx || host_holds ? HX_ST_FAIL : HX_ST_PASS;
 }
 
 static int st_footprint(char *d, size_t n) {
@@ -253,6 +333,7 @@ const hx_st_step hx_st_platform_steps[] = {
     {"dma_4k", st_dma_4k},
     {"dma_chain", st_dma_chain},
     {"dma_order", st_dma_order},
+    {"dma_back_to_back", st_dma_back_to_back},
 #if HX_HMX_BUILD
     {"hmx_tile", st_hmx_tile},
     {"hexkl_footprint", st_footprint},

@@ -7,9 +7,15 @@
  * For each chain (random shapes and strides, overlapping repeat windows as
  * D streams them, links over 65535 rows, VTCM and DDR endpoints, small
  * batch sizes so the cursor continues across batches) it
- *   - executes the descriptors with a software model of a type-1 transfer
- *     (roiheight rows of roiwidth bytes, src/dst strides), in issue order,
- *     and compares the destination with the reference copy (kernels_ref.c);
+ *   - hands the descriptors over as dma_hexagon.c does (hx_dma_submit: one
+ *     release per descriptor, dmstart then dmlink) to a model of the engine
+ *     that sees a descriptor only as of its last release (hx_dma_model, a
+ *     snapshot per pool slot kept from chain to chain, as stale memory
+ *     would be), executes type-1 transfers (roiheight rows of roiwidth
+ *     bytes, src/dst strides) along the links it saw, and compares the
+ *     destination with the reference copy (kernels_ref.c);
+ *   - issues two chains back to back through the one pool: the second must
+ *     copy only its own links, never a stale descriptor of the first;
  *   - checks that a descriptor marked NOORDER does not overlap an earlier
  *     destination of its batch, so the engine may reorder it freely;
  *   - checks every field: type 1, no compression, dstate incomplete, bypass
@@ -69,11 +75,14 @@ static int covered(const hx_copy_desc *c, int dst_side) {
         }
     return 1;
 }
-static const hx_dma_env env = {fake_in_vtcm, fake_clean};
+static hx_dma_env env = {fake_in_vtcm, fake_clean, 0};
 
 static size_t span(uint32_t rows, uint32_t w, uint32_t s) { return rows ? (size_t)(rows - 1) * s + w : 0; }
 
-/* Executes a batch the way the engine would in issue order; checks fields. */
+static hexagon_udma_descriptor_type1_t pool[64] __attribute__((aligned(32)));
+static hx_dma_model model; /* the engine's view of pool, kept from chain to chain */
+
+/* Checks a batch's fields, then has the engine model execute it. */
 static int run_batch(hexagon_udma_descriptor_type1_t *d, int n, char *why, size_t wl) {
     for (int i = 0; i < n; i++) {
         hexagon_udma_descriptor_type1_t *x = &d[i];
@@ -82,14 +91,17 @@ static int run_batch(hexagon_udma_descriptor_type1_t *d, int n, char *why, size_
             snprintf(why, wl, "descriptor %d: type/compression/dstate/length fields", i);
             return 0;
         }
-        if (x->next != (i + 1 < n ? (void *)&d[i + 1] : NULL)) {
-            snprintf(why, wl, "descriptor %d: next link", i);
+        if (x->next != NULL) { /* linked by hx_dma_submit, each with its own release */
+            snprintf(why, wl, "descriptor %d: pre-linked by plain stores", i);
             return 0;
         }
         size_t ssp = span(x->roiheight, x->roiwidth, x->srcstride), dsp = span(x->roiheight, x->roiwidth, x->dststride);
-        if (x->srcbypass != (unsigned)fake_in_vtcm(x->src, ssp) ||
+        if (x->srcbypass != (unsigned)(fake_in_vtcm(x->src, ssp) || env.src_bypass_ddr) ||
             x->dstbypass != (unsigned)fake_in_vtcm(x->dst, dsp)) {
-            snprintf(why, wl, "descriptor %d: bypass must be on exactly for VTCM endpoints", i);
+            snprintf(why, wl,
+                     "descriptor %d: bypass must be on exactly for VTCM endpoints (and DDR sources with "
+                     "the bypass policy)",
+                     i);
             return 0;
         }
         if (x->order == HEXAGON_UDMA_DESC_ORDER_NOORDER) {
@@ -103,14 +115,21 @@ static int run_batch(hexagon_udma_descriptor_type1_t *d, int n, char *why, size_
                 }
             }
         }
-        for (uint32_t r = 0; r < x->roiheight; r++)
-            memmove((uint8_t *)x->dst + (size_t)r * x->dststride, (const uint8_t *)x->src + (size_t)r * x->srcstride,
-                    x->roiwidth);
     }
+    /* The engine sees each descriptor as of its last release (dma_plan.h,
+     * hx_dma_model): submitted as dma_hexagon.c submits, then executed. */
+    hx_dma_submit(d, n, &hx_dma_model_hw, &model);
+    if (hx_dma_model_run(&model) != 0) {
+        snprintf(why, wl, "engine model: %s", model.why);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (d[i].dstate != HEXAGON_UDMA_DESC_DSTATE_COMPLETE) {
+            snprintf(why, wl, "descriptor %d not completed by the engine", i);
+            return 0;
+        }
     return 1;
 }
-
-static hexagon_udma_descriptor_type1_t pool[64] __attribute__((aligned(32)));
 
 /* One case: `links` links of rows x width, `repeat` windows of the source
  * copied through the same destination rows (the last must win). */
@@ -243,13 +262,72 @@ static void d_trials(int buffers, int repeat) {
     }
     if (ok && clean_calls_bad) ok = 0, snprintf(why, sizeof why, "a clean call outside the DDR ranges");
     char what[120];
-    snprintf(what, sizeof what, "D trials, --d-buffers %d --d-repeat %d: no source clean per trial", buffers, repeat);
+    snprintf(what, sizeof what, "D trials, --d-buffers %d --d-repeat %d%s: no source clean per trial", buffers, repeat,
+             env.src_bypass_ddr ? ", source cache bypass" : "");
     report(what, ok, why);
     free(src), free(dst), free(links), free(src_cov), free(dst_cov);
 }
 
+/* Two chains back to back through the one pool, as D's trials and the
+ * ladder's dma_back_to_back step issue them: the second (shorter) chain must
+ * copy exactly its own links, never a descriptor left from the first. */
+static void back_to_back(void) {
+    enum { ROWS = 8, W = 64 };
+    enum { NA = ROWS * 8 * W, NB = ROWS * 5 * W };
+    static uint8_t buf[2 * (NA + NB)]; /* sources, then destinations */
+    uint8_t *sa = buf, *sb = sa + NA, *da = sb + NB, *db = da + NA;
+    hx_copy_desc a[8], b[5];
+    for (size_t i = 0; i < NA + NB; i++) buf[i] = (uint8_t)rnd();
+    batch_why[0] = 0;
+    for (int i = 0; i < 8; i++)
+        a[i] = (hx_copy_desc){sa + i * ROWS * W, da + i * ROWS * W, ROWS, W, W, W, i + 1 < 8 ? &a[i + 1] : NULL};
+    for (int i = 0; i < 5; i++)
+        b[i] = (hx_copy_desc){sb + i * ROWS * W, db + i * ROWS * W, ROWS, W, W, W, i + 1 < 5 ? &b[i + 1] : NULL};
+    vtcm_lo = da, vtcm_hi = db + NB; /* destinations in "VTCM" */
+    src_lo = sa, src_hi = sb + NB, dst_lo = da, dst_hi = db + NB;
+    src_cov = calloc(src_hi - src_lo, 1), dst_cov = calloc(dst_hi - dst_lo, 1);
+    hx_dma_stats st = {0};
+    hx_dma_src_clean cs = {0, 0};
+    char why[240] = "";
+    int ok = 1;
+    memset(da, 0xA5, NA + NB);
+    if (hx_dma_issue(&a[0], pool, 64, &env, &cs, &st, model_execute, NULL) != 0 || memcmp(da, sa, NA))
+        ok = 0, snprintf(why, sizeof why, "first chain: %s", batch_why[0] ? batch_why : "copy differs");
+    memset(da, 0xEE, NA); /* a stale descriptor of the first chain would write here again */
+    if (ok && (hx_dma_issue(&b[0], pool, 64, &env, &cs, &st, model_execute, NULL) != 0 || memcmp(db, sb, NB)))
+        ok = 0, snprintf(why, sizeof why, "second chain: %s", batch_why[0] ? batch_why : "copy differs");
+    for (size_t i = 0; ok && i < NA; i++)
+        if (da[i] != 0xEE) ok = 0, snprintf(why, sizeof why, "the second chain ran a stale descriptor of the first");
+    report("two chains back to back through one pool", ok, why);
+    free(src_cov), free(dst_cov);
+}
+
+/* The engine reset (hx_dma_reset_here): once per issuing thread, again on
+ * another thread and after an error, and a status other than IDLE refuses
+ * the copy. */
+static void resets(void) {
+    hx_dma_model m;
+    hx_dma_model_init(&m, pool, 64);
+    hx_dma_reset r = {0};
+    hx_dma_stats st = {0};
+    int ok = hx_dma_reset_here(&r, 11, &hx_dma_model_hw, &m, &st) == 0 && m.pauses == 1;
+    ok = ok && hx_dma_reset_here(&r, 11, &hx_dma_model_hw, &m, &st) == 0 && m.pauses == 1;
+    report("dmpause once on the issuing thread", ok, "");
+    ok = hx_dma_reset_here(&r, 12, &hx_dma_model_hw, &m, &st) == 0 && m.pauses == 2;
+    report("dmpause again on another issuing thread", ok, "");
+    r.by = 0; /* what execute() does after an engine error */
+    ok = hx_dma_reset_here(&r, 12, &hx_dma_model_hw, &m, &st) == 0 && m.pauses == 3;
+    report("dmpause again after an error", ok, "");
+    m.pause_status = HEXAGON_UDMA_DM0_STATUS_RUN;
+    ok = hx_dma_reset_here(&r, 13, &hx_dma_model_hw, &m, &st) == -3 && st.reset_not_idle == 1 &&
+         st.last_error_status == HEXAGON_UDMA_DM0_STATUS_RUN;
+    ok = ok && hx_dma_reset_here(&r, 13, &hx_dma_model_hw, &m, &st) == -3; /* not taken as reset */
+    report("an engine not IDLE after dmpause refuses the copy", ok, "");
+}
+
 int main(void) {
     printf("backend: dma_plan\n");
+    hx_dma_model_init(&model, pool, 64);
     one_case("single link", 40, 300, 512, 300, 1, 40, 1, 64);
     one_case("links of 16 rows", 40, 300, 512, 304, 1, 16, 1, 64);
     one_case("repeat windows, same rows", 24, 200, 256, 200, 4, 8, 1, 64);
@@ -275,6 +353,12 @@ int main(void) {
     d_trials(1, 3);
     d_trials(2, 2);
     d_trials(2, 3);
+    env.src_bypass_ddr = 1; /* D's source policy bypass: DDR sources bypassed, still cleaned at set-up only */
+    d_trials(1, 3);
+    one_case("bypass policy, ddr destination", 33, 130, 130, 160, 2, 11, 0, 5);
+    env.src_bypass_ddr = 0;
+    back_to_back();
+    resets();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

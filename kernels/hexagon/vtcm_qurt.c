@@ -31,9 +31,10 @@ static struct {
     size_t arena_bytes, hmx_bytes;
     int arena_taken;
     int hmx_locked;
-    int power; /* power votes made by hx_scratch_alloc */
+    qurt_thread_t hmx_owner; /* the thread that took the HMX lock */
+    int power;               /* power votes made by hx_scratch_alloc */
 } g;
-static unsigned release_requests;
+static unsigned release_requests, hmx_left_locked;
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) {
     va_list ap;
@@ -67,6 +68,7 @@ static struct {
  * follows.  The power votes stay until teardown (they hold no shared unit). */
 void hx_release_resources(void) {
     if (!g.ctx) return;
+    hx_release_helper_run(); /* HMX unlocked by its locking engine thread first */
     given_back.base = g.base, given_back.bytes = g.acquired;
     given_back.arena = g.arena_bytes, given_back.hmx = g.hmx_bytes;
     hx_vtcm_release();
@@ -135,7 +137,12 @@ int hx_vtcm_init(size_t arena_bytes, size_t hmx_bytes, char *err, size_t errlen)
 }
 
 void hx_vtcm_release(void) {
-    hx_hmx_unlock();
+    /* Only the locking thread may unlock (HAP_compute_res.h).  Engines give
+     * HMX back on their own thread before this (hx_engine_release_self, at
+     * thread exit or on the executor's suspend job); a lock still held by
+     * another thread here is a bug: it is counted for the resources record
+     * and left to the context's release, never unlocked from here. */
+    if (g.hmx_locked && hx_hmx_unlock() != 0) hmx_left_locked++;
     if (g.ctx) HAP_compute_res_release(g.ctx);
     g.ctx = 0, g.base = NULL, g.acquired = 0, g.arena_bytes = 0, g.hmx_bytes = 0, g.arena_taken = 0;
 }
@@ -154,17 +161,39 @@ size_t hx_vtcm_defined_bytes(void) { return g.defined; }
 size_t hx_vtcm_acquired_bytes(void) { return g.acquired; }
 unsigned hx_vtcm_release_requests(void) { return __atomic_load_n(&release_requests, __ATOMIC_RELAXED); }
 
+/* HAP_compute_res.h (hmx_lock/hmx_unlock): only the software thread that
+ * holds the HMX lock may execute HMX instructions, and it must unlock from
+ * that same thread.  The owner is kept so that a lock taken on one thread is
+ * never used or given back from another: llama.cpp's HTP backend takes it
+ * inside its HMX worker thread on the first job and gives it back there on a
+ * suspend signal (ggml/src/ggml-hexagon/htp/hmx-queue.c, hmx_lock /
+ * hmx_unlock / HMX_QUEUE_SUSPEND); this runner does the same on its `mx`
+ * engine thread (kernels_hmx.c, hx_engine_release_self). */
 int hx_hmx_lock(void) {
     if (!g.ctx || !g.hmx_bytes) return -1;
-    if (g.hmx_locked) return 0;
+    qurt_thread_t self = qurt_thread_get_id();
+    if (g.hmx_locked) return g.hmx_owner == self ? 0 : -2;
     if (HAP_compute_res_hmx_lock(g.ctx) != 0) return -1;
-    g.hmx_locked = 1;
+    g.hmx_locked = 1, g.hmx_owner = self;
     return 0;
 }
 
-void hx_hmx_unlock(void) {
-    if (g.ctx && g.hmx_locked) HAP_compute_res_hmx_unlock(g.ctx);
-    g.hmx_locked = 0;
+int hx_hmx_held_here(void) { return g.hmx_locked && g.hmx_owner == qurt_thread_get_id(); }
+
+int hx_hmx_unlock(void) {
+    if (!g.hmx_locked) return 0;
+    if (g.hmx_owner != qurt_thread_get_id()) return -1;
+    if (g.ctx) HAP_compute_res_hmx_unlock(g.ctx);
+    g.hmx_locked = 0, g.hmx_owner = 0;
+    return 0;
+}
+
+unsigned hx_hmx_left_locked(void) { return hmx_left_locked; }
+
+/* platform.h: what this engine thread holds of the on-chip units, given back
+ * from this thread (the HMX lock, if it is this thread's). */
+void hx_engine_release_self(void) {
+    if (hx_hmx_held_here()) hx_hmx_unlock();
 }
 
 int hx_hvx_lock_within(unsigned timeout_us, int *rc) {

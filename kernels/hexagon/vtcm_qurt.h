@@ -35,8 +35,11 @@
 /* Power (power_qurt.c).  Returns 0, or -1 with the failing vote in err. */
 int hx_power_vote(int hmx, char *err, size_t errlen);
 void hx_power_release(void);
-/* The votes that succeeded, in order, as short strings ("hvx=on", ...). */
+/* The votes that succeeded, in order, as short strings ("hvx=on", ...), and
+ * those refused, with HAP_power_set's return code (a refused HMX clock vote
+ * on v75+ is recorded, and HMX powered without it). */
 int hx_power_votes(const char *const **votes);
+int hx_power_refused(const char *const **what, const int **rc);
 
 /* Acquires VTCM for an arena of arena_bytes plus an HMX region of hmx_bytes
  * (0: no HMX attribute).  Idempotent.  Returns 0, or -1 with a message in err. */
@@ -58,11 +61,19 @@ uint64_t hx_vtcm_given_back(uint8_t **base, size_t *bytes, size_t *arena, size_t
 /* 1 when the scratch arena went to DDR (HX_ALLOW_FALLBACK=1 builds only). */
 unsigned hx_vtcm_ddr_fallbacks(void);
 
-/* HMX lock on the VTCM context, taken once at set-up and held for the run
- * (as llama.cpp's HTP backend keeps it across ops): a per-GEMM lock/unlock
- * pair sat inside M's timed work.  hx_vtcm_release drops it.  Idempotent. */
+/* HMX lock on the VTCM context, taken by the thread that runs HMX (the `mx`
+ * engine, at its first GEMM) and held by it across runs, as llama.cpp's HMX
+ * queue keeps it across ops: a per-GEMM lock/unlock pair would sit inside
+ * M's timed work.  Given back on that thread (hx_engine_release_self: at
+ * thread exit, or on the executor's suspend job before a release on request).
+ * hx_hmx_lock: 0 (taken, or already held by this thread), -1 (no HMX region
+ * or HAP_compute_res_hmx_lock failed), -2 (held by another thread).
+ * hx_hmx_unlock: 0, or -1 when another thread holds it (nothing done).
+ * hx_hmx_left_locked: locks hx_vtcm_release found held by another thread. */
 int hx_hmx_lock(void);
-void hx_hmx_unlock(void);
+int hx_hmx_unlock(void);
+int hx_hmx_held_here(void);
+unsigned hx_hmx_left_locked(void);
 
 /* A 128-byte HVX context for the calling thread, or -1 (last try-lock code in
  * *rc) after timeout_us: qurt_hvx_lock would block for as long as another

@@ -9,6 +9,32 @@
 #include "platform.h"
 #include "record.h"
 
+/* A job that runs hx_engine_release_self on the engine it is pushed to: the
+ * suspend signal of llama.cpp's HMX queue (ggml/src/ggml-hexagon/htp/
+ * hmx-queue.c, HMX_QUEUE_SUSPEND: hmx_unlock on the worker thread). */
+typedef struct {
+    hx_job job;
+    hx_event done;
+} release_job;
+
+static void release_self(hx_job *job, hx_engine *e) {
+    (void)e;
+    hx_engine_release_self();
+    hx_event_signal(&((release_job *)job)->done);
+}
+
+/* hx_release_resources' helper (platform.h, hx_release_helper_set): at a
+ * trial boundary the engines are idle; the mx engine gives its HMX lock back
+ * on its own thread before the context is released. */
+static void release_engines(void *ctx) {
+    hx_exec *x = (hx_exec *)ctx;
+    if (!x->mx.thread) return;
+    static release_job j;
+    j.job.run = release_self;
+    hx_event_reset(&j.done);
+    if (hx_engine_push(&x->mx, &j.job) == 0) hx_event_wait(&j.done, &x->cfg->wait);
+}
+
 int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char *err, size_t errlen) {
     memset(x, 0, sizeof *x);
     x->cfg = cfg;
@@ -35,12 +61,14 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
     for (int i = 0; i < HX_NTASKS; i++) hx_task_init_jobs(&x->task[i]);
     if (hx_antagonists_start(&x->bw, cfg, err, errlen)) return -1;
     hx_fused_init(&x->fused, x);
+    hx_release_helper_set(release_engines, x);
     /* Inputs are prepared: the fused entry's readiness check may pass. */
     for (int i = 0; i < HX_NTASKS; i++) __atomic_store_n(&x->task[i].ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
 void hx_exec_teardown(hx_exec *x) {
+    hx_release_helper_set(NULL, NULL);
     hx_antagonists_stop(&x->bw);
     hx_engine_stop(&x->vec);
     hx_engine_stop(&x->mx);
@@ -55,9 +83,13 @@ int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
     (void)x, (void)mask, (void)err, (void)errlen;
     return 0;
 }
+/* A device failure during the trials (platform.h, hx_failure: recorded by a
+ * worker, which did not exit) is the end record's status. */
 const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen) {
-    (void)x, (void)err, (void)errlen;
-    return NULL;
+    (void)x;
+    if (!hx_failure()) return NULL;
+    snprintf(err, errlen, "device error: %s", hx_failure());
+    return "device_error";
 }
 void hx_exec_write_clock_drift(hx_json *j, hx_exec *x) {
     (void)x;

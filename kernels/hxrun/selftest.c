@@ -17,10 +17,10 @@
 
 /* The ladder, in order (the issue of what breaks first comes first). */
 static const char *const ladder[] = {
-    "arch",           "hw_threads",      "hvx_units",       "vtcm_query", "compute_res_caps", "clock",
-    "pcycles_per_us", "thread_cpu_time", "threads",         "affinity",   "power_votes",      "vtcm_64k",
-    "vtcm_full",      "hvx_locks",       "hvx_vrmpy",       "dma_model",  "dma_4k",           "dma_chain",
-    "dma_order",      "hmx_tile",        "hexkl_footprint", "file_io",
+    "arch",           "hw_threads",       "hvx_units", "vtcm_query",      "compute_res_caps", "clock",
+    "pcycles_per_us", "thread_cpu_time",  "threads",   "affinity",        "power_votes",      "vtcm_64k",
+    "vtcm_full",      "hvx_locks",        "hvx_vrmpy", "dma_model",       "dma_4k",           "dma_chain",
+    "dma_order",      "dma_back_to_back", "hmx_tile",  "hexkl_footprint", "file_io",
 };
 enum { NSTEPS = sizeof ladder / sizeof ladder[0] };
 
@@ -49,8 +49,12 @@ static int st_arch(char *d, size_t n) {
 }
 
 static int st_hw_threads(char *d, size_t n) {
-    int c = hx_online_cores();
-    snprintf(d, n, "%d %s (the runner's %s)", c, hx_cores_words(), hx_cores_key());
+    int c = hx_online_cores(), r = hx_max_ready_threads();
+    int k = snprintf(d, n, "%d %s (the runner's %s)", c, hx_cores_words(), hx_cores_key());
+    /* where threads are not time-sliced, the count every run is checked against */
+    if (r > 0 && k > 0 && (size_t)k < n)
+        snprintf(d + k, n - (size_t)k,
+                 "; runs refuse more than %d ready threads (host + engines + antagonists) and --wait spin", r);
     return c > 0 ? HX_ST_PASS : HX_ST_FAIL;
 }
 

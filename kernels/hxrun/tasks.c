@@ -273,6 +273,10 @@ int hx_tasks_prepare(hx_exec *x, char *err, size_t errlen) {
         build_chain(x, err, errlen))
         return -1;
     if (k->copy2d_prepare) k->copy2d_prepare(x->d.chain, (size_t)x->d.ndesc);
+    if (hx_failure()) { /* a device kernel could not be prepared (reported, platform.h): before any trial */
+        snprintf(err, errlen, "%s", hx_failure());
+        return -1;
+    }
     fill_v(x, &rng);
     x->v.stream_is_ref = !k->vec_stream_f32;
     x->v.stream_f32 = k->vec_stream_f32 ? k->vec_stream_f32 : hx_kernels_ref.vec_stream_f32;

@@ -12,7 +12,7 @@
 #                                   the real host/engine split.
 #
 #   make -C kernels TARGET=hexagon HEXAGON_SDK_ROOT=... [HEXAGON_ARCH=v73] \
-#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...|HX_DEVICE_SERIALS="s1 s2"] [HX_ALLOW_FALLBACK=1] \
+#        [HEXKL_ROOT=...] [HX_DEVICE_SERIAL=...|HX_DEVICE_SERIALS="s1 s2"] [HX_ALLOW_FALLBACK=1] [HX_D_SRC_CACHE=l2|bypass] \
 #        [HX_HEXAGON_MODE=ap|dsp-only] [ANDROID_NDK_ROOT=...] [HX_ANDROID_API=31]
 # produces build/hexagon/hxrun, a shared object for the cDSP that the SDK's
 # run_main_on_hexagon executes (its main() is the runner's main()), and, in
@@ -96,6 +96,14 @@ ifeq ($(filter 0 1,$(HX_ALLOW_FALLBACK)),)
 $(error HX_ALLOW_FALLBACK must be 0 or 1, not '$(HX_ALLOW_FALLBACK)')
 endif
 TARGET_DEFS += -DHX_ALLOW_FALLBACK=$(HX_ALLOW_FALLBACK)
+# D's DDR source through L2 (l2, default) or bypassing the caches (bypass:
+# streaming reads that do not evict M's and V's lines); recorded in every
+# run's resources (udma.src_cache).
+HX_D_SRC_CACHE ?= l2
+ifeq ($(filter l2 bypass,$(HX_D_SRC_CACHE)),)
+$(error HX_D_SRC_CACHE must be l2 or bypass, not '$(HX_D_SRC_CACHE)')
+endif
+TARGET_DEFS += -DHX_D_SRC_BYPASS=$(if $(filter bypass,$(HX_D_SRC_CACHE)),1,0)
 # HMX needs HexKL (hexkl_micro.h, libhexkl_micro.a); without it M runs on HVX
 # (kernels "hvx-nohmx+udma", and no HMX attribute or power vote is asked for).
 ifneq ($(strip $(HEXKL_ROOT)),)

@@ -132,7 +132,9 @@ def test_user_dma_descriptors_copy_exactly_and_order_overlaps_under_qemu(tmp_pat
     batch are ORDERed; bypass only for VTCM; DDR ranges cleaned; 16-bit field
     limits refused; D's trials (one chain, or one chain per window with
     --d-buffers 2) make no cache-clean call on the DDR source once set-up has
-    cleaned it (kernels/hexagon/test_dma_plan.c)."""
+    cleaned it; each descriptor is released before the engine model may read
+    it, two chains back to back through one pool stay exact, and the engine
+    reset is checked for IDLE (kernels/hexagon/test_dma_plan.c)."""
     exe = tmp_path / "test_dma_plan"
     _run(
         ZIG
@@ -160,7 +162,13 @@ def test_user_dma_descriptors_copy_exactly_and_order_overlaps_under_qemu(tmp_pat
     assert not [ln for ln in lines if ln.startswith("FAIL")]
     passed, failed = (int(w) for w in lines[-1].replace(",", "").split()[0:4:2])
     assert failed == 0 and passed >= 30, lines[-1]
-    assert len([ln for ln in lines if ln.startswith("PASS D trials")]) == 4, lines
+    assert len([ln for ln in lines if ln.startswith("PASS D trials")]) == 5, lines
+    # one release per descriptor (dmstart, then dmlink), seen by an engine model
+    # that reads a descriptor only as of its last release; the reset rules; the
+    # bypass policy for D's DDR source
+    for name in ("two chains back to back through one pool", "an engine not IDLE after dmpause refuses the copy"):
+        assert f"PASS {name}" in lines, lines
+    assert any(ln.startswith("PASS D trials") and "source cache bypass" in ln for ln in lines), lines
 
 
 # --------------------------------------------------------------------------
@@ -359,7 +367,8 @@ def test_selftest_ladder_under_qemu_runs_what_it_can_and_names_a_planted_hang(hx
     summary = [json.loads(ln) for ln in out.read_text().splitlines()][-1]
     assert summary["status"] == "ok" and summary["target"] == "hexagon-qemu"
     assert {"arch", "hvx_vrmpy", "dma_model", "file_io", "clock", "threads"} <= set(summary["passed"])
-    qurt_only = {"vtcm_query", "power_votes", "vtcm_full", "hvx_locks", "dma_4k", "dma_order", "hmx_tile"}
+    qurt_only = {"vtcm_query", "power_votes", "vtcm_full", "hvx_locks", "dma_4k", "dma_order", "dma_back_to_back"}
+    qurt_only |= {"hmx_tile"}
     assert qurt_only <= set(summary["not_available"]) and not qurt_only & set(summary["passed"])
     hang = tmp_path / "hang.jsonl"
     t0 = time.monotonic()

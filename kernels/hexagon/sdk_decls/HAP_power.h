@@ -13,6 +13,7 @@ typedef enum {
     HAP_power_set_vtcm,
     HAP_power_set_HMX,
     HAP_power_set_DCVS_v3,
+    HAP_power_set_HMX_v2,
 } HAP_Power_request_type;
 typedef enum { HAP_POWER_UNKNOWN_CLIENT_CLASS, HAP_POWER_COMPUTE_CLIENT_CLASS = 0x2 } HAP_power_app_type_payload;
 typedef enum {
@@ -42,6 +43,15 @@ typedef struct {
 typedef struct {
     unsigned char power_up;
 } HAP_power_hmx_payload;
+/* v75+: HMX power and its own clock (the fields llama.cpp's htp/main.c sets). */
+typedef enum { HAP_DCVS_EXP_VCORNER_DISABLE, HAP_DCVS_EXP_VCORNER_MAX = 255 } HAP_dcvs_exp_voltage_corner_t;
+typedef enum { HAP_CLK_PERF_HIGH, HAP_CLK_PERF_LOW } HAP_clk_perf_mode_t;
+typedef struct {
+    unsigned char set_power, power_up;
+    unsigned char set_clock;
+    HAP_dcvs_exp_voltage_corner_t target_corner, min_corner, max_corner;
+    HAP_clk_perf_mode_t perf_mode;
+} HAP_power_hmx_payload_v2;
 typedef struct {
     HAP_Power_request_type type;
     union {
@@ -49,6 +59,7 @@ typedef struct {
         HAP_power_dcvs_v3_payload dcvs_v3;
         HAP_power_hvx_payload hvx;
         HAP_power_hmx_payload hmx;
+        HAP_power_hmx_payload_v2 hmx_v2;
     };
 } HAP_power_request_t;
 int HAP_power_set(void *context, HAP_power_request_t *request);
