@@ -444,7 +444,10 @@ static void fill_inputs(state &st) {
     st.hX.resize((size_t)a.v_rows * a.v_cols);
     for (auto &x : st.hX) x = (float)((double)(hx_splitmix64(&rs) >> 11) * 0x1.0p-53 * 8.0 - 4.0);
     st.hSrc.resize((size_t)(a.d_rows * a.d_repeat) * (size_t)a.d_src_stride);
-    for (auto &b : st.hSrc) b = (unsigned char)(hx_splitmix64(&rs) >> 56);
+    for (size_t i = 0; i < st.hSrc.size(); i += 8) {
+        uint64_t w = hx_splitmix64(&rs);
+        memcpy(&st.hSrc[i], &w, st.hSrc.size() - i < 8 ? st.hSrc.size() - i : 8);
+    }
 }
 
 static void *dmalloc(size_t n) {
