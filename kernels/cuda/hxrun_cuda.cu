@@ -1351,6 +1351,39 @@ static int write_npy(const char *dir, const char *wl, const char *name, const ch
     return hx_npy_write(path, dtype, ndim, shape, data, bytes);
 }
 
+/* The verify record of one workload (its checksums, and its .npy files
+ * when they were written). */
+static void write_verify(state &st, const std::string &wl, unsigned mask, const uint64_t out[ROLE_N], int files) {
+    const args &a = st.a;
+    hx_json j;
+    hx_json_begin(&j, st.f);
+    hx_json_str(&j, "record", "verify");
+    hx_json_str(&j, "workload", wl.c_str());
+    hx_json_str(&j, "group", "D");
+    hx_json_obj(&j, "checksums");
+    for (int r = 0; r < ROLE_N; r++) {
+        if (!(mask & (1u << r))) continue;
+        if (a.calibrated) hx_json_null(&j, TASK_NAMES[r]);
+        else hx_json_hex64(&j, TASK_NAMES[r], out[r]);
+    }
+    hx_json_close(&j, '}');
+    if (files) {
+        hx_json_obj(&j, "files");
+        static const char *names[ROLE_N][4] = {
+            {"M_A", "M_B", "M_C", 0}, {"V_X", "V_Y", "V_rowsum", "V_rowmax"}, {"D_src", "D_dst", 0, 0}};
+        for (int r : {ROLE_M, ROLE_V, ROLE_D}) {
+            if (!(mask & (1u << r))) continue;
+            for (int i = 0; i < 4 && names[r][i]; i++) {
+                char rel_path[256];
+                snprintf(rel_path, sizeof rel_path, "%s/%s.npy", wl.c_str(), names[r][i]);
+                hx_json_str(&j, names[r][i], rel_path);
+            }
+        }
+        hx_json_close(&j, '}');
+    }
+    hx_json_end(&j);
+}
+
 /* The verification round of one workload: group D once, its outputs
  * checksummed (every later trial must reproduce them) and, with --npy-dir,
  * written with their inputs for the numpy check. */
@@ -1395,35 +1428,50 @@ static void verify(state &st, const std::string &wl, uint64_t out[ROLE_N]) {
         }
         if (bad) die(1, "cannot write the .npy files under %s", dir);
     }
+    write_verify(st, wl, mask, out, files);
+}
+
+/* The end record: counts, the digest of everything before it, the
+ * clock alignment again (its drift over the run) and the SM clock. */
+static void write_end(state &st, long long trials, long long mismatches, long long outliers,
+                      const long long outliers_by[5], long long handover, uint64_t t_start, const alignment &al_end,
+                      unsigned int sm_end) {
+    const args &a = st.a;
     hx_json j;
-    hx_json_begin(&j, st.f);
-    hx_json_str(&j, "record", "verify");
-    hx_json_str(&j, "workload", wl.c_str());
-    hx_json_str(&j, "group", "D");
-    hx_json_obj(&j, "checksums");
-    for (int r = 0; r < ROLE_N; r++) {
-        if (!(mask & (1u << r))) continue;
-        if (a.calibrated) hx_json_null(&j, TASK_NAMES[r]);
-        else hx_json_hex64(&j, TASK_NAMES[r], out[r]);
-    }
-    hx_json_close(&j, '}');
-    if (files) {
-        hx_json_obj(&j, "files");
-        static const char *names[ROLE_N][4] = {
-            {"M_A", "M_B", "M_C", 0}, {"V_X", "V_Y", "V_rowsum", "V_rowmax"}, {"D_src", "D_dst", 0, 0}};
-        for (int r : {ROLE_M, ROLE_V, ROLE_D}) {
-            if (!(mask & (1u << r))) continue;
-            for (int i = 0; i < 4 && names[r][i]; i++) {
-                char rel_path[256];
-                snprintf(rel_path, sizeof rel_path, "%s/%s.npy", wl.c_str(), names[r][i]);
-                hx_json_str(&j, names[r][i], rel_path);
-            }
+    hx_record_end_begin(&j, st.f, mismatches ? "checksum_mismatch" : "ok");
+    hx_json_i64(&j, "trials", trials);
+    hx_json_i64(&j, "checksum_mismatches", mismatches);
+    hx_json_i64(&j, "submit_outliers", outliers);
+    hx_json_obj(&j, "submit_outliers_by_group");
+    for (int gi = 0; gi < 4; gi++)
+        if (a.groups & (1u << gi)) {
+            char s[2] = {(char)('A' + gi), 0};
+            hx_json_i64(&j, s, outliers_by[gi]);
         }
-        hx_json_close(&j, '}');
-    }
+    hx_json_i64(&j, "alone", outliers_by[4]);
+    hx_json_close(&j, '}');
+    hx_json_i64(&j, "b_handover_outliers", handover);
+    hx_json_i64(&j, "submit_outlier_ns", 200000);
+    hx_json_i64(&j, "wall_ns", (int64_t)(hx_now_ns() - t_start));
+    hx_json_null(&j, "preemption");
+    hx_json_null(&j, "clock_drift");
+    hx_record_after(&j);
+    hx_json_obj(&j, "gpu");
+    write_alignment(&j, "alignment_end", al_end);
+    hx_json_i64(&j, "alignment_drift_ns", al_end.offset_ns - st.al.offset_ns);
+    if (st.g.nvml) hx_json_i64(&j, "sm_clock_mhz_end", sm_end);
+    else hx_json_null(&j, "sm_clock_mhz_end");
+    hx_json_close(&j, '}');
+    hx_json_obj(&j, "resources");
+    hx_json_str(&j, "platform", "cuda");
+    for (const char *k : {"power_votes", "vtcm", "hmx", "udma", "hvx"}) hx_json_null(&j, k);
+    hx_json_bool(&j, "fallbacks_allowed", 0);
+    hx_json_i64(&j, "fallbacks", 0);
+    hx_json_close(&j, '}');
     hx_json_end(&j);
 }
 
+#ifndef HX_CUDA_NO_MAIN
 int main(int argc, char **argv) {
     state st;
     parse_args(argc, argv, st.a);
@@ -1514,39 +1562,9 @@ int main(int argc, char **argv) {
     }
     alignment al_end = align_clocks(200);
     unsigned int sm_end = nvml_sm_mhz();
-    hx_json j;
-    hx_record_end_begin(&j, st.f, mismatches ? "checksum_mismatch" : "ok");
-    hx_json_i64(&j, "trials", trials);
-    hx_json_i64(&j, "checksum_mismatches", mismatches);
-    hx_json_i64(&j, "submit_outliers", outliers);
-    hx_json_obj(&j, "submit_outliers_by_group");
-    for (int gi = 0; gi < 4; gi++)
-        if (a.groups & (1u << gi)) {
-            char s[2] = {(char)('A' + gi), 0};
-            hx_json_i64(&j, s, outliers_by[gi]);
-        }
-    hx_json_i64(&j, "alone", outliers_by[4]);
-    hx_json_close(&j, '}');
-    hx_json_i64(&j, "b_handover_outliers", handover);
-    hx_json_i64(&j, "submit_outlier_ns", 200000);
-    hx_json_i64(&j, "wall_ns", (int64_t)(hx_now_ns() - t_start));
-    hx_json_null(&j, "preemption");
-    hx_json_null(&j, "clock_drift");
-    hx_record_after(&j);
-    hx_json_obj(&j, "gpu");
-    write_alignment(&j, "alignment_end", al_end);
-    hx_json_i64(&j, "alignment_drift_ns", al_end.offset_ns - st.al.offset_ns);
-    if (st.g.nvml) hx_json_i64(&j, "sm_clock_mhz_end", sm_end);
-    else hx_json_null(&j, "sm_clock_mhz_end");
-    hx_json_close(&j, '}');
-    hx_json_obj(&j, "resources");
-    hx_json_str(&j, "platform", "cuda");
-    for (const char *k : {"power_votes", "vtcm", "hmx", "udma", "hvx"}) hx_json_null(&j, k);
-    hx_json_bool(&j, "fallbacks_allowed", 0);
-    hx_json_i64(&j, "fallbacks", 0);
-    hx_json_close(&j, '}');
-    hx_json_end(&j);
+    write_end(st, trials, mismatches, outliers, outliers_by, handover, t_start, al_end, sm_end);
     int rc = hx_out_close(&out, mismatches ? 4 : 0, NULL);
     if (mismatches) fprintf(stderr, "%s: %lld trial(s) with a checksum mismatch\n", PROG, mismatches);
     return rc;
 }
+#endif
