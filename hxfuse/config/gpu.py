@@ -108,8 +108,8 @@ def target_problems(
     target: str,
     environ: dict | None = None,
     which: Callable = shutil.which,
-    probe: Callable[[], dict] = probe_driver,
-    release: Callable[[str], tuple[int, int] | None] = nvcc_release,
+    probe: Callable[[], dict] | None = None,
+    release: Callable[[str], tuple[int, int] | None] | None = None,
     paths=None,
 ) -> list[str]:
     """What target *target* (a gpu target) lacks here, one line each."""
@@ -119,7 +119,9 @@ def target_problems(
     nvcc = find_nvcc(config, target, environ, which, paths)
     if not nvcc:
         problems.append(pre + f"nvcc (the CUDA compiler) is not found: {INSTALL_HINT}, or set NVCC or {key}")
-    p = probe()
+    # looked up at call time (not bound as defaults) so a caller can stand in for them
+    p = (probe or probe_driver)()
+    release = release or nvcc_release
     if not p.get("driver"):
         problems.append(
             pre + "no NVIDIA driver: libcuda.so.1 cannot be loaded "
