@@ -35,5 +35,5 @@ cuda: $(BUILD)/hxrun-cuda
 ifeq ($(HX_CUDA),1)
 $(BUILD)/hxrun: $(BUILD)/hxrun-cuda
 	cp $< $@
-SOURCES-hxrun = $(sort $(CUDA_SRC) $(CUDA_H) $(CUDA_C_SRC) cuda/cuda.mk)
+SOURCES-hxrun = $(sort $(CUDA_SRC) $(CUDA_H) $(CUDA_C_SRC) cuda/cuda.mk targets/gpu.mk)
 endif
