@@ -19,6 +19,7 @@ Standard library only.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import shutil
@@ -64,6 +65,9 @@ def nvcc_release(nvcc: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+# once per process: cuInit can take a second, and the Snakefile asks for
+# every gpu target's make variables and preflight
+@functools.lru_cache(maxsize=1)
 def probe_driver() -> dict[str, Any]:
     """What the driver says: {driver: bool, error, cuda_version (e.g. 12040),
     gpus: [{name, compute_capability}]}."""
@@ -145,13 +149,23 @@ def target_problems(
     return problems
 
 
-def make_vars(config: dict, target: str, environ: dict | None = None, which: Callable = shutil.which) -> list[str]:
-    """make VAR=value of a gpu target's build (kernels/cuda/cuda.mk)."""
+def make_vars(
+    config: dict,
+    target: str,
+    environ: dict | None = None,
+    which: Callable = shutil.which,
+    probe: Callable[[], dict] | None = None,
+) -> list[str]:
+    """make VAR=value of a gpu target's build (kernels/cuda/cuda.mk): NVCC,
+    and CUDA_ARCH from the settings or the GPU the driver reports (none:
+    cuda.mk asks nvidia-smi, else builds for 90)."""
     out = []
     nvcc = find_nvcc(config, target, environ, which)
     if nvcc:
         out.append(f"NVCC={nvcc}")
-    arch = target_settings(config, target).get("cuda_arch")
+    arch = cuda_arch(
+        config, target, None if target_settings(config, target).get("cuda_arch") else (probe or probe_driver)()
+    )
     if arch:
         out.append(f"CUDA_ARCH={arch}")
     return out

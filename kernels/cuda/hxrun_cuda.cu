@@ -1487,9 +1487,11 @@ int main(int argc, char **argv) {
     int nc = hx_allowed_cores(cores, 1024);
     st.cores.assign(cores, cores + (nc > 0 ? nc : 0));
     if (a.host_core == -2) a.host_core = st.cores.empty() ? 0 : st.cores[0];
+    setup(st); /* every CUDA failure from here exits 1 naming the call */
+    /* pinned after the runtime started its own threads, which would
+     * otherwise inherit the host thread's single core */
     if (a.host_core >= 0 && hx_pin_self(a.host_core) != 0)
         die(2, "--affinity: cannot pin the host thread to core %d", a.host_core);
-    setup(st); /* every CUDA failure from here exits 1 naming the call */
     hx_out out;
     if (hx_out_open(&out, PROG, a.out) != 0) return 1;
     st.f = out.f;

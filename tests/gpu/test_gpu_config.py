@@ -90,10 +90,16 @@ def test_the_preflight_asks_the_gpu_module(monkeypatch):
     assert got == ["gpu: checked", "gpu-graph: checked"]
 
 
-def test_make_vars_pass_nvcc_and_the_arch(tmp_path):
+def test_make_vars_pass_nvcc_and_the_arch(tmp_path, monkeypatch):
     nvcc = _fake_nvcc(tmp_path)
     config = {"build": {}, "target_settings": {"gpu": {"nvcc": nvcc, "cuda_arch": "90a"}}}
     assert preflight.make_vars(config, "gpu") == [f"NVCC={nvcc}", "CUDA_ARCH=90a"]
+    # not set: the arch of the GPU the driver reports (sm_90 for an H200), none without one
+    config["target_settings"]["gpu"].pop("cuda_arch")
+    monkeypatch.setattr(hxgpu, "probe_driver", lambda: H200)
+    assert preflight.make_vars(config, "gpu") == [f"NVCC={nvcc}", "CUDA_ARCH=90"]
+    monkeypatch.setattr(hxgpu, "probe_driver", lambda: {"driver": False, "error": "x", "gpus": []})
+    assert preflight.make_vars(config, "gpu") == [f"NVCC={nvcc}"]
 
 
 def test_the_pypi_nvcc_is_found(tmp_path):
