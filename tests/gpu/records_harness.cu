@@ -5,9 +5,12 @@
  * label `synthetic`).  The timestamps are a plausible trial of each group:
  * A serial, B overlapping, C's roles one after another (M, D, V), D's
  * overlapping; blocks with checkpoints; the device clock 1 ms ahead of the
- * host's (the alignment offset the writers subtract).
+ * host's (the alignment offset the writers subtract).  The OUTPUTS are real:
+ * computed on the CPU from the runner's own inputs (fill_inputs), checksummed
+ * with the runner's code and, with --npy-dir, written for the numpy check, so
+ * the pipeline's check passes on them (tests/gpu/test_gpu_pipeline.py).
  *
- * Usage: records_harness OUT [hxrun-cuda options...] */
+ * Usage: records_harness --out OUT [hxrun-cuda options...] */
 #define HX_CUDA_NO_MAIN
 #include "hxrun_cuda.cu"
 
@@ -27,15 +30,66 @@ static hx_block_rec block(unsigned long long t0, unsigned long long t1, int empt
     return b;
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: records_harness OUT [options]\n");
-        return 2;
+/* The task outputs on the CPU: C = A @ B (exact: the operands are multiples
+ * of 1/8), V's activation passes with row sums and maxima, D's destination
+ * holding the last source window. */
+static void cpu_outputs(state &st, host_out &h) {
+    const args &a = st.a;
+    h.c.assign((size_t)a.m * a.n, 0.f);
+    for (int i = 0; i < a.m; i++)
+        for (int k = 0; k < a.k; k++) {
+            float x = st.hA[(size_t)i * a.k + k];
+            for (int j = 0; j < a.n; j++) h.c[(size_t)i * a.n + j] += x * st.hB[(size_t)k * a.n + j];
+        }
+    h.y.resize((size_t)a.v_rows * a.v_cols), h.rs.assign(a.v_rows, 0.f), h.rm.assign(a.v_rows, -INFINITY);
+    for (int r = 0; r < a.v_rows; r++)
+        for (int c = 0; c < a.v_cols; c++) {
+            float v = st.hX[(size_t)r * a.v_cols + c];
+            for (int p = 0; p < a.v_passes; p++)
+                v = a.v_variant == "stream" ? (v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f)) * (1.0f / 6.0f)
+                                            : v / (1.0f + expf(-v));
+            h.y[(size_t)r * a.v_cols + c] = v;
+            h.rs[r] += v;
+            h.rm[r] = fmaxf(h.rm[r], v);
+        }
+    h.dst.resize(st.bytes_dst);
+    const unsigned char *last = st.hSrc.data() + (size_t)((a.d_repeat - 1) * a.d_rows) * (size_t)a.d_src_stride;
+    for (long long r = 0; r < a.d_rows; r++)
+        memcpy(&h.dst[(size_t)r * a.d_row_bytes], last + (size_t)r * a.d_src_stride, (size_t)a.d_row_bytes);
+}
+
+static void write_cpu_npy(const state &st, const host_out &h, const std::string &wl, unsigned mask) {
+    const args &a = st.a;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", a.npy_dir, wl.c_str());
+    if (!hx_is_directory(a.npy_dir)) hx_make_dir(a.npy_dir);
+    if (!hx_is_directory(dir)) hx_make_dir(dir);
+    const char *w = wl.c_str();
+    if (mask & 1) {
+        size_t sa[2] = {(size_t)a.m, (size_t)a.k}, sb[2] = {(size_t)a.k, (size_t)a.n},
+               sc[2] = {(size_t)a.m, (size_t)a.n};
+        write_npy(a.npy_dir, w, "M_A", "<f4", 2, sa, st.hA.data(), st.hA.size() * 4);
+        write_npy(a.npy_dir, w, "M_B", "<f4", 2, sb, st.hB.data(), st.hB.size() * 4);
+        write_npy(a.npy_dir, w, "M_C", "<f4", 2, sc, h.c.data(), h.c.size() * 4);
     }
-    std::vector<char *> av{argv[0], (char *)"--out", argv[1]};
-    for (int i = 2; i < argc; i++) av.push_back(argv[i]);
+    if (mask & 2) {
+        size_t sx[2] = {(size_t)a.v_rows, (size_t)a.v_cols}, sr[1] = {(size_t)a.v_rows};
+        write_npy(a.npy_dir, w, "V_X", "<f4", 2, sx, st.hX.data(), st.hX.size() * 4);
+        write_npy(a.npy_dir, w, "V_Y", "<f4", 2, sx, h.y.data(), h.y.size() * 4);
+        write_npy(a.npy_dir, w, "V_rowsum", "<f4", 1, sr, h.rs.data(), h.rs.size() * 4);
+        write_npy(a.npy_dir, w, "V_rowmax", "<f4", 1, sr, h.rm.data(), h.rm.size() * 4);
+    }
+    if (mask & 4) {
+        size_t ss[2] = {(size_t)a.d_rows, (size_t)a.d_src_stride}, sd[2] = {(size_t)a.d_rows, (size_t)a.d_row_bytes};
+        const unsigned char *last = st.hSrc.data() + (size_t)((a.d_repeat - 1) * a.d_rows) * (size_t)a.d_src_stride;
+        write_npy(a.npy_dir, w, "D_src", "|u1", 2, ss, last, ss[0] * ss[1]);
+        write_npy(a.npy_dir, w, "D_dst", "|u1", 2, sd, h.dst.data(), h.dst.size());
+    }
+}
+
+int main(int argc, char **argv) {
     state st;
-    parse_args((int)av.size(), av.data(), st.a);
+    parse_args(argc, argv, st.a);
     args &a = st.a;
     a.labels.push_back({"synthetic", "records_harness: no GPU, made-up observations"});
     snprintf(st.g.prop.name, sizeof st.g.prop.name, "synthetic (records_harness, no GPU)");
@@ -54,8 +108,15 @@ int main(int argc, char **argv) {
     st.epoch = hx_now_ns();
     st.al.offset_ns = OFFSET, st.al.rtt_ns = 1500, st.al.pings = 200;
     write_meta(st, 32);
-    const uint64_t cs[ROLE_N] = {0x1111, 0x2222, 0x3333};
-    for (auto &w : a.workloads) write_verify(st, w, task_mask(w), cs, 0);
+    fill_inputs(st);
+    host_out h;
+    cpu_outputs(st, h);
+    uint64_t cs[ROLE_N] = {0, 0, 0};
+    output_checksums(st, h, 7, cs);
+    for (auto &w : a.workloads) {
+        if (a.npy_dir) write_cpu_npy(st, h, w, task_mask(w));
+        write_verify(st, w, task_mask(w), cs, a.npy_dir != nullptr);
+    }
     long long trials = 0, by[5] = {0, 0, 0, 0, 0};
     unsigned long long t = st.epoch + 1000000; /* host ns */
     const int k = a.checkpoints;

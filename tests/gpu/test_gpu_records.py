@@ -11,7 +11,7 @@ import pytest
 
 from gpu_util import build_harness
 from hxfuse.analysis import metrics
-from hxfuse.runner import integrity, jsonl, records
+from hxfuse.runner import checks, integrity, jsonl, records
 
 # the fields docs/runner.md gives every record kind (schema_version 2)
 TRIAL = {
@@ -47,7 +47,12 @@ def harness(tmp_path_factory):
 @pytest.fixture(scope="module")
 def run_file(harness, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "run.jsonl"
-    r = subprocess.run([str(harness), str(out), *ARGS], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(harness), "--out", str(out), "--npy-dir", str(out.parent / "npy"), *ARGS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -113,6 +118,14 @@ def test_the_aggregation_reads_it(run_file):
     assert full["concurrent_progress_ns"].notna().all()
 
 
+def test_the_numpy_check_passes(run_file):
+    # the outputs are the runner's inputs through the CPU (records_harness.cu),
+    # checksummed by the runner's code: the pipeline's check must accept them
+    res = checks.check_point(run_file, run_file.parent / "npy")
+    assert res["status"] == "ok", res["reasons"]
+    assert set(res["outputs"]) == {"mv", "md", "mvd"}
+
+
 @pytest.mark.parametrize(
     "args, says",
     [
@@ -128,7 +141,9 @@ def test_the_aggregation_reads_it(run_file):
     ],
 )
 def test_bad_arguments_exit_2_naming_the_option(harness, tmp_path, args, says):
-    r = subprocess.run([str(harness), str(tmp_path / "x.jsonl"), *args], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(harness), "--out", str(tmp_path / "x.jsonl"), *args], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 2, r.stderr
     assert says in r.stderr
     assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.jsonl.tmp").exists()
@@ -138,7 +153,7 @@ def test_group_mapping_names_b(harness, tmp_path):
     for mode, word in (("streams", "stream per task"), ("graph", "CUDA graph")):
         out = tmp_path / f"{mode}.jsonl"
         r = subprocess.run(
-            [str(harness), str(out), "--b-mode", mode, "--rounds", "1", "--warmup", "0"],
+            [str(harness), "--out", str(out), "--b-mode", mode, "--rounds", "1", "--warmup", "0"],
             capture_output=True,
             text=True,
             timeout=60,
