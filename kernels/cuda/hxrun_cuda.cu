@@ -1492,6 +1492,9 @@ int main(int argc, char **argv) {
      * otherwise inherit the host thread's single core */
     if (a.host_core >= 0 && hx_pin_self(a.host_core) != 0)
         die(2, "--affinity: cannot pin the host thread to core %d", a.host_core);
+    /* interference is read on the host thread's cores: its own when pinned
+     * (as hxrun reads the cores its threads are pinned to) */
+    if (a.host_core >= 0) st.cores.assign(1, a.host_core);
     hx_out out;
     if (hx_out_open(&out, PROG, a.out) != 0) return 1;
     st.f = out.f;
