@@ -97,7 +97,7 @@ EOF
 
 step "3. real work at the similar point: outputs against numpy"
 REAL=(--workloads mv,md,mvd --m-shape 1024,1024,1024 --v-variant ddr --v-shape 2048,4096 --v-passes 4
-      --d-shape 2048,8192 --d-desc-rows 128 --d-repeat 4 --warmup 2 --rounds 5 --affinity spread)
+      --d-shape 2048,8192 --d-desc-rows 32 --d-repeat 4 --warmup 2 --rounds 5 --affinity spread)
 out=$DEST/real.jsonl
 rm -rf "$DEST/real_npy"
 if timeout 300 "$RUNNER" --out "$out" --npy-dir "$DEST/real_npy" "${REAL[@]}"; then
