@@ -5,8 +5,14 @@
  *   FastRPC methods (stub.c): SETUP, START, CONTROL (ping, begin-trial,
  *     poison, checksum, read, end), STOP: untimed, between trials.
  *   dspqueue packets: the timed path.  One queue per engine; each queue's
- *     packet callback reads every reply, stamps host_seen at the read and
- *     signals the waiting request's event.
+ *     packet callback reads every reply with dspqueue_read_noblock, stamps
+ *     host_seen at the read and signals the waiting request's event.  Never
+ *     a blocking dspqueue_read there: libcdsprpc runs the callback holding
+ *     the queue's non-recursive packet mutex, which dspqueue_read takes
+ *     (quic/fastrpc src/dspqueue/dspqueue_cpu.c,
+ *     dspqueue_packet_callback_thread and dspqueue_read; inc/dspqueue.h:
+ *     "Clients cannot use blocking read calls if a packet callback has been
+ *     set"), so the first reply would deadlock the callback thread.
  *
  * Every DSP time is mapped onto the AP clock with the start fit of the
  * clock alignment (clock_align.h) and written as ns since the mirror's
@@ -173,7 +179,8 @@ static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
     hx_counter_bump(&x->host_channel);
 }
 
-/* dspqueue's packet callback: read every reply now in the queue. */
+/* dspqueue's packet callback: read every reply now in the queue, without
+ * blocking (see the top of this file), until the queue is empty. */
 static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
     queue_ctx *c = (queue_ctx *)context;
     ap_state *st = c->st;
@@ -184,9 +191,9 @@ static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
     }
     for (;;) {
         uint32_t flags = 0, nbufs = 0, len = 0;
-        int rc = st->lib.dq_read(queue, &flags, 0, &nbufs, NULL, sizeof r, &len, (uint8_t *)&r, 0);
+        int rc = st->lib.dq_read_noblock(queue, &flags, 0, &nbufs, NULL, sizeof r, &len, (uint8_t *)&r);
         uint64_t seen = hx_exec_now(st->x);
-        if (rc == AEE_EWOULDBLOCK || rc == AEE_EEXPIRED) return; /* drained */
+        if (rc == AEE_EWOULDBLOCK) return; /* drained */
         if (rc != AEE_SUCCESS) {
             transport_fail(st, "%s on queue %s: %s (%d)", "dspqueue_read", queue_names[c->q], rc);
             return;

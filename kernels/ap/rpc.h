@@ -32,9 +32,10 @@ typedef struct hx_rpc_lib {
     AEEResult (*dq_export)(dspqueue_t q, uint64_t *id);
     AEEResult (*dq_write)(dspqueue_t q, uint32_t flags, uint32_t nbufs, struct dspqueue_buffer *bufs, uint32_t len,
                           const uint8_t *msg, uint32_t timeout_us);
-    AEEResult (*dq_read)(dspqueue_t q, uint32_t *flags, uint32_t max_bufs, uint32_t *nbufs,
-                         struct dspqueue_buffer *bufs, uint32_t max_len, uint32_t *len, uint8_t *msg,
-                         uint32_t timeout_us);
+    /* Only the non-blocking read: the replies are read inside each queue's
+     * packet callback, where a blocking dspqueue_read deadlocks (exec_ap.c). */
+    AEEResult (*dq_read_noblock)(dspqueue_t q, uint32_t *flags, uint32_t max_bufs, uint32_t *nbufs,
+                                 struct dspqueue_buffer *bufs, uint32_t max_len, uint32_t *len, uint8_t *msg);
 } hx_rpc_lib;
 
 /* The library hxrun-ap loads when neither --cdsprpc nor HX_CDSPRPC_LIB names one. */

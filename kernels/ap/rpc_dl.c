@@ -74,7 +74,7 @@ int hx_rpc_load(hx_rpc_lib *l, const char *path, char *err, size_t errlen) {
         sym(l, "remote_session_control", &l->session_control, err, errlen) ||
         sym(l, "dspqueue_create", &l->dq_create, err, errlen) || sym(l, "dspqueue_close", &l->dq_close, err, errlen) ||
         sym(l, "dspqueue_export", &l->dq_export, err, errlen) || sym(l, "dspqueue_write", &l->dq_write, err, errlen) ||
-        sym(l, "dspqueue_read", &l->dq_read, err, errlen)) {
+        sym(l, "dspqueue_read_noblock", &l->dq_read_noblock, err, errlen)) {
         hx_rpc_unload(l);
         return -1;
     }

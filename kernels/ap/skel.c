@@ -434,10 +434,19 @@ static int stop(hx_wire_status *s) {
     return AEE_SUCCESS;
 }
 
+/* Method 0, open: the shape qaic generates for a remote_handle64
+ * interface's open and the one the loader calls (quic/fastrpc
+ * src/mod_table.c, open_mod_handle_open: REMOTE_SCALARS_MAKEX(0, 0, 2, 0, 0,
+ * 1)): in buffer 0 holds the URI's length as an int32 counting its NUL, in
+ * buffer 1 the URI, and the session's handle goes to out handle 0, pra[2].
+ * The generated skel checks the same: an int32 length, a URI at least that
+ * long and NUL-terminated at that length. */
 static int open_session(const remote_arg *pra, remote_handle64 *h) {
-    const char *uri = pra[0].buf.pv;
-    size_t n = pra[0].buf.nLen;
-    if (!uri || n == 0 || memchr(uri, 0, n) == NULL) return AEE_EBADPARM;
+    int32_t len = 0;
+    if (pra[0].buf.pv == NULL || pra[0].buf.nLen < sizeof len) return AEE_EBADPARM;
+    memcpy(&len, pra[0].buf.pv, sizeof len);
+    const char *uri = pra[1].buf.pv;
+    if (!uri || len <= 0 || pra[1].buf.nLen < (size_t)len || uri[len - 1] != 0) return AEE_EBADPARM;
     if (S.open) return AEE_EBADSTATE;
     memset(&S, 0, sizeof S);
     S.open = 1;
@@ -463,9 +472,11 @@ static int close_session(remote_handle64 h) {
 __attribute__((visibility("default"))) int hxfuse_skel_handle_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     uint32_t m = REMOTE_SCALARS_METHOD(sc);
     if (m == HX_METHOD_OPEN) {
-        if (!scalars_are(sc, m, 1, 0, 0, 1)) return AEE_EBADPARM;
-        return open_session(pra, &pra[1].h64);
+        if (!scalars_are(sc, m, 2, 0, 0, 1)) return AEE_EBADPARM;
+        return open_session(pra, &pra[2].h64);
     }
+    /* Method 1, close: the handle as in handle 0 (mod_table.c,
+     * open_mod_handle_close: REMOTE_SCALARS_MAKEX(0, 1, 0, 0, 1, 0)). */
     if (m == HX_METHOD_CLOSE) {
         if (!scalars_are(sc, m, 0, 0, 1, 0)) return AEE_EBADPARM;
         return close_session(pra[0].h64);

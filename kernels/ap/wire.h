@@ -25,10 +25,13 @@
 #define HX_SKEL_INVOKE "hxfuse_skel_handle_invoke"
 #define HX_SKEL_URI    "file:///" HX_SKEL_LIB "?" HX_SKEL_INVOKE "&_modver=1.0"
 
-/* FastRPC methods (REMOTE_SCALARS_METHOD).  0 and 1 are open and close, as
- * in qaic-generated remote_handle64 interfaces: open gets the URI as in
- * buffer 0 and returns the handle as out handle 0 (pra[1].h64); close gets
- * the handle as in handle 0 (pra[0].h64). */
+/* FastRPC methods (REMOTE_SCALARS_METHOD), as declared in ap/hxfuse.idl.
+ * 0 and 1 are open and close, as in qaic-generated remote_handle64
+ * interfaces and as the loader calls them (quic/fastrpc src/mod_table.c,
+ * open_mod_handle_open / open_mod_handle_close): open gets the URI's length
+ * (int32, counting the NUL) as in buffer 0 and the URI as in buffer 1, and
+ * returns the handle as out handle 0 (pra[2].h64); close gets the handle as
+ * in handle 0 (pra[0].h64). */
 enum {
     HX_METHOD_OPEN = 0,
     HX_METHOD_CLOSE = 1,

@@ -14,6 +14,9 @@
 #include "../ap/wire.h"
 #include "test_check.h"
 
+/* An error as the DSP returns it (AEEStdErr.h: DSP_AEE_EOFFSET + code). */
+#define DSP(code) ((int)(DSP_AEE_EOFFSET + (code)))
+
 static remote_handle64 H;
 static dspqueue_t Q[HX_WIRE_QUEUES];
 static hx_wire_resp R;
@@ -94,19 +97,21 @@ int main(void) {
                                        "64,256", "--d-shape", "64,256",    "--d-src-stride", "384",      "--warmup",
                                        "0",      "--rounds",  "1",         "--antagonist",   "1"};
     struct remote_rpc_control_unsigned_module um = {CDSP_DOMAIN_ID, 1};
-    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), AEE_EBADSTATE); /* signed PD: the unsigned skel is refused */
+    /* signed PD: the unsigned skel is refused (AEE_EUNSIGNEDMOD from the DSP) */
+    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), DSP(0x081));
     RC(remote_session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, &um, sizeof um), AEE_SUCCESS);
+    /* method 0 as the loader calls it (two in buffers, one out handle) */
     RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), AEE_SUCCESS);
     remote_handle64 h2;
-    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &h2), AEE_EBADSTATE); /* one session */
+    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &h2), DSP(0x00D)); /* one session: the skel's AEE_EBADSTATE */
     struct remote_rpc_control_latency lat = {RPC_PM_QOS, 100};
     RC(remote_handle64_control(H, DSPRPC_CONTROL_LATENCY, &lat, sizeof lat), AEE_SUCCESS);
     printf("ok open\n");
 
     /* a scalars word that does not match the method's */
     remote_arg bad[2] = {{.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}};
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 0), bad), AEE_EBADPARM);
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 1, 1), bad), AEE_EBADPARM); /* sizes */
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 0), bad), DSP(0x00E));
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 1, 1), bad), DSP(0x00E)); /* sizes */
     static const char *const badopt[] = {"hxrun", "--out", "/dev/null", "--no-such-option"};
     RC(setup(badopt, 4, &S), AEE_SUCCESS);
     CHECK(S.status == 2 && strstr(S.error, "no-such-option"), "bad option: %d %s", S.status, S.error);

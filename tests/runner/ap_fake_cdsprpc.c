@@ -243,10 +243,13 @@ AEEResult dspqueue_write(dspqueue_t q, uint32_t flags, uint32_t num_buffers, str
     return 0;
 }
 
-AEEResult dspqueue_read(dspqueue_t q, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
-                        struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
-                        uint8_t *message, uint32_t timeout_us) {
-    (void)max_buffers, (void)buffers, (void)timeout_us;
+/* Only the non-blocking read exists here: the driver reads inside its
+ * packet callbacks, where libcdsprpc forbids a blocking dspqueue_read
+ * (inc/dspqueue.h); a driver that asks for dspqueue_read fails to load. */
+AEEResult dspqueue_read_noblock(dspqueue_t q, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
+                                struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
+                                uint8_t *message) {
+    (void)max_buffers, (void)buffers;
     pthread_mutex_lock(&q->lock);
     if (q->resp_head == q->resp_tail) {
         pthread_mutex_unlock(&q->lock);
