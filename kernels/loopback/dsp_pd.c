@@ -94,7 +94,8 @@ __attribute__((noreturn)) void __wrap_exit(int status) { hx_loopback_pd_exit(sta
 /* The scratch request (platform.h's hx_scratch_alloc; on the cDSP the VTCM
  * request of vtcm_qurt.c): refused under the no-vtcm fault, with the reason
  * in the DSP log as the DSP side would log it. */
-void *__real_hx_scratch_alloc(size_t bytes, int *on_chip);
+/* weak: a test skel without the executor links this file too */
+__attribute__((weak)) void *__real_hx_scratch_alloc(size_t bytes, int *on_chip);
 void *__wrap_hx_scratch_alloc(size_t bytes, int *on_chip) {
     if (hx_loopback_fault_no_vtcm()) {
         *on_chip = 0;

@@ -230,6 +230,28 @@ def test_fault_hooks(built: Path) -> None:
     assert "PD died" in err
 
 
+def test_a_skel_that_exits_kills_the_session_not_the_ap(built: Path) -> None:
+    """exit() in a user PD ends the PD: the AP process lives on and sees a
+    dead session (AEE_ECONNRESET), and what the skel printed is in the DSP
+    log, never in the AP's own output."""
+    uri = "file:///libtest_exit_skel.so?test_exit_skel_invoke&_modver=1.0&_dom=cdsp"
+    with tempfile.TemporaryDirectory() as d:
+        log = Path(d) / "dsp.log"
+        r = subprocess.run(
+            [sys.executable, "-c", OPENER, str(built / "libcdsprpc.so"), uri],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=clean_env(HX_LOOPBACK_DSP_LOG=str(log)),
+        )
+        text = log.read_text()
+    assert r.returncode == 0, r.stderr
+    rcs = {k: int(v) for k, v in (line.split() for line in r.stdout.splitlines())}
+    assert rcs == {"session": 0, "open": 0, "invoke": AEE_ECONNRESET, "close": AEE_ECONNRESET}
+    assert "must not see" not in r.stderr + r.stdout
+    assert "test_exit_skel: a line the AP must not see" in text and "the skel called exit(3)" in text
+
+
 def test_stand_in_labels_itself(built: Path) -> None:
     import ctypes
 
