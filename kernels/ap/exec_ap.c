@@ -119,10 +119,12 @@ void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, 
 }
 
 /* The first transport failure wins; every later wait sees it and ends. */
-static void transport_fail(ap_state *st, const char *fmt, const char *what, const char *queue, int code) {
+static void transport_fail(ap_state *st, const char *fmt, const char *what, const char *queue, int code, int at) {
+    char e[1024];
+    hx_aee_explain(code, at, e, sizeof e);
     pthread_mutex_lock(&st->lock);
     if (!st->transport_failed) {
-        snprintf(st->transport_err, sizeof st->transport_err, fmt, what, queue, hx_aee_name(code), code);
+        snprintf(st->transport_err, sizeof st->transport_err, fmt, what, queue, e);
         __atomic_store_n(&st->transport_failed, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&st->lock);
@@ -148,8 +150,8 @@ static void note_common(ap_state *st, const hx_wire_resp *r) {
 static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
     hx_exec *x = st->x;
     if (r->magic != HX_WIRE_MAGIC) {
-        transport_fail(st, "%s on queue %s: a reply without the hxfuse magic (%s, %d)", "dspqueue_read", queue_names[q],
-                       AEE_EBADPARM);
+        transport_fail(st, "%s on queue %s: a reply without the hxfuse magic (%s)", "dspqueue_read", queue_names[q],
+                       AEE_EBADPARM, HX_AT_QUEUE_READ);
         return;
     }
     pthread_mutex_lock(&st->lock);
@@ -186,7 +188,7 @@ static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
     ap_state *st = c->st;
     static __thread hx_wire_resp r; /* large: off the callback's stack */
     if (error != AEE_SUCCESS) {
-        transport_fail(st, "%s on queue %s: %s (%d)", "dspqueue packet callback", queue_names[c->q], error);
+        transport_fail(st, "%s on queue %s: %s", "dspqueue packet callback", queue_names[c->q], error, HX_AT_QUEUE);
         return;
     }
     for (;;) {
@@ -195,12 +197,12 @@ static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
         uint64_t seen = hx_exec_now(st->x);
         if (rc == AEE_EWOULDBLOCK) return; /* drained */
         if (rc != AEE_SUCCESS) {
-            transport_fail(st, "%s on queue %s: %s (%d)", "dspqueue_read", queue_names[c->q], rc);
+            transport_fail(st, "%s on queue %s: %s", "dspqueue_read_noblock", queue_names[c->q], rc, HX_AT_QUEUE_READ);
             return;
         }
         if (len < offsetof(hx_wire_resp, entry_begin)) {
-            transport_fail(st, "%s on queue %s: a reply shorter than its header (%s, %d)", "dspqueue_read",
-                           queue_names[c->q], AEE_EBADPARM);
+            transport_fail(st, "%s on queue %s: a reply shorter than its header (%s)", "dspqueue_read",
+                           queue_names[c->q], AEE_EBADPARM, HX_AT_QUEUE_READ);
             return;
         }
         if (len < sizeof r) memset((uint8_t *)&r + len, 0, sizeof r - len);
@@ -211,7 +213,7 @@ static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
 static void error_cb(dspqueue_t queue, AEEResult error, void *context) {
     (void)queue;
     queue_ctx *c = (queue_ctx *)context;
-    transport_fail(c->st, "%s on queue %s: %s (%d)", "dspqueue error callback", queue_names[c->q], error);
+    transport_fail(c->st, "%s on queue %s: %s", "dspqueue error callback", queue_names[c->q], error, HX_AT_QUEUE);
 }
 
 /* --- waiting ------------------------------------------------------------ */
@@ -305,8 +307,9 @@ static int write_packet(ap_state *st, int q, const hx_wire_req *req) {
 }
 
 static int packet_error(char *err, size_t errlen, int q, int rc) {
-    snprintf(err, errlen, "dspqueue_write on queue %s failed: %s (%d)%s", queue_names[q], hx_aee_name(rc), rc,
-             rc == AEE_EEXPIRED ? ": the queue stayed full" : "");
+    char e[1024];
+    snprintf(err, errlen, "dspqueue_write on queue %s failed: %s", queue_names[q],
+             hx_aee_explain(rc, HX_AT_QUEUE_WRITE, e, sizeof e));
     return -1;
 }
 
@@ -411,8 +414,9 @@ static int control(ap_state *st, uint32_t op, uint32_t task, uint64_t arg, uint6
     memset(resp, 0, sizeof *resp);
     int rc = hxfuse_control(&st->s, &req, resp, bulk, cap);
     if (rc != AEE_SUCCESS) {
-        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s (%d)", names[op <= HX_CTL_END ? op : 0], hx_aee_name(rc),
-                 rc);
+        char e[1024];
+        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s", names[op <= HX_CTL_END ? op : 0],
+                 hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
     if (resp->status != 0) {
@@ -524,14 +528,16 @@ static int step_setup(ap_state *st, char *d, size_t n) {
                              st->opt.test_offset_ns, st->opt.test_drift_ppm};
     int rc = hxfuse_setup(&st->s, &req, blob, &st->setup);
     if (rc != AEE_SUCCESS) {
-        snprintf(d, n, "hxfuse SETUP failed: %s (%d)", hx_aee_name(rc), rc);
+        char e[1024];
+        snprintf(d, n, "hxfuse SETUP failed: %s", hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
     hx_wire_setup_resp *sr = &st->setup;
     sr->error[sizeof sr->error - 1] = 0;
     sr->device_json[sizeof sr->device_json - 1] = 0;
     if (sr->status != 0) {
-        snprintf(d, n, "%s", sr->error);
+        const char *hint = hx_setup_hint(sr->error);
+        snprintf(d, n, "%s%s%s", sr->error, hint ? "; hint: " : "", hint ? hint : "");
         return sr->status == 2 ? -2 : sr->status == 3 ? -3 : -1;
     }
     st->set_up = 1; /* the skel holds an executor now: STOP at teardown, whatever fails next */
@@ -554,12 +560,16 @@ static int step_queues(ap_state *st, char *d, size_t n) {
                                    &st->qctx[q], &st->q[q]);
         if (rc != AEE_SUCCESS) {
             st->q[q] = NULL;
-            snprintf(d, n, "dspqueue_create for queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
+            char e[1024];
+            snprintf(d, n, "dspqueue_create for queue %s failed: %s", queue_names[q],
+                     hx_aee_explain(rc, HX_AT_QUEUE, e, sizeof e));
             return -1;
         }
         rc = st->lib.dq_export(st->q[q], &st->qid[q]);
         if (rc != AEE_SUCCESS) {
-            snprintf(d, n, "dspqueue_export of queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
+            char e[1024];
+            snprintf(d, n, "dspqueue_export of queue %s failed: %s", queue_names[q],
+                     hx_aee_explain(rc, HX_AT_QUEUE, e, sizeof e));
             return -1;
         }
     }
@@ -570,7 +580,11 @@ static int step_queues(ap_state *st, char *d, size_t n) {
     int rc = hxfuse_start(&st->s, &sreq, &ss);
     if (rc != AEE_SUCCESS || ss.status != 0) {
         ss.error[sizeof ss.error - 1] = 0;
-        if (rc != AEE_SUCCESS) snprintf(d, n, "hxfuse START failed: %s (%d)", hx_aee_name(rc), rc);
+        char e[1024];
+        if (rc != AEE_SUCCESS) snprintf(d, n, "hxfuse START failed: %s", hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
+        else if (ss.dsp_code)
+            snprintf(d, n, "hxfuse START: the DSP refused: %s: %s", ss.error,
+                     hx_aee_explain(ss.dsp_code, HX_AT_QUEUE, e, sizeof e));
         else snprintf(d, n, "hxfuse START: the DSP refused: %s", ss.error);
         return -1;
     }
@@ -623,9 +637,18 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
     return 0;
 }
 
+/* Where teardown is now, for a teardown that does not return (the self-test
+ * names the call it is stuck in). */
+static const char *teardown_stage = "not started";
+static void stage(const char *what) { __atomic_store_n(&teardown_stage, what, __ATOMIC_RELEASE); }
+const char *hx_ap_teardown_stage(void) { return __atomic_load_n(&teardown_stage, __ATOMIC_ACQUIRE); }
+
 void hx_exec_teardown(hx_exec *x) {
+    static const char *const close_stage[HX_WIRE_QUEUES] = {"dspqueue_close of queue M", "dspqueue_close of queue V",
+                                                            "dspqueue_close of queue D"};
     ap_state *st = &ap;
     if (st->x != x) return; /* set-up never began */
+    stage("stopping the antagonists and the B submitters");
     hx_antagonists_stop(&x->bw);
     __atomic_store_n(&st->stop_subs, 1u, __ATOMIC_RELEASE);
     hx_counter_bump(&st->go);
@@ -633,14 +656,18 @@ void hx_exec_teardown(hx_exec *x) {
     st->nsub = 0;
     if ((st->set_up || st->started) && !st->stopped) {
         hx_wire_status ss;
+        stage("hxfuse STOP (the DSP closes its queues and tears its executor down)");
         hxfuse_stop(&st->s, &ss); /* best effort: the session closes anyway */
         st->stopped = 1;
     }
     for (int q = 0; q < HX_WIRE_QUEUES; q++)
-        if (st->q[q]) st->lib.dq_close(st->q[q]), st->q[q] = NULL;
+        if (st->q[q]) stage(close_stage[q]), st->lib.dq_close(st->q[q]), st->q[q] = NULL;
+    stage("remote_handle64_close (the skel's close)");
     hxfuse_close(&st->s);
+    stage("unloading the FastRPC library");
     if (st->loaded) hx_rpc_unload(&st->lib), st->loaded = 0;
     for (int b = 0; b < HX_NBUFS; b++) free(st->buf[b]), st->buf[b] = NULL;
+    stage("done");
 }
 
 /* --- one trial ---------------------------------------------------------- */

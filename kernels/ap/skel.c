@@ -9,10 +9,18 @@
  * and dspqueue names of sdk_decls are used, so the same file builds for the
  * host loopback (POSIX platform, cdsprpc_loopback.c) and for the cDSP (QuRT
  * platform, the SDK's libraries).  It writes no files and never runs the
- * protocol: that is the AP's (protocol.c in hxrun-ap). */
+ * protocol: that is the AP's (protocol.c in hxrun-ap).
+ *
+ * Failures explain themselves to the AP: a user PD's stderr goes nowhere
+ * the AP sees, so every refusal is answered in the method's reply (the
+ * status and error text of hx_wire_status / hx_wire_setup_resp, with the
+ * failing DSP call's AEE code in dsp_code) and logged with FARF (the DSP
+ * log, logcat on a phone).  Nothing here calls exit(): in a user PD it
+ * ends the PD, and the AP would see only a dead session. */
 #include <stdio.h>
 #include <string.h>
 #include "AEEStdErr.h"
+#include "HAP_farf.h"
 #include "dspqueue.h"
 #include "remote.h"
 #include "../hxrun/exec.h"
@@ -65,10 +73,12 @@ static int scalars_are(uint32_t sc, uint32_t method, uint32_t in, uint32_t out, 
     return (sc & 0x1fffffffu) == (REMOTE_SCALARS_MAKEX(0, method, in, out, hin, hout) & 0x1fffffffu);
 }
 
-static void set_status(hx_wire_status *s, int status, const char *msg) {
+static void set_status(hx_wire_status *s, int status, int dsp_code, const char *msg) {
     memset(s, 0, sizeof *s);
     s->status = status;
+    s->dsp_code = dsp_code;
     copy_text(s->error, sizeof s->error, msg);
+    if (status) FARF(ERROR, "hxfuse skel: %s (AEE 0x%x)", s->error, (unsigned)dsp_code);
 }
 
 /* ---- the reply side of the timed path ---------------------------------- */
@@ -88,7 +98,7 @@ static void send_reply(dspqueue_t q, hx_wire_resp *r) {
     int rc = dspqueue_write(q, 0, 0, NULL, (uint32_t)sizeof *r, (const uint8_t *)r, REPLY_TIMEOUT_US);
     /* Nobody to tell but the log: the AP's wait for this reply times out. */
     if (rc != AEE_SUCCESS)
-        fprintf(stderr, "hxfuse skel: reply seq %llu not written (AEE %d)\n", (unsigned long long)r->seq, rc);
+        FARF(ERROR, "hxfuse skel: reply seq %llu not written (AEE 0x%x)", (unsigned long long)r->seq, (unsigned)rc);
 }
 
 /* One reply per thread at a time; the replies are large (every worker's
@@ -234,7 +244,7 @@ static void packet_callback(dspqueue_t q, AEEResult error, void *context) {
 
 static void error_callback(dspqueue_t q, AEEResult error, void *context) {
     (void)q;
-    fprintf(stderr, "hxfuse skel: queue %d error (AEE %d)\n", ((const queue_ctx *)context)->index, error);
+    FARF(ERROR, "hxfuse skel: queue %d error (AEE 0x%x)", ((const queue_ctx *)context)->index, (unsigned)error);
 }
 
 /* ---- methods ------------------------------------------------------------ */
@@ -276,6 +286,7 @@ static int setup(const hx_wire_setup_req *req, uint32_t blob_bytes, hx_wire_setu
     do {                                                                                                               \
         r->status = (code);                                                                                            \
         snprintf(r->error, sizeof r->error, __VA_ARGS__);                                                              \
+        FARF(ERROR, "hxfuse skel: SETUP refused (status %d): %s", r->status, r->error);                                \
         return AEE_SUCCESS;                                                                                            \
     } while (0)
     if (S.set_up) return AEE_EBADSTATE;
@@ -309,7 +320,7 @@ static int setup(const hx_wire_setup_req *req, uint32_t blob_bytes, hx_wire_setu
 static int start(const hx_wire_start_req *req, hx_wire_status *s) {
     if (!S.set_up || S.started) return AEE_EBADSTATE;
     if (req->nqueues != HX_WIRE_QUEUES) {
-        set_status(s, 1, "START: wrong number of queues");
+        set_status(s, 1, AEE_EBADPARM, "START: wrong number of queues");
         return AEE_SUCCESS;
     }
     for (int i = 0; i < HX_WIRE_QUEUES; i++) {
@@ -317,15 +328,15 @@ static int start(const hx_wire_start_req *req, hx_wire_status *s) {
         int rc = dspqueue_import(req->queue_id[i], packet_callback, error_callback, &S.qctx[i], &S.q[i]);
         if (rc != AEE_SUCCESS) {
             char msg[128];
-            snprintf(msg, sizeof msg, "dspqueue_import of queue %d failed (AEE %d)", i, rc);
+            snprintf(msg, sizeof msg, "dspqueue_import of queue %d failed", i);
             S.q[i] = NULL;
             close_queues();
-            set_status(s, 1, msg);
+            set_status(s, 1, rc, msg);
             return AEE_SUCCESS;
         }
     }
     S.started = 1;
-    set_status(s, 0, NULL);
+    set_status(s, 0, 0, NULL);
     return AEE_SUCCESS;
 }
 
@@ -430,7 +441,7 @@ static int stop(hx_wire_status *s) {
     close_queues();
     hx_exec_teardown(&X);
     S.set_up = 0;
-    set_status(s, 0, NULL);
+    set_status(s, 0, 0, NULL);
     return AEE_SUCCESS;
 }
 

@@ -16,14 +16,17 @@ int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, char *err, size_t errl
     struct remote_rpc_control_unsigned_module um = {CDSP_DOMAIN_ID, 1};
     int rc = lib->session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, &um, sizeof um);
     if (rc != AEE_SUCCESS) {
-        snprintf(err, errlen, "remote_session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: %s (%d)",
-                 hx_aee_name(rc), rc);
+        char e[1024];
+        snprintf(err, errlen, "remote_session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: %s",
+                 hx_aee_explain(rc, HX_AT_UNSIGNED, e, sizeof e));
         return rc;
     }
     s->unsigned_pd = 1;
     rc = lib->handle64_open(HX_SKEL_URI CDSP_DOMAIN, &s->h);
     if (rc != AEE_SUCCESS) {
-        snprintf(err, errlen, "remote_handle64_open(%s) failed: %s (%d)", HX_SKEL_URI CDSP_DOMAIN, hx_aee_name(rc), rc);
+        char e[1024];
+        snprintf(err, errlen, "remote_handle64_open(%s) failed: %s", HX_SKEL_URI CDSP_DOMAIN,
+                 hx_aee_explain(rc, HX_AT_OPEN, e, sizeof e));
         return rc;
     }
     s->open = 1;

@@ -52,8 +52,8 @@ enum { HX_WIRE_Q_M = HX_M, HX_WIRE_Q_V = HX_V, HX_WIRE_Q_D = HX_D, HX_WIRE_QUEUE
 #define HX_WIRE_QUEUE_BYTES (256u * 1024u) /* request and response side each */
 
 typedef struct hx_wire_status {
-    int32_t status; /* 0 ok; else an error, named in error */
-    uint32_t pad;
+    int32_t status;   /* 0 ok; else an error, named in error */
+    int32_t dsp_code; /* the AEE code of the DSP call that failed, as the DSP returned it (0: none) */
     char error[512];
 } hx_wire_status;
 
