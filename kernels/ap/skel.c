@@ -68,9 +68,26 @@ static void copy_text(char *dst, size_t n, const char *src) {
     dst[k] = 0;
 }
 
-/* The scalars word must be exactly the method's (attributes aside). */
-static int scalars_are(uint32_t sc, uint32_t method, uint32_t in, uint32_t out, uint32_t hin, uint32_t hout) {
-    return (sc & 0x1fffffffu) == (REMOTE_SCALARS_MAKEX(0, method, in, out, hin, hout) & 0x1fffffffu);
+/* The scalars word must be exactly the method's in wire.h's table (the
+ * IDL's, as qaic generates it), attributes aside. */
+static int scalars_are(uint32_t sc, uint32_t method) {
+    static const hx_wire_method t[HX_WIRE_NMETHODS] = HX_WIRE_METHODS;
+    if (method >= HX_WIRE_NMETHODS) return 0;
+    const hx_wire_method *d = &t[method];
+    uint32_t want = REMOTE_SCALARS_MAKEX(0, d->id, d->in_bufs, d->out_bufs, d->in_handles, d->out_handles);
+    return (sc & 0x1fffffffu) == (want & 0x1fffffffu);
+}
+
+/* The primIn buffer (pra[0]) of a method with n sequences, and each
+ * sequence's buffer at least as long as its length says, as qaic's skel
+ * checks (its lengths, then the buffers pra[1..n]).  Fills len[0..n);
+ * returns 0, or -1. */
+static int seq_lengths(const remote_arg *pra, int n, int32_t *len) {
+    if (pra[0].buf.pv == NULL || pra[0].buf.nLen < (size_t)n * sizeof(int32_t)) return -1;
+    memcpy(len, pra[0].buf.pv, (size_t)n * sizeof(int32_t));
+    for (int i = 0; i < n; i++)
+        if (len[i] < 0 || pra[1 + i].buf.nLen < (size_t)len[i] || (len[i] > 0 && pra[1 + i].buf.pv == NULL)) return -1;
+    return 0;
 }
 
 static void set_status(hx_wire_status *s, int status, int dsp_code, const char *msg) {
@@ -476,41 +493,43 @@ static int close_session(remote_handle64 h) {
     return AEE_SUCCESS;
 }
 
-#define BUF_IS(a, type) ((a).buf.pv != NULL && (a).buf.nLen == sizeof(type))
-
 /* The one exported symbol (the URI names it): every other name of the skel
  * and its executor stays inside the library. */
 __attribute__((visibility("default"))) int hxfuse_skel_handle_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     uint32_t m = REMOTE_SCALARS_METHOD(sc);
     if (m == HX_METHOD_OPEN) {
-        if (!scalars_are(sc, m, 2, 0, 0, 1)) return AEE_EBADPARM;
+        if (!scalars_are(sc, m)) return AEE_EBADPARM;
         return open_session(pra, &pra[2].h64);
     }
     /* Method 1, close: the handle as in handle 0 (mod_table.c,
      * open_mod_handle_close: REMOTE_SCALARS_MAKEX(0, 1, 0, 0, 1, 0)). */
     if (m == HX_METHOD_CLOSE) {
-        if (!scalars_are(sc, m, 0, 0, 1, 0)) return AEE_EBADPARM;
+        if (!scalars_are(sc, m)) return AEE_EBADPARM;
         return close_session(pra[0].h64);
     }
     if (!S.open || h != S.handle) return AEE_EBADPARM;
+    if (!scalars_are(sc, m)) return m < HX_WIRE_NMETHODS ? AEE_EBADPARM : AEE_EUNSUPPORTED;
+    int32_t len[3];
+    /* pra[0] is primIn (the sequences' lengths), then the sequences */
     switch (m) {
     case HX_METHOD_SETUP:
-        if (!scalars_are(sc, m, 1, 1, 0, 0) || pra[0].buf.pv == NULL || pra[0].buf.nLen < sizeof(hx_wire_setup_req) ||
-            !BUF_IS(pra[1], hx_wire_setup_resp))
+        if (seq_lengths(pra, 2, len) || len[0] < (int32_t)sizeof(hx_wire_setup_req) ||
+            len[1] != (int32_t)sizeof(hx_wire_setup_resp))
             return AEE_EBADPARM;
-        return setup(pra[0].buf.pv, (uint32_t)(pra[0].buf.nLen - sizeof(hx_wire_setup_req)), pra[1].buf.pv);
+        return setup(pra[1].buf.pv, (uint32_t)len[0] - (uint32_t)sizeof(hx_wire_setup_req), pra[2].buf.pv);
     case HX_METHOD_START:
-        if (!scalars_are(sc, m, 1, 1, 0, 0) || !BUF_IS(pra[0], hx_wire_start_req) || !BUF_IS(pra[1], hx_wire_status))
+        if (seq_lengths(pra, 2, len) || len[0] != (int32_t)sizeof(hx_wire_start_req) ||
+            len[1] != (int32_t)sizeof(hx_wire_status))
             return AEE_EBADPARM;
-        return start(pra[0].buf.pv, pra[1].buf.pv);
+        return start(pra[1].buf.pv, pra[2].buf.pv);
     case HX_METHOD_CONTROL:
-        if (!scalars_are(sc, m, 1, 2, 0, 0) || !BUF_IS(pra[0], hx_wire_ctl_req) || !BUF_IS(pra[1], hx_wire_ctl_resp) ||
-            (pra[2].buf.nLen > 0 && pra[2].buf.pv == NULL))
+        if (seq_lengths(pra, 3, len) || len[0] != (int32_t)sizeof(hx_wire_ctl_req) ||
+            len[1] != (int32_t)sizeof(hx_wire_ctl_resp))
             return AEE_EBADPARM;
-        return control(pra[0].buf.pv, pra[1].buf.pv, pra[2].buf.pv, pra[2].buf.nLen);
+        return control(pra[1].buf.pv, pra[2].buf.pv, pra[3].buf.pv, (size_t)len[2]);
     case HX_METHOD_STOP:
-        if (!scalars_are(sc, m, 0, 1, 0, 0) || !BUF_IS(pra[0], hx_wire_status)) return AEE_EBADPARM;
-        return stop(pra[0].buf.pv);
+        if (seq_lengths(pra, 1, len) || len[0] != (int32_t)sizeof(hx_wire_status)) return AEE_EBADPARM;
+        return stop(pra[1].buf.pv);
     default: return AEE_EUNSUPPORTED;
     }
 }

@@ -35,7 +35,7 @@
 enum {
     HX_METHOD_OPEN = 0,
     HX_METHOD_CLOSE = 1,
-    /* in: hx_wire_setup_req + argv blob (one buffer); out: hx_wire_setup_resp */
+    /* in: hx_wire_setup_req + argv blob (one sequence); out: hx_wire_setup_resp */
     HX_METHOD_SETUP = 2,
     /* in: hx_wire_start_req; out: hx_wire_status */
     HX_METHOD_START = 3,
@@ -44,6 +44,39 @@ enum {
     /* in: nothing; out: hx_wire_status.  Stops the queues, tears the executor down. */
     HX_METHOD_STOP = 5,
 };
+
+/* The method table, as qaic generates it from ap/hxfuse.idl: each
+ * method's id and its scalars word's counts (REMOTE_SCALARS_MAKEX(0, id,
+ * in_bufs, out_bufs, in_handles, out_handles)).  qaic puts every in scalar
+ * and the int32 length of every sequence argument (in or rout) into one
+ * leading in buffer ("primIn"), then one in buffer per in sequence and one
+ * out buffer per rout sequence, in declaration order (quic/fastrpc's
+ * generated stubs, e.g. src/dspqueue/dspqueue_rpc_stub.c; method 0's primIn
+ * is the URI's length: src/mod_table.c open_mod_handle_open).  stub.c and
+ * skel.c build and check every call from this table; test_ap_idl.py checks
+ * it against the IDL. */
+typedef struct hx_wire_method {
+    const char *name;
+    uint8_t id, in_bufs, out_bufs, in_handles, out_handles;
+} hx_wire_method;
+#define HX_WIRE_METHODS                                                                                                \
+    {                                                                                                                  \
+        {"open", HX_METHOD_OPEN, 2, 0, 0, 1},       {"close", HX_METHOD_CLOSE, 0, 0, 1, 0},                            \
+        {"setup", HX_METHOD_SETUP, 2, 1, 0, 0},     {"start", HX_METHOD_START, 2, 1, 0, 0},                            \
+        {"control", HX_METHOD_CONTROL, 2, 2, 0, 0}, {"stop", HX_METHOD_STOP, 1, 1, 0, 0},                              \
+    }
+#define HX_WIRE_NMETHODS 6
+/* The primIn buffers of methods 2-5: the lengths of the sequences, in
+ * declaration order. */
+typedef struct hx_wire_prim2 {
+    int32_t len[2];
+} hx_wire_prim2; /* setup, start: req, resp/status */
+typedef struct hx_wire_prim3 {
+    int32_t len[3];
+} hx_wire_prim3; /* control: req, resp, bulk */
+typedef struct hx_wire_prim1 {
+    int32_t len[1];
+} hx_wire_prim1; /* stop: status */
 
 /* The queues: one per engine, and the fused entry rides the vec queue (the
  * entry thread is vec).  Index = the task the queue's engine runs. */

@@ -851,9 +851,10 @@ int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     }
     uint32_t m = REMOTE_SCALARS_METHOD(sc);
     stats.invokes[m < N_METHODS ? m : N_METHODS]++;
-    if (m == HX_METHOD_CONTROL && REMOTE_SCALARS_INBUFS(sc) >= 1 && pra && pra[0].buf.pv &&
-        pra[0].buf.nLen >= sizeof(hx_wire_ctl_req)) {
-        uint32_t op = ((const hx_wire_ctl_req *)pra[0].buf.pv)->op;
+    /* pra[0] is primIn, pra[1] the request (wire.h's method table) */
+    if (m == HX_METHOD_CONTROL && REMOTE_SCALARS_INBUFS(sc) >= 2 && pra && pra[1].buf.pv &&
+        pra[1].buf.nLen >= sizeof(hx_wire_ctl_req)) {
+        uint32_t op = ((const hx_wire_ctl_req *)pra[1].buf.pv)->op;
         if (op < MAX_CTL_OPS) stats.ctl_ops[op]++;
     }
     invoke_fn inv = handles[s].invoke;

@@ -348,14 +348,13 @@ static int do_control(remote_arg *a) {
 int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     if (h != 0x5eed) return AEE_EBADPARM;
     int m = (int)REMOTE_SCALARS_METHOD(sc);
-    /* the shapes wire.h documents */
-    static const uint32_t shape[] = {
-        [HX_METHOD_SETUP] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_SETUP, 1, 1, 0, 0),
-        [HX_METHOD_START] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_START, 1, 1, 0, 0),
-        [HX_METHOD_CONTROL] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_CONTROL, 1, 2, 0, 0),
-        [HX_METHOD_STOP] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_STOP, 0, 1, 0, 0),
-    };
-    if (m < HX_METHOD_SETUP || m > HX_METHOD_STOP || sc != shape[m]) return AEE_EBADPARM;
+    /* the shapes of wire.h's method table (the IDL's, as qaic generates
+     * them): pra[0] is primIn, the sequences follow; the fake reads them */
+    static const hx_wire_method t[HX_WIRE_NMETHODS] = HX_WIRE_METHODS;
+    if (m < HX_METHOD_SETUP || m > HX_METHOD_STOP ||
+        sc != REMOTE_SCALARS_MAKEX(0, t[m].id, t[m].in_bufs, t[m].out_bufs, t[m].in_handles, t[m].out_handles))
+        return AEE_EBADPARM;
+    pra++;
     switch (m) {
     case HX_METHOD_SETUP: do_setup(pra); return 0;
     case HX_METHOD_START: {

@@ -112,7 +112,7 @@ def test_skel_through_stand_in(built: Path, tmp_path: Path) -> None:
     assert s["invokes"] == {
         "open": 2,
         "close": 1,
-        "setup": 5,
+        "setup": 6,
         "start": 2,
         "control": 13,
         "stop": 1,
