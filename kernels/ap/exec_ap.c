@@ -409,19 +409,19 @@ static int run_b(ap_state *st, uint32_t mask, hx_host_times *h, char *err, size_
 
 static int control(ap_state *st, uint32_t op, uint32_t task, uint64_t arg, uint64_t off, uint64_t len,
                    hx_wire_ctl_resp *resp, void *bulk, size_t cap, char *err, size_t errlen) {
-    static const char *const names[] = {"?", "PING", "BEGIN_TRIAL", "POISON", "CHECKSUM", "READ", "END"};
+    static const char *const names[] = {"?", "PING", "BEGIN_TRIAL", "POISON", "CHECKSUM", "READ", "END", "CKPT"};
     hx_wire_ctl_req req = {op, task, arg, off, len};
     memset(resp, 0, sizeof *resp);
     int rc = hxfuse_control(&st->s, &req, resp, bulk, cap);
     if (rc != AEE_SUCCESS) {
         char e[1024];
-        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s", names[op <= HX_CTL_END ? op : 0],
+        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s", names[op <= HX_CTL_CKPT ? op : 0],
                  hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
     if (resp->status != 0) {
         resp->error[sizeof resp->error - 1] = 0;
-        snprintf(err, errlen, "hxfuse CONTROL %s: the DSP refused: %s", names[op <= HX_CTL_END ? op : 0], resp->error);
+        snprintf(err, errlen, "hxfuse CONTROL %s: the DSP refused: %s", names[op <= HX_CTL_CKPT ? op : 0], resp->error);
         return -1;
     }
     return 0;
@@ -692,6 +692,28 @@ static void expect(ap_state *st, int task, uint64_t seq) {
     pthread_mutex_unlock(&st->lock);
 }
 
+/* After the trial, untimed: each task's checkpoints (the replies carried
+ * only their counts, to keep the timed path's messages small: wire.h). */
+static int fetch_checkpoints(ap_state *st, uint32_t mask, char *err, size_t errlen) {
+    static hx_wire_ckpts c;
+    for (int i = 0; i < HX_NTASKS; i++) {
+        hx_task *t = &st->x->task[i];
+        if (!(mask & HX_BIT(i)) || !hx_event_is_set(&t->published)) continue;
+        int any = 0;
+        for (int w = 0; w < t->nworkers; w++) any |= t->workers[w].nckpt > 0;
+        if (!any) continue;
+        hx_wire_ctl_resp r;
+        if (control(st, HX_CTL_CKPT, (uint32_t)i, 0, 0, 0, &r, &c, sizeof c, err, errlen)) return -1;
+        if (r.bulk_bytes != sizeof c) {
+            snprintf(err, errlen, "hxfuse CONTROL CKPT of task %s: %llu bytes, %zu expected", hx_task_names[i],
+                     (unsigned long long)r.bulk_bytes, sizeof c);
+            return -1;
+        }
+        hx_wire_unpack_ckpts(t, &c, map_dsp, st);
+    }
+    return 0;
+}
+
 int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen) {
     ap_state *st = &ap;
     memset(h, 0, sizeof *h);
@@ -766,6 +788,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
     }
     default: snprintf(err, errlen, "unknown group %d", group); return -1;
     }
+    if (!rc) rc = fetch_checkpoints(st, mask, err, errlen);
     x->arena.peak_bytes = st->peak;
     return rc ? -1 : 0;
 }

@@ -404,7 +404,7 @@ static int end_json(char *out, size_t cap, uint64_t *len) {
 static int control(const hx_wire_ctl_req *req, hx_wire_ctl_resp *r, uint8_t *bulk, size_t bulk_cap) {
     memset(r, 0, sizeof *r);
     if (!S.set_up) return AEE_EBADSTATE;
-    int task_op = req->op == HX_CTL_POISON || req->op == HX_CTL_CHECKSUM;
+    int task_op = req->op == HX_CTL_POISON || req->op == HX_CTL_CHECKSUM || req->op == HX_CTL_CKPT;
     if (task_op && req->task >= HX_NTASKS) {
         r->status = 1;
         snprintf(r->error, sizeof r->error, "no task %u", req->task);
@@ -435,6 +435,19 @@ static int control(const hx_wire_ctl_req *req, hx_wire_ctl_resp *r, uint8_t *bul
             if (n) memcpy(bulk, p + req->offset, n);
             r->value = total;
             r->bulk_bytes = n;
+        }
+    } else if (req->op == HX_CTL_CKPT) {
+        /* the task's checkpoints of this trial, after it (the replies carry
+         * only their counts: wire.h) */
+        if (bulk_cap < sizeof(hx_wire_ckpts)) {
+            r->status = 1;
+            snprintf(r->error, sizeof r->error, "CKPT: a bulk buffer of %zu bytes, %zu needed", bulk_cap,
+                     sizeof(hx_wire_ckpts));
+        } else {
+            static hx_wire_ckpts c; /* 9 KB: not on the FastRPC thread's stack; bulk may be unaligned */
+            hx_wire_pack_ckpts(&c, &X.task[req->task], &X, &S.xf);
+            memcpy(bulk, &c, sizeof c);
+            r->bulk_bytes = sizeof c;
         }
     } else if (req->op == HX_CTL_END && bulk_cap == 0) {
         r->status = 1;

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include "../hxrun/exec.h"
 
-#define HX_WIRE_VERSION 1
+#define HX_WIRE_VERSION 2           /* 2: compact replies, checkpoints by CONTROL CKPT; primIn on every method */
 #define HX_WIRE_MAGIC   0x68786675u /* "hxfu" */
 
 /* The skel library and its invoke symbol (the FastRPC URI names both). */
@@ -155,6 +155,7 @@ enum {
     HX_CTL_CHECKSUM = 4,    /* task: value = its output checksum */
     HX_CTL_READ = 5,        /* task, arg = which buffer (HX_BUF_*), offset, length: bulk = the bytes */
     HX_CTL_END = 6,         /* bulk = JSON text of an object: {"resources": {...}, "core_cycles_per_us_end": x|null} */
+    HX_CTL_CKPT = 7,        /* task: bulk = its workers' checkpoints of this trial (hx_wire_ckpts) */
 };
 /* HX_CTL_READ buffers, for the .npy dump of the verification round; offset
  * counts from each buffer's start.  D_SRC is the last source window only
@@ -204,6 +205,10 @@ typedef struct hx_wire_req {
     uint64_t seq; /* the AP's request number, echoed in every reply */
 } hx_wire_req;
 
+/* A worker's record in a reply: its checkpoints' count, not the
+ * checkpoints.  The timed path's replies stay small (about 2 KB instead of
+ * about 10 KB with every worker's checkpoints): the AP fetches the
+ * checkpoints after the trial with CONTROL HX_CTL_CKPT, untimed. */
 typedef struct hx_wire_worker {
     char engine[16];
     uint64_t begin, end, cpu_ns;
@@ -212,8 +217,14 @@ typedef struct hx_wire_worker {
     int32_t nckpt;
     uint32_t pad;
     uint64_t ckpt_total;
-    uint64_t ckpt[HX_CKPT_CAP], ckpt_done[HX_CKPT_CAP];
 } hx_wire_worker;
+
+/* HX_CTL_CKPT's bulk: one task's checkpoints of the last trial, per worker
+ * (DSP clock; 0 stays 0). */
+typedef struct hx_wire_ckpts {
+    uint64_t ckpt[HX_MAX_VWORKERS][HX_CKPT_CAP];
+    uint64_t done[HX_MAX_VWORKERS][HX_CKPT_CAP];
+} hx_wire_ckpts;
 
 typedef struct hx_wire_task {
     uint32_t id;
@@ -265,6 +276,7 @@ uint64_t hx_wire_xform_apply(const hx_wire_xform *xf, uint64_t t);
  * ns since x->epoch; these write absolute, transformed DSP times (0 stays 0). */
 void hx_wire_fill_setup(hx_wire_setup_resp *r, const hx_exec *x, const hx_wire_xform *xf);
 void hx_wire_pack_task(hx_wire_task *w, const hx_task *t, const hx_exec *x, const hx_wire_xform *xf);
+void hx_wire_pack_ckpts(hx_wire_ckpts *c, const hx_task *t, const hx_exec *x, const hx_wire_xform *xf);
 
 /* wire_ap.c (the driver's side): the mirror executor from the set-up reply,
  * and a task record from a reply.  map(ctx, dsp_time) turns a DSP time into
@@ -275,4 +287,7 @@ int hx_wire_apply_setup(hx_exec *x, const hx_wire_setup_resp *r, char *err, size
 /* What the last applied set-up reply said of the DSP's thread CPU counters. */
 int hx_wire_thread_cpu_available(void);
 void hx_wire_unpack_task(hx_task *t, const hx_wire_task *w, hx_exec *x, hx_wire_map_fn map, void *ctx);
+/* The checkpoints fetched after the trial, into the task's workers (their
+ * counts came with the reply). */
+void hx_wire_unpack_ckpts(hx_task *t, const hx_wire_ckpts *c, hx_wire_map_fn map, void *ctx);
 #endif

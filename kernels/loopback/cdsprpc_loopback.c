@@ -685,11 +685,11 @@ static void write_stats(void) {
         lb_pair *p = &pairs[i];
         pthread_mutex_lock(&p->mu);
         fprintf(f,
-                "%s{\"id\": %llu, \"requests\": %llu, \"responses\": %llu, \"request_ops\": {\"task\": %llu, "
-                "\"fused\": %llu}, \"max_request_depth\": %u}",
+                "%s{\"id\": %llu, \"requests\": %llu, \"responses\": %llu, \"response_bytes\": %llu, "
+                "\"request_ops\": {\"task\": %llu, \"fused\": %llu}, \"max_request_depth\": %u}",
                 i ? ", " : "", (unsigned long long)p->id, (unsigned long long)p->req.packets,
-                (unsigned long long)p->resp.packets, (unsigned long long)p->req_task, (unsigned long long)p->req_fused,
-                p->req.max_depth);
+                (unsigned long long)p->resp.packets, (unsigned long long)p->resp.bytes, (unsigned long long)p->req_task,
+                (unsigned long long)p->req_fused, p->req.max_depth);
         pthread_mutex_unlock(&p->mu);
     }
     fprintf(f, "], \"early_wakeups\": %llu, \"pd_died\": %s}\n", (unsigned long long)stats.early_wakeups,

@@ -107,6 +107,7 @@ static int nvworkers;
 static const char *const engine_of[HX_NTASKS] = {"mx", "vec", "dma"};
 
 static unsigned replies_sent;
+static hx_wire_ckpts ckpts[HX_NTASKS]; /* each task's last run */
 
 static void reply(struct dspqueue *q, hx_wire_resp *r) {
     r->magic = HX_WIRE_MAGIC;
@@ -147,8 +148,9 @@ static void run_task(struct dspqueue *q, int task, uint64_t seq, uint64_t recv, 
         k->begin = w->begin, k->end = w->end, k->cpu_ns = w->cpu_ns;
         k->cpu_begin = k->cpu_end = -1;
         k->nckpt = 2, k->ckpt_total = 10;
-        k->ckpt[0] = w->begin, k->ckpt_done[0] = 0;
-        k->ckpt[1] = w->end, k->ckpt_done[1] = 10;
+        /* the checkpoints themselves: fetched after the trial (CKPT) */
+        ckpts[task].ckpt[i][0] = w->begin, ckpts[task].done[i][0] = 0;
+        ckpts[task].ckpt[i][1] = w->end, ckpts[task].done[i][1] = 10;
     }
     checkpoints_of_run++;
     reply(q, r);
@@ -333,6 +335,11 @@ static int do_control(remote_arg *a) {
         for (uint64_t i = 0; i < req->length; i++)
             ((uint8_t *)a[2].buf.pv)[i] = (uint8_t)((req->arg * 31 + req->offset + i) & 0xff);
         r->bulk_bytes = req->length;
+        break;
+    case HX_CTL_CKPT:
+        if (req->task >= HX_NTASKS || a[2].buf.nLen < sizeof(hx_wire_ckpts)) return AEE_EBADPARM;
+        memcpy(a[2].buf.pv, &ckpts[req->task], sizeof(hx_wire_ckpts));
+        r->bulk_bytes = sizeof(hx_wire_ckpts);
         break;
     case HX_CTL_END:
         r->bulk_bytes = (uint64_t)snprintf(

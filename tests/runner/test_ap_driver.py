@@ -197,7 +197,7 @@ def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
         ({"FAKE_SETUP_STATUS": "1"}, 1, "status 1"),
         ({"FAKE_FULL": "1"}, 1, "dspqueue_write on queue V failed: AEE_EEXPIRED (0xc); hint: the queue stayed full"),
         ({"FAKE_DROP": "1"}, 1, "timed out after 1 s waiting for the DSP's ENTRY_DONE"),
-        ({"FAKE_VERSION": "2"}, 1, "the DSP skel speaks wire version 2, this hxrun-ap speaks 1"),
+        ({"FAKE_VERSION": "9"}, 1, "the DSP skel speaks wire version 9, this hxrun-ap speaks 2"),
         ({"FAKE_BAD_ENGINE": "1"}, 1, "the DSP runs task M on an engine this driver does not know ('hmx0')"),
         ({"FAKE_START_STATUS": "1"}, 1, "hxfuse START: the DSP refused: cannot import the queues (fake)"),
         ({"FAKE_ENTRY_FAIL": "1"}, 1, "fused entry rejected the plan: scratch plan conflict (fake)"),
