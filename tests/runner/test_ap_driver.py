@@ -309,6 +309,8 @@ def test_a_missing_library_or_symbol_is_named(built, tmp_path):
     if libm:
         proc, _ = run_ap(built, tmp_path / "r.jsonl", "--cdsprpc", libm, lib=False)
         assert proc.returncode == 1 and "missing symbol remote_handle64_open" in proc.stderr
+        # a library older than the interface: the hint says so (the rpcmem_alloc2 case)
+        assert "hint: this FastRPC library is older than the interface" in proc.stderr
     proc, _ = run_ap(built, tmp_path / "r.jsonl", lib=False, env={"HX_CDSPRPC_LIB": "/nope/x.so"})
     assert proc.returncode == 1 and "cannot load /nope/x.so" in proc.stderr
 
