@@ -66,15 +66,14 @@ class Point:
 
     def interval(self, rel: str, e2e: bool = False) -> str:
         """'1.20 [1.10, 1.30]': the median with the decision interval that its
-        relation reads (the bootstrap interval where there is none: end to
-        end, or an older summary)."""
+        relation reads (end to end: the bootstrap interval, no relation)."""
         col = (E2E_COL if e2e else SPEEDUP_COL).get(rel)
         v = self.rec.get(col) if col else None
         if not _finite(v):
             return "--"
-        lo, hi = self.rec.get(f"{col}_decision_lo"), self.rec.get(f"{col}_decision_hi")
-        if not (_finite(lo) and _finite(hi)):
-            lo, hi = self.rec.get(f"{col}_lo"), self.rec.get(f"{col}_hi")
+        # _lo/_hi are the relation's one interval (the decision interval,
+        # docs/columns.md); end to end, its bootstrap interval
+        lo, hi = self.rec.get(f"{col}_lo"), self.rec.get(f"{col}_hi")
         if _finite(lo) and _finite(hi):
             return f"{float(v):.2f} [{float(lo):.2f}, {float(hi):.2f}]"
         return f"{float(v):.2f}"
@@ -123,13 +122,12 @@ def _relation_sentence(points: Sequence[Point], rel: str, m: float) -> str:
     n = sum(len(v) for v in c.values())
     if not n:
         return f"No point measured {x} against {y}."
-    band = f"1 $\\pm$ {m:g}"
     parts = []
     for sym, word in (
         ("<", f"{x} faster than {y} (interval above 1 + {m:g})"),
-        ("~", f"no difference (interval inside {band})"),
-        (">", f"{x} slower (interval below 1 - {m:g})"),
-        ("?", f"undetermined (interval crosses an edge of {band})"),
+        ("~", f"equivalent (interval inside [1/(1 + {m:g}), 1 + {m:g}], two one-sided tests)"),
+        (">", f"{x} slower (interval below 1/(1 + {m:g}))"),
+        ("?", "undetermined (too few replicates, machine busy, or interval spans the margin)"),
     ):
         if c[sym]:
             with_row = sum(p.has_row for p in c[sym])

@@ -147,13 +147,10 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["TA"] = fmt_ms(grp("A", "makespan_ns"))
             row["TD"] = fmt_ms(r["makespan_ns"])
             for k, g, col in SPEEDUPS:
-                # the interval a verdict reads where there is one (the
-                # bootstrap joined with the replicates' t interval and widened
-                # by the interference bound), so a bracket never contradicts
-                # its relation; the bootstrap interval otherwise (end to end)
-                lo, hi = grp(g, f"{col}_decision_lo"), grp(g, f"{col}_decision_hi")
-                if not (_finite(lo) and _finite(hi)):
-                    lo, hi = grp(g, f"{col}_lo"), grp(g, f"{col}_hi")
+                # the relation's one interval, the one its verdict reads
+                # (docs/columns.md: _lo/_hi), so a bracket never contradicts
+                # its relation
+                lo, hi = grp(g, f"{col}_lo"), grp(g, f"{col}_hi")
                 row[k] = spd_cell(grp(g, col), lo, hi)
             row["eta"] = fmt(r.get("eta_vs_alone"))
             row["eta_bound"] = fmt(r.get("eta_vs_bound"))

@@ -189,7 +189,7 @@ def aggregate_target(
         trials["target"] = pd.Series(dtype=str)
     trials.to_csv(out_trials, index=False)
     if len(trials):
-        extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
+        extra = {k: analysis[k] for k in ("min_effect", "min_replicates", "overlap_min_fraction") if k in analysis}
         summary = agg.summarize(
             trials,
             point_cols=POINT_COLS,
