@@ -750,6 +750,7 @@ VERDICT_COLUMNS = [
     "d_vs_b",
     "replicates_left_out",
     "replicates_disturbed",
+    "reruns",
     "sensitivity",
     "inconclusive_reason",
     "conclusion",
