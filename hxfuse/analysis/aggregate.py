@@ -474,8 +474,11 @@ def _end_to_end_speedups(
     names = speed.index.names or []
     reps = speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in names else None
     groups = set(groups)
+    # on log(ratio), as every ratio (hxfuse.analysis.stats.relation_decision)
     return {
-        f"{x}/{y}": st.hierarchical_bootstrap_median(speed[col].to_numpy(float), reps, **boot)
+        f"{x}/{y}": st.exp_estimate(
+            st.hierarchical_bootstrap_median(st.log_ratios(speed[col].to_numpy(float)), reps, **boot)
+        )
         for x, y in mx.SPEEDUP_PAIRS
         if x in groups and y in groups and (col := f"speedup_{x}_over_{y}") in speed and speed[col].notna().any()
     }

@@ -339,7 +339,7 @@ def widen(est: Estimate, bias: float) -> Estimate:
     return Estimate(est.value, est.lo / (1.0 + bias), est.hi * (1.0 + bias), est.n)
 
 
-def _exp(e: Estimate) -> Estimate:
+def exp_estimate(e: Estimate) -> Estimate:
     """A log-scale estimate back on the ratio scale (exp of each end)."""
     return Estimate(*(math.exp(v) if not math.isnan(v) else math.nan for v in (e.value, e.lo, e.hi)), e.n)
 
@@ -396,12 +396,12 @@ def relation_decision(
     tlo, thi = t_interval(meds, level)
     t_ratio = (math.exp(tlo), math.exp(thi)) if math.isfinite(tlo) else (math.nan, math.nan)
     return RelationDecision(
-        _exp(est),
+        exp_estimate(est),
         [math.exp(m) if math.isfinite(m) else math.nan for m in meds],
-        [_exp(i) for i in ivs],
+        [exp_estimate(i) for i in ivs],
         t_ratio,
-        widen(_exp(joined), bias),
-        _exp(joined),
+        widen(exp_estimate(joined), bias),
+        exp_estimate(joined),
     )
 
 

@@ -157,6 +157,10 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["par"] = spd_cell(r.get("parallelism"), r.get("parallelism_lo"), r.get("parallelism_hi"))
             key = r.get("verdict_key", "")
             row["verdict"] = verdict_tex(key)
+            if key in ("undetermined", "machine-busy") and isinstance(r.get("verdict"), str):
+                # the cause is the answer: "undetermined (too few replicates)",
+                # "machine too busy: 3 of 3 replicates disturbed"
+                row["verdict"] = tex_escape(r["verdict"])
             # D ~ B leads the cell, as it leads the verdict's text
             dvb = d_vs_b_tex(key, r)
             row["verdict"] = (r"D$\sim$B; " + row["verdict"]) if dvb == _D_VS_B_TEX["~"] else row["verdict"] + dvb

@@ -147,3 +147,24 @@ def test_overlap_from_checkpoints_is_not_vetoed_by_occupancy():
     conc = st.Estimate(54e3, 50e3, 58e3, 60)
     v = vd.classify(rows, par, 0.9, concurrent_progress=conc, min_time_ns=5e3)
     assert v.progress_overlap is True and v.key == "D<C+overlap"
+
+
+def test_results_table_prints_the_cause_and_positive_bounds(synth):
+    # the results table's verdict cell of an undetermined point names its
+    # cause, and every bound it prints is the (positive) decision interval
+    from hxfuse.render import latex
+
+    base = 249 / 106
+    t = pd.concat(
+        [
+            _rep(synth, 0, group_scale={"D": base / 1.22, "B": 1.3}),
+            _rep(synth, 1, group_scale={"D": base / 1.27, "B": 1.3}),
+        ],
+        ignore_index=True,
+    )
+    s = ag.summarize(t, **BOOT).assign(sweep="ratio", point_id="ratio/mvd/p", x=1.0, label="p", target="host")
+    rows = [r for r in latex.table_rows(s, {"ratio": {"points": [{"name": "p"}]}}, "host") if r["workload"] == "mvd"]
+    assert rows[0]["verdict"].startswith("undetermined (too few replicates")
+    d = s[(s["workload"] == "mvd") & (s["group"] == "D")].iloc[0]
+    assert f"{d['speedup_over_A_lo']:.2f}" in rows[0]["DA"] and f"{d['speedup_over_A_hi']:.2f}" in rows[0]["DA"]
+    assert "-" not in rows[0]["DA"]
