@@ -31,6 +31,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from hxfuse.analysis import verdicts as vd
 from hxfuse.config.targets import emulated_results  # whose timings are not performance
 from hxfuse.render.tex import tex_escape  # the one escaper (re-exported: answers, paper, tables import it from here)
 
@@ -87,7 +88,8 @@ _D_VS_B_TEX = {"<": r", D$<$B", "~": r", D$\sim$B", ">": r", D$>$B", "?": r", D 
 def d_vs_b_tex(key, r) -> str:
     r"""', D$\sim$B' etc. for a row that does not read D/B; '' otherwise
     (older summaries without ``d_vs_b``: from ``d_equiv_b``)."""
-    if not isinstance(key, str) or key in ("D<A,D~B", "D<B,D<C", "no-difference"):
+    # the rows that read D/B say it themselves (hxfuse.analysis.verdicts.READS)
+    if not isinstance(key, str) or "D/B" in vd.READS.get(key, ()):
         return ""
     rel = r.get("d_vs_b")
     if not isinstance(rel, str) or rel not in _D_VS_B_TEX:
