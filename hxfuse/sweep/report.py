@@ -134,6 +134,10 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "wall overlap max (D)": _num(d.get("overlap_max")),
             "concurrent us (D)": _us(d.get("concurrent_ns")),
             "replicates": _num(d.get("n_replicates"), "{:.0f}"),
+            # measure, don't veto: replicates still disturbed after the
+            # run job's reruns, and how many reruns it took
+            "disturbed / reruns": " / ".join(_num(d.get(k), "{:.0f}") for k in ("replicates_disturbed", "reruns")),
+            "with disturbed replicates": _text(d.get("sensitivity")),
             "D/A per replicate": _range(d.get("speedup_over_A_rep_min"), d.get("speedup_over_A_rep_max")),
             "B late handovers": _num(d.get("late_handover_share_B"), "{:.0%}"),
             "relations": _text(d.get("relations")),
