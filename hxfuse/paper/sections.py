@@ -15,7 +15,6 @@ import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from hxfuse.paper import answers as ans
@@ -424,112 +423,18 @@ def _fin(v) -> bool:
         return False
 
 
-def evidence_figure(s: pd.DataFrame, out: Sequence[str | Path], target: str) -> None:
-    """Six panels: early-completion latency (D), preparation share of end to
-    end, scratch peak against speedup over A; then D's progress parallelism
-    against its wall-clock overlap, D's host/device time split, and each
-    task's running share in D."""
+def evidence_figure(
+    s: pd.DataFrame, out: Sequence[str | Path], target: str, out_points: Sequence[str | Path] = ()
+) -> None:
+    """The evidence figures (hxfuse.render.evidence): early completion and
+    scratch against speedup to *out*, the per-point panels (preparation,
+    parallelism, wall overlap, host/device split, run share) to *out_points*
+    (next to *out* as ``evidence_points.*`` where not given)."""
     # the figure modules import matplotlib; the rest of this module does not
-    from hxfuse.render import style
-    from hxfuse.render.style import plt, save
+    from hxfuse.render import evidence
 
-    style.apply()
-    fig, axes = plt.subplots(2, 3, figsize=(12, 7.4))
-    ax = axes[0]
-    lp = latency_pairs(s)
-    colors = {"M": "#4C72B0", "V": "#55A868", "D": "#C44E52"}
-    for t, g in lp.groupby("task"):
-        ax[0].scatter(g["no_early_ns"] / 1e3, g["early_ns"] / 1e3, s=18, label=f"task {t}", color=colors.get(t))
-    if len(lp):
-        lo = min(lp["early_ns"].min(), lp["no_early_ns"].min()) / 1e3 / 2
-        hi = max(lp["early_ns"].max(), lp["no_early_ns"].max()) / 1e3 * 2
-        ax[0].plot([lo, hi], [lo, hi], "k--", lw=0.8, label="no gain")
-        ax[0].set_xscale("log")
-        ax[0].set_yscale("log")
-        ax[0].legend(fontsize=7)
-    ax[0].set_xlabel("without early completion [us]")
-    ax[0].set_ylabel("with early completion [us]")
-    ax[0].set_title("(a) end to host seen, group D", fontsize=9)
-    ev = evidence_frame(s)
-    if len(ev):
-        piv = ev.pivot_table(index="point_id", columns="group", values="prep_share", aggfunc="first")
-        piv = piv.reindex(columns=[g for g in "ACD" if g in piv.columns])
-        y = np.arange(len(piv))
-        for i, g in enumerate(piv.columns):
-            ax[1].barh(y + (i - 1) * 0.27, 100 * piv[g], height=0.27, label=g)
-        ax[1].set_yticks(y, piv.index, fontsize=6)
-        ax[1].invert_yaxis()
-        ax[1].legend(fontsize=7, title="group", title_fontsize=7)
-        for _, g in ev.groupby("point_id"):
-            g = g.set_index("group").reindex([x for x in "ACD" if x in set(g["group"])])
-            ax[2].plot(g["scratch_mib"], g["speedup_A"], "-", color="0.8", lw=0.7, zorder=1)
-        for grp, mk in (("A", "o"), ("C", "s"), ("D", "^")):
-            gg = ev[ev["group"] == grp]
-            ax[2].scatter(gg["scratch_mib"], gg["speedup_A"], marker=mk, s=22, label=grp, zorder=2)
-        ax[2].axhline(1.0, color="k", ls="--", lw=0.8)
-        ax[2].legend(fontsize=7, title="group", title_fontsize=7)
-    ax[1].set_xlabel("preparation / end to end [%]")
-    ax[1].set_title("(b) preparation share", fontsize=9)
-    ax[2].set_xlabel("scratch peak [MiB]")
-    ax[2].set_ylabel("speedup over A (median)")
-    ax[2].set_title("(c) scratch peak vs speedup", fontsize=9)
-    _progress_panels(s, axes[1])
-    fig.suptitle(f"target {target}", fontsize=9)
-    fig.tight_layout()
-    save(fig, out)
-
-
-def _progress_panels(s: pd.DataFrame, ax) -> None:
-    """(d) D's parallelism (interval) against its wall-clock overlap: spans
-    that overlap without progress sit at the right, near 1; (e) D's makespan
-    split into device time and host time outside it; (f) each task's share of
-    its span it was running in D."""
-    d = s[s["group"] == "D"] if len(s) else s
-    num = lambda c: pd.to_numeric(d[c], errors="coerce") if c in d else pd.Series(math.nan, index=d.index)
-    if len(d):
-        par, lo, hi, wall = num("parallelism"), num("parallelism_lo"), num("parallelism_hi"), num("overlap_max")
-        ok = par.notna() & wall.notna()
-        ax[0].errorbar(
-            wall[ok],
-            par[ok],
-            yerr=[(par - lo)[ok], (hi - par)[ok]],
-            fmt="o",
-            ms=3,
-            lw=0.8,
-            color="#4C72B0",
-            ecolor="0.6",
-        )
-        ax[0].axhline(1.0, color="k", ls="--", lw=0.8)
-        order = d.assign(_m=num("makespan_ns")).sort_values("point_id")
-        y = np.arange(len(order))
-        mk = pd.to_numeric(order["makespan_ns"], errors="coerce")
-        dev = pd.to_numeric(order["device_ns"], errors="coerce") if "device_ns" in order else mk * math.nan
-        ax[1].barh(y, 100 * dev / mk, color="#55A868", label="device (fused entry)")
-        ax[1].barh(y, 100 * (mk - dev) / mk, left=100 * dev / mk, color="#999999", label="host outside it")
-        ax[1].set_yticks(y, order["point_id"], fontsize=6)
-        ax[1].invert_yaxis()
-        ax[1].legend(fontsize=7, loc="lower left")
-        for i, (t, c) in enumerate((("M", "#4C72B0"), ("V", "#55A868"), ("D", "#C44E52"))):
-            col = f"{t}_run_share"
-            if col in order:
-                ax[2].barh(
-                    y + (i - 1) * 0.27,
-                    pd.to_numeric(order[col], errors="coerce"),
-                    height=0.27,
-                    color=c,
-                    label=f"task {t}",
-                )
-        ax[2].set_yticks(y, order["point_id"], fontsize=6)
-        ax[2].invert_yaxis()
-        ax[2].axvline(1.0, color="k", ls="--", lw=0.8)
-        ax[2].legend(fontsize=7, loc="lower left")
-    ax[0].set_xlabel("wall-clock overlap (largest engine pair)")
-    ax[0].set_ylabel("parallelism (task CPU time / makespan)")
-    ax[0].set_title("(d) progress vs wall overlap, group D", fontsize=9)
-    ax[1].set_xlabel("share of D's makespan [%]")
-    ax[1].set_title("(e) host / device split, group D", fontsize=9)
-    ax[2].set_xlabel("running share of the task's span")
-    ax[2].set_title("(f) run share per task, group D", fontsize=9)
+    pts = list(out_points) or [Path(p).with_name("evidence_points" + Path(p).suffix) for p in out]
+    evidence.evidence_figures(s, out, pts, target)
 
 
 def evidence_text(s: pd.DataFrame) -> str:
@@ -594,13 +499,25 @@ def representative_timelines(targets: Sequence[str], sweeps: Mapping[str, dict])
     return out
 
 
-def _subfig(path: str, caption: str, width: str = r"\linewidth", height: str = r"0.40\textheight") -> list[str]:
+def _subfig(path: str, caption: str, size: str = "") -> list[str]:
+    """A subfigure including *path*; at its natural size unless *size* says
+    otherwise: the pipeline draws the paper's figures at most the text wide
+    with no text under 6 pt (hxfuse.render.style), so scaling them would only
+    shrink the text."""
+    opts = f"[{size}]" if size else ""
     return [
         r"\begin{subfigure}{\linewidth}\centering",
-        rf"\includegraphics[width={width},height={height},keepaspectratio]{{../{path}}}",
+        rf"\includegraphics{opts}{{../{path}}}",
         rf"\caption{{{caption}}}",
         r"\end{subfigure}",
     ]
+
+
+# What the host's engines are, said in every caption that plots their times.
+HOST_ENGINES = (
+    r"On the host the engines are threads on CPU cores, and task D is a memcpy thread that occupies a "
+    r"core, not a DMA engine."
+)
 
 
 def figures_tex(
@@ -612,8 +529,10 @@ def figures_tex(
     emulated: Sequence[str] = (),
 ) -> str:
     """The paper's figures: per sweep its speedups and per-task slowdowns as
-    two subfigures of one figure; timelines two per figure; the evidence
-    figure per timed target.  Emulated targets get timelines only, marked."""
+    two subfigures of one figure; the two evidence figures per timed target;
+    one timeline per figure.  Emulated targets get timelines only, marked.
+    Every figure is included at its natural size (timelines: scaled to fit a
+    page, never below 0.9)."""
     out = ["% Generated by hxfuse.paper.sections (rule `paper_sections`); do not edit."]
     band = f"{min_effect:g}"
     emulated = set(emulated)
@@ -626,67 +545,76 @@ def figures_tex(
             out += [r"\begin{figure}[p]", r"\centering"]
             out += _subfig(
                 f"results/{t}/figures/speedup_{s}.pdf",
-                rf"Paired speedups $T_Y/T_X$ of the groups against each other, per workload, along "
-                rf"the swept variable{(' (' + xl + ')') if xl else ''}: median over all rounds of all "
-                rf"replicates with a two-level bootstrap 95\% interval. Above 1 + {band}: X faster; "
-                rf"inside 1 $\pm$ {band}: no difference.",
+                rf"Paired speedups $T_Y/T_X$ per workload at each point of the sweep"
+                rf"{(' (' + xl + ')') if xl else ''}, the points in sweep order and not joined: median over "
+                rf"all rounds of all replicates with the \emph{{decision interval}}, the interval the verdict "
+                rf"reads and Table~\ref{{tab:results}} prints. Grey band: 1 $\pm$ {band}, where a difference "
+                r"does not count; dashed bars: the limit of perfect overlap (sum of alone times over the "
+                r"resource-aware bound); y logarithmic.",
             )
             out.append(r"\vspace{1ex}")
             out += _subfig(
                 f"results/{t}/figures/slowdown_{s}.pdf",
-                r"Per-task slowdown $T_i^X/T_i$ in each group against the task alone (median and "
-                r"interval): above 1, the task ran slower because it shared cores, memory or the "
-                r"entry with the others.",
+                r"Per-task slowdown $T_i^X/T_i$ (median, two-level bootstrap 95\% interval). Top, B and D: "
+                r"the tasks run at once, so a slowdown above 1 is the cost of sharing cores, memory or the "
+                r"entry. Bottom, A and C (log scale): the tasks run in turn, so a task's completion includes "
+                r"the time it queued behind the tasks before it; that is the serial order, not interference.",
             )
             out += [
                 rf"\caption{{Sweep ``{title}'' on target \texttt{{{tex_escape(t)}}}: (a) what each group "
-                rf"gains, (b) what it costs each task.}}",
+                rf"gains, (b) what it costs each task. {HOST_ENGINES}}}",
                 rf"\label{{fig:sweep-{tex_escape(t)}-{s}}}",
                 r"\end{figure}",
                 "",
             ]
         if t in evidence:
+            points = evidence[t].replace("evidence.pdf", "evidence_points.pdf")
             out += [
                 r"\begin{figure}[tbp]",
                 r"\centering",
-                rf"\includegraphics[width=\linewidth]{{../{evidence[t]}}}",
-                rf"\caption{{Evidence already measured, target \texttt{{{tex_escape(t)}}}, one marker per "
-                r"point. (a) Group D: time from a task's end to the host seeing it, with the early-completion "
-                r"interface against the entry's single return (below the dashed line: the host saw the "
-                r"result earlier). (b) Preparation done before timing (M's packing) as a share of end-to-end "
-                r"time. (c) Scratch peak of A, C and D against their speedup over A (grey lines join the "
-                r"groups of one point): the scratch fusion costs for its gain. (d) Group D's parallelism "
-                r"(task CPU time over makespan, 95\% interval) against the largest wall-clock overlap of two "
-                r"engines: points at the right near 1 overlapped in time without running at once. (e) D's "
-                r"makespan split into the fused entry's span and host time outside it (submit, wake-up, "
-                r"return). (f) The share of its own span each task of D was running (1: it never waited "
-                r"for a core).}",
+                rf"\includegraphics{{../{evidence[t]}}}",
+                rf"\caption{{Evidence already measured, target \texttt{{{tex_escape(t)}}}. (a) Group D: time "
+                r"from a task's end to the host seeing it, with the early-completion interface against the "
+                r"entry's single return (below the dashed line: the host saw the result earlier). (b) Scratch "
+                r"peak of A, C and D against their speedup over A (grey lines join the groups of one point); "
+                r"points that do not use the scratch arena stand in the ``not used'' column. "
+                rf"{HOST_ENGINES}}}",
                 rf"\label{{fig:evidence-{tex_escape(t)}}}",
                 r"\end{figure}",
                 "",
+                r"\begin{figure}[tbp]",
+                r"\centering",
+                rf"\includegraphics{{../{points}}}",
+                rf"\caption{{Evidence per point, target \texttt{{{tex_escape(t)}}}. (c) Preparation done before "
+                r"timing (M's packing) as a share of end-to-end time. (d) Group D's parallelism (task CPU time "
+                rf"over makespan, two-level bootstrap 95\% interval; grey: up to 1 + {band}, no progress "
+                r"overlap). (e) Its largest wall-clock overlap of two engines, which time sharing one core also "
+                r"produces. (f) D's makespan split into the fused entry's span and host time outside it. "
+                r"(g) The share of its own span each task of D was running (1: it never waited for a core).}",
+                rf"\label{{fig:evidence-points-{tex_escape(t)}}}",
+                r"\end{figure}",
+                "",
             ]
-    tls = list(timelines)
-    for i in range(0, len(tls), 2):
-        out += [r"\begin{figure}[p]", r"\centering"]
-        for tl in tls[i : i + 2]:
-            parts = Path(tl).with_suffix("").parts
-            t, s, w, p = parts[1], parts[-3], parts[-2], parts[-1]
-            emu = (
-                r" \textbf{EMULATED} (QEMU): functional only, not performance."
-                if (t in emulated or is_emulated(t))
-                else ""
-            )
-            out += _subfig(
-                tl,
-                rf"Target \texttt{{{tex_escape(t)}}}, sweep {tex_escape(s)}, workload "
-                rf"\texttt{{{tex_escape(w)}}}, point {tex_escape(p)}.{emu}",
-                height=r"0.42\textheight",
-            )
+    for i, tl in enumerate(timelines):
+        parts = Path(tl).with_suffix("").parts
+        t, s, w, p = parts[1], parts[-3], parts[-2], parts[-1]
+        emu = (
+            r" \textbf{EMULATED} (QEMU): functional only, not performance." if (t in emulated or is_emulated(t)) else ""
+        )
         out += [
-            r"\caption{Timelines of the median round of each group: one lane per engine and one for the host; "
-            r"a bar's solid part is the share of its span the task was running and its label the core; a "
-            r"dotted segment is time a launched task waited for a core.}",
-            rf"\label{{fig:timelines-{i // 2}}}",
+            r"\begin{figure}[p]",
+            r"\centering",
+            rf"\includegraphics[width=\linewidth,height=0.9\textheight,keepaspectratio]{{../{tl}}}",
+            rf"\caption{{Timeline of target \texttt{{{tex_escape(t)}}}, sweep {tex_escape(s)}, workload "
+            rf"\texttt{{{tex_escape(w)}}}, point {tex_escape(p)}: per group the round with the median "
+            r"makespan, one lane per engine and one for the host; a bar's solid part is the share of its span "
+            r"the task was running and its label the core. The spread over every round is drawn with it "
+            r"(shaded: the makespan's 25--75\% range; black bars: each task's end, 25--75\% and 5--95\%). "
+            r"Host submit is the time from the host entering its submit call to the call's return; its "
+            r"cross-hatched part is time a task ran on the host thread's own core, so the host could not "
+            r"return until that task released it (on a 2-core host, host and vector thread share a core). "
+            rf"{HOST_ENGINES}{emu}}}",
+            rf"\label{{fig:timelines-{i}}}",
             r"\end{figure}",
             "",
         ]

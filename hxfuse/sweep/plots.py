@@ -163,9 +163,9 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str, out
 def _timeline_axes(groups: int, lanes: int, progress: bool) -> list[list]:
     """Per group: its Gantt axes and, where the run has checkpoints, a
     progress panel under it; every panel shares the time axis."""
-    h = 0.32 * lanes + 0.55
+    h = 0.28 * lanes + 0.55
     per = 2 if progress else 1
-    ratios = [h, 0.95][:per] * groups
+    ratios = [h, 0.62][:per] * groups
     _, axes = plt.subplots(
         per * groups,
         1,
@@ -342,7 +342,7 @@ def _draw_interval(ax, r, y: int, span: float, scale: float) -> None:
                 f"{r.run_share:.0%}{core}",
                 ha="center",
                 va="center",
-                fontsize=6,
+                fontsize=6.5,
                 color="black",
                 zorder=5,
             )
