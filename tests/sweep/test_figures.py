@@ -254,3 +254,18 @@ def test_timeline_shows_spread_and_displaced_submit(tmp_path, captured):
     assert "held the host's core" in legend and "over rounds" in legend
     size, text = style.smallest_text_pt(fig)
     assert size >= style.MIN_TEXT_PT, (size, text)
+
+
+def test_family_speedups_draw_the_decision_interval_unjoined(tmp_path, captured, monkeypatch):
+    from hxfuse.sweep import family_plots
+
+    monkeypatch.setattr(family_plots, "save", lambda fig, out, dpi=None: captured.append(fig))
+    summary_frame().to_csv(tmp_path / "s.csv", index=False)
+    cfg = dict(SWEEP, family="share", log_x=False)
+    long = family_plots.family_figure(tmp_path / "s.csv", "ratio", cfg, 0.03, [tmp_path / "f.png"])
+    (fig,) = captured
+    sp = long[long["panel"] == "speedup"]
+    assert len(sp) and np.allclose(sp["hi"] - sp["lo"], 0.18)  # the decision interval, not the bootstrap's 0.04
+    for ax in fig.axes:
+        if ax.get_title().startswith(("mv", "md")):
+            assert _joined_lines(ax) == [] and "decision interval" in fig.axes[0].get_ylabel()
