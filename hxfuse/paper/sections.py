@@ -307,9 +307,9 @@ def mechanism_tex(doc: dict, target: str = "host") -> str:
         r"On the host the engines are threads and task D is a memcpy thread that occupies a core, not a DMA "
         r"engine.}",
         r"\label{tab:mechanism}",
-        r"\begin{tabular}{@{}>{\raggedright\arraybackslash}p{0.17\linewidth}"
-        r">{\raggedright\arraybackslash}p{0.23\linewidth}>{\raggedright\arraybackslash}p{0.27\linewidth}"
-        r">{\raggedright\arraybackslash}p{0.27\linewidth}@{}}",
+        r"\begin{tabular}{@{}>{\raggedright\arraybackslash}p{0.16\linewidth}"
+        r">{\raggedright\arraybackslash}p{0.22\linewidth}>{\raggedright\arraybackslash}p{0.26\linewidth}"
+        r">{\raggedright\arraybackslash}p{0.26\linewidth}@{}}",
         r"\toprule",
         r"claim & how it was shown & passes when & result \\",
         r"\midrule",

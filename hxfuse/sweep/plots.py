@@ -728,7 +728,7 @@ def draw_slowdown(trials: pd.DataFrame, sweep: str, sweep_cfg: dict, n_resamples
     workloads = [w for w in sweep_cfg.get("workloads", []) if w in set(sm["workload"])]
     kinds = [k for k in SLOWDOWN_KINDS if sm["group"].isin(k[1]).any()]
     width = min(style.TEXT_WIDTH_IN, 2.2 * len(workloads) + 1.2)
-    fig, axes = plt.subplots(len(kinds), len(workloads), figsize=(width, 2.1 * len(kinds) + 0.5), squeeze=False)
+    fig, axes = plt.subplots(len(kinds), len(workloads), figsize=(width, 1.75 * len(kinds) + 0.4), squeeze=False)
     order = sm.drop_duplicates("point").sort_values("x", kind="stable")
     pos = {p: i for i, p in enumerate(order["point"])}
     tasks = [t for t in ("M", "V", "D") if t in set(sm["task"])]
