@@ -478,6 +478,19 @@ def evidence_figure(
     evidence.evidence_figures(s, out, pts, target)
 
 
+def _scratch_range(pk: pd.DataFrame) -> str:
+    """The range of the scratch peak over the points that use the arena, and
+    how many do not (a peak of 0 MiB is no measurement)."""
+    used = pk.where(pk > 0)
+    unused = int((pk.fillna(0) <= 0).all(axis=1).sum())
+    out = (
+        f"; where the arena is used, the scratch peak ranges over {used.min().min():.0f}--{used.max().max():.0f}\\,MiB"
+        if used.notna().any().any()
+        else "; no point uses the scratch arena"
+    )
+    return out + (f" ({unused} of {len(pk)} points do not use it)." if unused and used.notna().any().any() else ".")
+
+
 def evidence_text(s: pd.DataFrame) -> str:
     """Generated sentences on the evidence figure (every number from ``s``)."""
     lp = latency_pairs(s)
@@ -500,7 +513,7 @@ def evidence_text(s: pd.DataFrame) -> str:
             parts.append(
                 f"Preparation done before timing (M's packing) is {100 * d.min():.0f}--{100 * d.max():.0f}\\% "
                 f"of D's end-to-end time (median {100 * d.median():.0f}\\%); only the end-to-end speedups "
-                r"(D/A\textsubscript{e2e} in Table~\ref{tab:results} and in the answers) include it, "
+                r"(D/A\textsubscript{e2e} in Table~\ref{tab:overlap} and in the answers) include it, "
                 "counted once per trial on both sides of each ratio."
             )
     if len(ev) and ev["scratch_mib"].notna().any():
@@ -515,7 +528,7 @@ def evidence_text(s: pd.DataFrame) -> str:
                     if len(more)
                     else ""
                 )
-                + f"; the scratch peak ranges over {pk.min().min():.0f}--{pk.max().max():.0f}\\,MiB."
+                + _scratch_range(pk)
             )
     return " ".join(parts) if parts else "No evidence columns were recorded."
 
