@@ -55,7 +55,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     fig, axes = plt.subplots(
         nrows,
         len(workloads),
-        figsize=(max(3.5 * len(workloads) + 0.8, 6.5), 2.8 * nrows + 0.6),
+        figsize=(style.TEXT_WIDTH_IN, 2.4 * nrows + 0.6),
         squeeze=False,
         sharex="col",
     )
@@ -71,7 +71,8 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
             else:
                 _secondary_panel_frame(ax, fam, i, j, min_effect)
             _family_xaxis(ax, pts, log_x, categorical)
-        axes[nrows - 1, j].set_xlabel("point" if categorical else x_axis_label(sweep_cfg))
+    # one x label for the figure: at the text width, one per column collide
+    fig.supxlabel("point" if categorical else x_axis_label(sweep_cfg), fontsize=8)
     plots.speedup_pair_legend(fig, axes[0, 0])
     note = sweep_cfg.get("note")
     fig.suptitle(sweep_cfg.get("title", sweep), y=1.06, fontsize=10)

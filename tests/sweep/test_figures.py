@@ -269,3 +269,7 @@ def test_family_speedups_draw_the_decision_interval_unjoined(tmp_path, captured,
     for ax in fig.axes:
         if ax.get_title().startswith(("mv", "md")):
             assert _joined_lines(ax) == [] and "decision interval" in fig.axes[0].get_ylabel()
+    # the paper includes it at the text width: drawn that wide, no text under 6 pt
+    assert fig.get_size_inches()[0] <= style.TEXT_WIDTH_IN + 1e-6
+    size, text = style.smallest_text_pt(fig)
+    assert size >= style.MIN_TEXT_PT, (size, text)
