@@ -10,6 +10,7 @@ points in order (categorical) otherwise.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -166,7 +167,8 @@ def _speedup_panel_frame(ax, w: str, j: int, min_effect: float, interval: str = 
 def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float) -> None:
     """Title, y axis and (ratio, share) the no-overlap band of secondary panel i."""
     title, ylabel, log_y, _ = SECONDARY[fam][i - 1]
-    ax.set_title(title, fontsize=8)
+    # wrapped: at the text width two columns' titles would run into each other
+    ax.set_title(textwrap.fill(title, 44), fontsize=7.5)
     if log_y:
         ax.set_yscale("log")
     if j == 0:
