@@ -24,6 +24,7 @@ from hxfuse.paper import search_section as pq
 from hxfuse.paper import serve_section as ps
 from hxfuse.paper import workloads as pw
 from hxfuse.config.targets import TARGETS, emulated_results, is_emulated
+from hxfuse.render.evidence import evidence_frame, latency_pairs
 from hxfuse.render.latex import tex_escape
 
 
@@ -427,41 +428,6 @@ def write_sections(
 
 # ---------------------------------------------------------------------------
 # Evidence already measured, shown: early completion, preparation, scratch
-
-
-def evidence_frame(s: pd.DataFrame) -> pd.DataFrame:
-    """Per point x workload x group (A, C, D) of a timed target: the columns
-    the evidence figure and its sentences read (correct points only)."""
-    if s.empty:
-        return pd.DataFrame()
-    ok = s["point_ok"].astype(str).str.lower().isin(["true", "1"]) if "point_ok" in s else True
-    d = s[ok & s["group"].isin(["A", "C", "D"])].copy()
-    num = lambda c: pd.to_numeric(d[c], errors="coerce") if c in d else pd.Series(math.nan, index=d.index)
-    d["prep_share"] = (num("end_to_end_ns") - num("makespan_ns")) / num("end_to_end_ns")
-    d["scratch_mib"] = num("scratch_peak_bytes") / 2**20
-    d["speedup_A"] = num("speedup_over_A").where(d["group"] != "A", 1.0)
-    return d
-
-
-def latency_pairs(s: pd.DataFrame) -> pd.DataFrame:
-    """Group D, per point and task: the latency from the task's end to the
-    host seeing it with early completion and without (the entry's return)."""
-    rows = []
-    if s.empty:
-        return pd.DataFrame(columns=["point_id", "task", "early_ns", "no_early_ns"])
-    for r in s[s["group"] == "D"].to_dict(orient="records"):
-        for t in "MVD":
-            e, n = r.get(f"{t}_host_seen_latency_ns"), r.get(f"{t}_latency_no_early_ns")
-            if _fin(e) and _fin(n) and float(e) > 0 and float(n) > 0:
-                rows.append({"point_id": r["point_id"], "task": t, "early_ns": float(e), "no_early_ns": float(n)})
-    return pd.DataFrame(rows, columns=["point_id", "task", "early_ns", "no_early_ns"])
-
-
-def _fin(v) -> bool:
-    try:
-        return v is not None and math.isfinite(float(v))
-    except (TypeError, ValueError):
-        return False
 
 
 def evidence_figure(

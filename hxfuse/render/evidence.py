@@ -13,10 +13,10 @@ be printed at the paper's text width at their natural size (no text below
   x range, so that 0.90 and 0.99 differ visibly), (f) the fused entry's
   share of D's makespan, (g) each task's running share of its span in D.
 
-The numbers come from :func:`hxfuse.paper.sections.evidence_frame` and
-:func:`~hxfuse.paper.sections.latency_pairs` (which the paper's sentences
-read too).  On the host, task D is a memcpy thread that occupies a core, not
-a DMA engine, and the engines are threads.
+The numbers come from :func:`evidence_frame` and :func:`latency_pairs`
+(here, which hxfuse.paper.sections's sentences read too).  On the host,
+task D is a memcpy thread that occupies a core, not a DMA engine, and the
+engines are threads.
 """
 
 from __future__ import annotations
@@ -27,13 +27,48 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from hxfuse.render import style
-from hxfuse.render.style import plt, save
+# matplotlib only inside the drawing functions: hxfuse.paper.sections
+# imports the data helpers below for its sentences without a plot backend
 
 TASK_COLORS = {"M": "#4C72B0", "V": "#DD8452", "D": "#55A868"}
 GROUP_STYLE = {"A": ("#8c8c8c", "o"), "C": ("#CCB974", "s"), "D": ("#C44E52", "^")}
 FONT = 7.0  # tick labels, legends
 SMALL = 6.5  # point names
+
+
+def evidence_frame(s: pd.DataFrame) -> pd.DataFrame:
+    """Per point x workload x group (A, C, D) of a timed target: the columns
+    the evidence figure and its sentences read (correct points only)."""
+    if s.empty:
+        return pd.DataFrame()
+    ok = s["point_ok"].astype(str).str.lower().isin(["true", "1"]) if "point_ok" in s else True
+    d = s[ok & s["group"].isin(["A", "C", "D"])].copy()
+    num = lambda c: pd.to_numeric(d[c], errors="coerce") if c in d else pd.Series(math.nan, index=d.index)
+    d["prep_share"] = (num("end_to_end_ns") - num("makespan_ns")) / num("end_to_end_ns")
+    d["scratch_mib"] = num("scratch_peak_bytes") / 2**20
+    d["speedup_A"] = num("speedup_over_A").where(d["group"] != "A", 1.0)
+    return d
+
+
+def latency_pairs(s: pd.DataFrame) -> pd.DataFrame:
+    """Group D, per point and task: the latency from the task's end to the
+    host seeing it with early completion and without (the entry's return)."""
+    rows = []
+    if s.empty:
+        return pd.DataFrame(columns=["point_id", "task", "early_ns", "no_early_ns"])
+    for r in s[s["group"] == "D"].to_dict(orient="records"):
+        for t in "MVD":
+            e, n = r.get(f"{t}_host_seen_latency_ns"), r.get(f"{t}_latency_no_early_ns")
+            if _fin(e) and _fin(n) and float(e) > 0 and float(n) > 0:
+                rows.append({"point_id": r["point_id"], "task": t, "early_ns": float(e), "no_early_ns": float(n)})
+    return pd.DataFrame(rows, columns=["point_id", "task", "early_ns", "no_early_ns"])
+
+
+def _fin(v) -> bool:
+    try:
+        return v is not None and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def _num(d: pd.DataFrame, c: str) -> pd.Series:
@@ -53,7 +88,8 @@ def _legend_below(ax, ncol: int = 3, below: float = 0.2) -> None:
 
 def draw_completion(s: pd.DataFrame, target: str):
     """(a) early completion and (b) scratch peak against speedup: the figure."""
-    from hxfuse.paper.sections import evidence_frame, latency_pairs
+    from hxfuse.render import style
+    from hxfuse.render.style import plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(style.TEXT_WIDTH_IN, 2.7))
     lp = latency_pairs(s)
@@ -105,7 +141,8 @@ def draw_completion(s: pd.DataFrame, target: str):
 
 def draw_points(s: pd.DataFrame, target: str, min_effect: float = 0.03):
     """(c)-(g), one row per point of group D (and A, C for (c)): the figure."""
-    from hxfuse.paper.sections import evidence_frame
+    from hxfuse.render import style
+    from hxfuse.render.style import plt
 
     d = s[s["group"] == "D"] if len(s) else s
     if "point_ok" in d:
@@ -166,6 +203,9 @@ def evidence_figures(
     s: pd.DataFrame, out_completion: Sequence[str], out_points: Sequence[str], target: str, min_effect: float = 0.03
 ) -> None:
     """Both evidence figures of *target*'s summary *s*, written to their paths."""
+    from hxfuse.render import style
+    from hxfuse.render.style import save
+
     style.apply()
     save(draw_completion(s, target), out_completion)
     save(draw_points(s, target, min_effect), out_points)
