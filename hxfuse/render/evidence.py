@@ -91,7 +91,7 @@ def draw_completion(s: pd.DataFrame, target: str):
     from hxfuse.render import style
     from hxfuse.render.style import plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(style.TEXT_WIDTH_IN, 2.7))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(style.FIG_WIDTH_IN, 2.7))
     lp = latency_pairs(s)
     for t, g in lp.groupby("task"):
         a.scatter(g["no_early_ns"] / 1e3, g["early_ns"] / 1e3, s=14, label=f"task {t}", color=TASK_COLORS.get(t))
@@ -152,7 +152,7 @@ def draw_points(s: pd.DataFrame, target: str, min_effect: float = 0.03):
     y = np.arange(len(names))
     height = max(2.0, 0.13 * len(names) + 1.3)
     fig, axes = plt.subplots(
-        1, 5, figsize=(style.TEXT_WIDTH_IN, height), sharey=True, gridspec_kw={"width_ratios": [1, 1, 0.8, 0.8, 1]}
+        1, 5, figsize=(style.FIG_WIDTH_IN, height), sharey=True, gridspec_kw={"width_ratios": [1, 1, 0.8, 0.8, 1]}
     )
     c, p, w, f, r = axes
     ev = evidence_frame(s)

@@ -27,7 +27,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["MIN_TEXT_PT", "TEXT_WIDTH_IN", "apply", "notice", "plt", "save", "smallest_text_pt"]
+__all__ = ["FIG_WIDTH_IN", "MIN_TEXT_PT", "TEXT_WIDTH_IN", "apply", "notice", "plt", "save", "smallest_text_pt"]
 
 # The paper's text width (paper/main.tex: a4paper, 2 cm margins: 210 - 40 =
 # 170 mm).  A paper figure is drawn at most this wide and included at its
@@ -35,6 +35,9 @@ __all__ = ["MIN_TEXT_PT", "TEXT_WIDTH_IN", "apply", "notice", "plt", "save", "sm
 # printed; MIN_TEXT_PT is the smallest the render test lets a figure carry.
 TEXT_WIDTH_IN = 170 / 25.4
 MIN_TEXT_PT = 6.0
+# the width a paper figure is drawn at: save's tight bounding box adds a
+# 0.1 in pad on each side, so the written PDF is at most the text width
+FIG_WIDTH_IN = TEXT_WIDTH_IN - 0.2
 
 
 def apply() -> None:

@@ -56,7 +56,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     fig, axes = plt.subplots(
         nrows,
         len(workloads),
-        figsize=(style.TEXT_WIDTH_IN, 2.4 * nrows + 0.6),
+        figsize=(style.FIG_WIDTH_IN, 2.4 * nrows + 0.6),
         squeeze=False,
         sharex="col",
     )

@@ -129,8 +129,11 @@ def timeline_figure(jsonl: str | Path, check: str | Path | None, title: str, out
     lanes = lane_order(gi["lane"])
     spread = round_spread(run)
     spread = spread[spread["group"].isin(groups)] if len(spread) else spread
-    # the axis holds the drawn round and the 95th percentiles of every round
-    span = max(float(gi["end_rel_ns"].max()), float(spread["q95"].max()) if len(spread) else 0.0)
+    # the axis holds the drawn round and the upper quartile of every group's
+    # makespan; a 95th percentile beyond it (a loaded machine's outliers) is
+    # cut at the edge rather than squeezing every bar to a sliver
+    mk = spread.loc[spread["what"] == "makespan", "q75"] if len(spread) else pd.Series(dtype=float)
+    span = max(float(gi["end_rel_ns"].max()), float(mk.max()) if len(mk) else 0.0)
     scale, unit = _time_unit(span)
     pc = progress_curves(run)
     pc = pc[pc["trial_id"].isin(set(gi["trial_id"]))]
@@ -169,7 +172,7 @@ def _timeline_axes(groups: int, lanes: int, progress: bool) -> list[list]:
     _, axes = plt.subplots(
         per * groups,
         1,
-        figsize=(style.TEXT_WIDTH_IN, sum(ratios) + 0.6),
+        figsize=(style.FIG_WIDTH_IN, sum(ratios) + 0.6),
         sharex=True,
         squeeze=False,
         height_ratios=ratios,
@@ -463,7 +466,7 @@ COMPARISON_WORDS = {
     "B/A": "B/A  the backend's concurrency vs serial",
 }
 COMPARISON_MARKERS = {"D/A": "o", "D/B": "s", "D/C": "^", "C/A": "D", "B/A": "v"}
-CEILING_WORDS = "limit of perfect overlap: sum of alone times / resource-aware bound"
+CEILING_WORDS = "perfect-overlap limit: sum of alone times / bound"
 
 
 def decision_interval(df: pd.DataFrame, col: str) -> tuple[pd.Series, pd.Series, str]:
@@ -591,7 +594,7 @@ def draw_speedup(summary: pd.DataFrame, sweep: str, sweep_cfg: dict, min_effect:
     interval = long["interval"].iloc[0] if len(long) else DECISION_INTERVAL
     shown = long[long["workload"].isin(workloads)]
     ylim = _ratio_ylim(np.concatenate([shown["value"].to_numpy(float), [1 - min_effect, 1 + min_effect]]))
-    width = min(style.TEXT_WIDTH_IN, 2.3 * len(workloads) + 0.9)
+    width = min(style.FIG_WIDTH_IN, 2.3 * len(workloads) + 0.9)
     fig, axes = plt.subplots(1, len(workloads), figsize=(width, 2.9), sharey=True, squeeze=False)
     n = len(present)
     for ax, w in zip(axes[0], workloads):
@@ -727,7 +730,7 @@ def draw_slowdown(trials: pd.DataFrame, sweep: str, sweep_cfg: dict, n_resamples
     sm = slowdown_summary(long, n_resamples)
     workloads = [w for w in sweep_cfg.get("workloads", []) if w in set(sm["workload"])]
     kinds = [k for k in SLOWDOWN_KINDS if sm["group"].isin(k[1]).any()]
-    width = min(style.TEXT_WIDTH_IN, 2.2 * len(workloads) + 1.2)
+    width = min(style.FIG_WIDTH_IN, 2.2 * len(workloads) + 1.2)
     fig, axes = plt.subplots(len(kinds), len(workloads), figsize=(width, 1.75 * len(kinds) + 0.4), squeeze=False)
     order = sm.drop_duplicates("point").sort_values("x", kind="stable")
     pos = {p: i for i, p in enumerate(order["point"])}
