@@ -559,8 +559,11 @@ def _draw_ratio_series(ax, xs, value, lo, hi, ylim, color, marker, label) -> Non
     ax.plot(xs, value, ls="none", marker=marker, ms=4.5, color=color, mec="white", mew=0.5, zorder=4, label=label)
     cut_lo = np.isfinite(lo) & (lo < ylo)
     cut_hi = np.isfinite(hi) & (hi > yhi)
-    ax.plot(xs[cut_lo], np.full(cut_lo.sum(), ylo), ls="none", marker="v", ms=3.5, color=color, zorder=4, clip_on=False)
-    ax.plot(xs[cut_hi], np.full(cut_hi.sum(), yhi), ls="none", marker="^", ms=3.5, color=color, zorder=4, clip_on=False)
+    # (only where there is one: an empty unclipped line has a bounding box at
+    # the figure's origin, which breaks the tight layout)
+    for cut, y, mk in ((cut_lo, ylo, "v"), (cut_hi, yhi, "^")):
+        if cut.any():
+            ax.plot(xs[cut], np.full(cut.sum(), y), ls="none", marker=mk, ms=3.5, color=color, zorder=4, clip_on=False)
 
 
 def _ratio_yaxis(ax, ylim) -> None:
@@ -636,7 +639,6 @@ def draw_speedup(summary: pd.DataFrame, sweep: str, sweep_cfg: dict, min_effect:
     handles, labels = axes[0, -1].get_legend_handles_labels()
     handles.append(Patch(color="0.86", label=f"no difference: 1 ± {min_effect:g}"))
     labels.append(f"no difference: 1 ± {min_effect:g}")
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=7, frameon=False)
     failed = long[~long["point_ok"].astype(bool)].drop_duplicates(["workload", "point"])
     if len(failed):
         fig.text(
@@ -649,7 +651,10 @@ def draw_speedup(summary: pd.DataFrame, sweep: str, sweep_cfg: dict, min_effect:
             fontsize=7,
             color="#C44E52",
         )
+    # laid out first, then the legend under the figure (the tight bounding box
+    # of save takes it in): laid out with it, it would sit on the x labels
     fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=7, frameon=False)
     return fig, long
 
 
