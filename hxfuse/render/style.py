@@ -27,7 +27,17 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["apply", "notice", "plt", "save"]
+__all__ = ["FIG_WIDTH_IN", "MIN_TEXT_PT", "TEXT_WIDTH_IN", "apply", "notice", "plt", "save", "smallest_text_pt"]
+
+# The paper's text width (paper/main.tex: a4paper, 2 cm margins: 210 - 40 =
+# 170 mm).  A paper figure is drawn at most this wide and included at its
+# natural size (hxfuse.paper.sections), so a font size set here is the size
+# printed; MIN_TEXT_PT is the smallest the render test lets a figure carry.
+TEXT_WIDTH_IN = 170 / 25.4
+MIN_TEXT_PT = 6.0
+# the width a paper figure is drawn at: save's tight bounding box adds a
+# 0.1 in pad on each side, so the written PDF is at most the text width
+FIG_WIDTH_IN = TEXT_WIDTH_IN - 0.2
 
 
 def apply() -> None:
@@ -46,6 +56,20 @@ def save(fig, out: Sequence[str | Path], dpi: float | None = None) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, bbox_inches="tight", **extra)
     plt.close(fig)
+
+
+def smallest_text_pt(fig) -> tuple[float, str]:
+    """The smallest font size (points, at the figure's own size) of any
+    visible, non-empty text of *fig*, and that text: what a reader sees when
+    the figure is printed at its natural size."""
+    from matplotlib.text import Text
+
+    sizes = [
+        (float(t.get_fontsize()), t.get_text())
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and t.get_figure() is not None
+    ]
+    return min(sizes) if sizes else (float("inf"), "")
 
 
 def notice(out: Sequence[str | Path], text: str, **text_style) -> None:

@@ -10,6 +10,7 @@ points in order (categorical) otherwise.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -41,6 +42,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
         return pd.DataFrame()
     summary = add_control_share(summary) if "control_overhead_share" not in summary else summary
     long = family_long(summary, sweep, sweep_cfg) if len(summary) else pd.DataFrame()
+    long, interval = _decision_intervals(long, summary, sweep)
     workloads = [w for w in sweep_cfg.get("workloads", []) if len(long) and w in set(long["workload"])]
     if not workloads:
         style.notice(out, f"sweep {sweep}: no summarised points")
@@ -54,7 +56,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
     fig, axes = plt.subplots(
         nrows,
         len(workloads),
-        figsize=(max(3.5 * len(workloads) + 0.8, 6.5), 2.8 * nrows + 0.6),
+        figsize=(style.FIG_WIDTH_IN, 2.4 * nrows + 0.6),
         squeeze=False,
         sharex="col",
     )
@@ -64,13 +66,14 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
         xpos = _xpos_of(pts, categorical, log_x)
         for i, panel in enumerate(panels):
             ax = axes[i, j]
-            _draw_panel_series(ax, sub[sub["panel"] == panel], panel, fam, xpos)
+            _draw_panel_series(ax, sub[sub["panel"] == panel], panel, fam, xpos, categorical)
             if panel == "speedup":
-                _speedup_panel_frame(ax, w, j, min_effect)
+                _speedup_panel_frame(ax, w, j, min_effect, interval)
             else:
                 _secondary_panel_frame(ax, fam, i, j, min_effect)
             _family_xaxis(ax, pts, log_x, categorical)
-        axes[nrows - 1, j].set_xlabel("point" if categorical else x_axis_label(sweep_cfg))
+    # one x label for the figure: at the text width, one per column collide
+    fig.supxlabel("point" if categorical else x_axis_label(sweep_cfg), fontsize=8)
     plots.speedup_pair_legend(fig, axes[0, 0])
     note = sweep_cfg.get("note")
     fig.suptitle(sweep_cfg.get("title", sweep), y=1.06, fontsize=10)
@@ -95,8 +98,33 @@ def _xpos_of(pts: pd.DataFrame, categorical: bool, log_x: bool):
     return xpos
 
 
-def _draw_panel_series(ax, p: pd.DataFrame, panel: str, fam, xpos) -> None:
-    """Every series of one panel, with its 95% interval where it has one."""
+def _decision_intervals(long: pd.DataFrame, summary: pd.DataFrame, sweep: str) -> tuple[pd.DataFrame, str]:
+    """The speedup rows of *long* with the interval the verdict reads
+    (hxfuse.sweep.plots.decision_interval, the one accessor), and its name."""
+    from hxfuse.sweep.families import SPEEDUPS
+
+    name = plots.DECISION_INTERVAL
+    if long.empty:
+        return long, name
+    out = long.copy()
+    s = summary[summary["sweep"] == sweep]
+    for label, group, col in SPEEDUPS:
+        g = s[s["group"] == group]
+        if col not in g:
+            continue
+        lo, hi, name = plots.decision_interval(g, col)
+        bounds = {(p, w): (a, b) for p, w, a, b in zip(g["point"], g["workload"], lo, hi)}
+        sel = (out["panel"] == "speedup") & (out["series"] == label)
+        keys = list(zip(out.loc[sel, "point"], out.loc[sel, "workload"]))
+        out.loc[sel, "lo"] = [bounds.get(k, (np.nan, np.nan))[0] for k in keys]
+        out.loc[sel, "hi"] = [bounds.get(k, (np.nan, np.nan))[1] for k in keys]
+    return out, name
+
+
+def _draw_panel_series(ax, p: pd.DataFrame, panel: str, fam, xpos, categorical: bool = False) -> None:
+    """Every series of one panel, with its interval where it has one.  A
+    line joins points only in a secondary panel over a measured or numeric
+    x: categories, and the speedups (separate measurements), stay apart."""
     series = list(dict.fromkeys(p["series"]))
     for k, sname in enumerate(series):
         c = p[p["series"] == sname].sort_values("x")
@@ -106,7 +134,7 @@ def _draw_panel_series(ax, p: pd.DataFrame, panel: str, fam, xpos) -> None:
             color = plots.TASK_COLORS.get(sname.split()[0])
         else:
             color = SECONDARY_COLORS[k % len(SECONDARY_COLORS)]
-        fmt = "-o" if panel == "speedup" or "alone" not in sname else "--o"
+        fmt = "o" if panel == "speedup" or categorical else ("--o" if "alone" in sname else "-o")
         mfc = "white" if "alone" in sname else None
         yerr = None
         if c["lo"].notna().any():
@@ -127,19 +155,20 @@ def _draw_panel_series(ax, p: pd.DataFrame, panel: str, fam, xpos) -> None:
         )
 
 
-def _speedup_panel_frame(ax, w: str, j: int, min_effect: float) -> None:
+def _speedup_panel_frame(ax, w: str, j: int, min_effect: float, interval: str = plots.DECISION_INTERVAL) -> None:
     """The no-difference band, the line at 1, the workload's title."""
     ax.axhspan(1 - min_effect, 1 + min_effect, color="0.85", zorder=0, label=f"no difference (1 ± {min_effect:g})")
     ax.axhline(1.0, color="black", lw=0.7, ls="--")
     ax.set_title(plots.WORKLOAD_TITLES.get(w, w), fontsize=9)
     if j == 0:
-        ax.set_ylabel("speedup T_Y / T_X\n(median, 95% CI)")
+        ax.set_ylabel(f"speedup T_Y / T_X\n(median, {interval})")
 
 
 def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float) -> None:
     """Title, y axis and (ratio, share) the no-overlap band of secondary panel i."""
     title, ylabel, log_y, _ = SECONDARY[fam][i - 1]
-    ax.set_title(title, fontsize=8)
+    # wrapped: at the text width two columns' titles would run into each other
+    ax.set_title(textwrap.fill(title, 44), fontsize=7.5)
     if log_y:
         ax.set_yscale("log")
     if j == 0:

@@ -16,6 +16,14 @@ rule figure_evidence:
             subcategory="{target}",
             labels={"figure": "evidence"},
         ),
+        points_pdf="results/{target}/figures/evidence_points.pdf",
+        points_png=report(
+            "results/{target}/figures/evidence_points.png",
+            caption="../report/evidence_points.rst",
+            category="Evidence",
+            subcategory="{target}",
+            labels={"figure": "evidence per point"},
+        ),
     log:
         "logs/{target}/figure_evidence.log",
     conda:
@@ -36,7 +44,7 @@ rule paper_sections:
         mechanism="results/host/mechanism.json",
         figures=[f for t in config["targets"] for f in sweep_figures(t, "pdf")],
         timelines=PAPER_TIMELINES,
-        evidence=list(PAPER_EVIDENCE.values()),
+        evidence=[f for p in PAPER_EVIDENCE.values() for f in (p, evidence_points_of(p))],
         external=PAPER_EXTERNAL,
         workloads=PAPER_WORKLOAD_FILES,
         code=CODE["paper_sections"],

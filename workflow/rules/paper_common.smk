@@ -11,6 +11,11 @@ PAPER_EXTERNAL = external_outputs()
 PAPER_EVIDENCE = {t: f"results/{t}/figures/evidence.pdf" for t in config["targets"] if not is_emulated(t)}
 
 
+def evidence_points_of(path):
+    """The per-point evidence figure beside evidence.pdf (rule figure_evidence)."""
+    return path.replace("evidence.pdf", "evidence_points.pdf")
+
+
 def paper_workloads():
     """The inputs of the further workloads' sections (hxfuse/paper/workloads.py),
     as {name: path or list or {key: path}}; a workload that is not configured

@@ -209,6 +209,7 @@ rule figure_speedup:
         ),
     params:
         sweep=lambda wc: config["sweeps"][wc.sweep],
+        min_effect=config["analysis"]["min_effect"],
     log:
         "logs/{target}/figures/speedup_{sweep}.log",
     conda:

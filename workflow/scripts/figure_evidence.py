@@ -1,5 +1,7 @@
-"""figure_evidence: early-completion latency, preparation share and scratch
-peak against speedup for one timed target (hxfuse.paper.sections.evidence_figure)."""
+"""figure_evidence: the evidence figures of one timed target, printed at the
+paper's text width (hxfuse.render.evidence): early completion and scratch
+peak against speedup; per point, preparation share, D's parallelism, wall
+overlap, host/device split and run share."""
 
 import pandas as pd
 
@@ -8,4 +10,9 @@ from hxfuse.paper import sections as paper
 
 sm = snakemake  # noqa: F821
 with intermediate.job(sm):
-    paper.evidence_figure(pd.read_csv(sm.input.summary), [sm.output.pdf, sm.output.png], target=sm.wildcards.target)
+    paper.evidence_figure(
+        pd.read_csv(sm.input.summary),
+        [sm.output.pdf, sm.output.png],
+        target=sm.wildcards.target,
+        out_points=[sm.output.points_pdf, sm.output.points_png],
+    )
