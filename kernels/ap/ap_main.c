@@ -301,6 +301,7 @@ int main(int argc, char **argv) {
         hx_exec_teardown(&x);
         return 1;
     }
+    hx_ap_set_partial_output(out.tmp);
     rc = hx_protocol_run(&x, out.f, err, sizeof err);
     hx_exec_teardown(&x);
     /* 7 is the alignment's only: a boundary that failed after the last trial

@@ -21,6 +21,9 @@ typedef struct hx_ap_options {
 #define HX_AP_TIMEOUT_DEFAULT_S 60.0
 
 void hx_ap_set_options(const hx_ap_options *o);
+/* The output file being written (path.tmp; NULL: none): removed when a call
+ * to the DSP overruns its bound and the process ends (deadline.h). */
+void hx_ap_set_partial_output(const char *path);
 /* After hx_protocol_run returned 7: the end record's failure status
  * ("clock_unaligned", or "transport_error" for a boundary that failed after
  * the last trial), NULL if none. */

@@ -40,7 +40,7 @@
  *     no-unsigned-pd     remote_session_control refuses the request
  *     no-vtcm            the DSP's scratch (VTCM) request fails (dsp_pd.c)
  *     dsp-crash:<method> the PD dies in that method (0..5, as wire.h)
- *     hang:<method>      that method never returns
+ *     hang:<method>      that method never returns (0, open, included)
  *     dsp-error:<method> that method fails with AEE_EFAILED from the DSP
  *     queue-full         every AP-end write finds its ring full. */
 #ifndef _GNU_SOURCE
@@ -818,6 +818,8 @@ int remote_handle64_open(const char *name, remote_handle64 *ph) {
     a[1].buf.pv = (void *)name;
     a[1].buf.nLen = (size_t)len;
     a[2].h64 = 0;
+    if (fault.hang_method == HX_METHOD_OPEN) /* the DSP's loader stuck: open never returns */
+        for (;;) pause_forever();
     int rc = call_skel(inv, 0, REMOTE_SCALARS_MAKEX(0, 0, 2, 0, 0, 1), a);
     pthread_mutex_lock(&g_mu);
     if (rc != AEE_SUCCESS) {
