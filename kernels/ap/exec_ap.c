@@ -98,6 +98,7 @@ typedef struct ap_state {
     pthread_mutex_t lock;         /* callbacks of different queues may run at once */
     char transport_err[512];      /* first transport failure: the run ends */
     int transport_failed;
+    char device_failure[256]; /* the DSP's first HX_WIRE_DEVICE_ERROR reason ("": none): the run goes on */
 
     /* B's submitters */
     submitter sub[HX_NTASKS];
@@ -153,6 +154,12 @@ static void transport_fail(ap_state *st, const char *fmt, const char *what, cons
     hx_counter_bump(&st->x->host_channel);
 }
 
+/* A device failure the DSP reported (wire.h, HX_WIRE_DEVICE_ERROR): kept,
+ * first one wins; the end record's status (hx_exec_finish).  Under st->lock. */
+static void note_device_failure_locked(ap_state *st, const char *reason, size_t n) {
+    if (!st->device_failure[0]) snprintf(st->device_failure, sizeof st->device_failure, "%.*s", (int)n, reason);
+}
+
 static int failed(const ap_state *st) { return __atomic_load_n(&st->transport_failed, __ATOMIC_ACQUIRE); }
 
 static uint64_t map_dsp(void *ctx, uint64_t t) {
@@ -183,6 +190,10 @@ static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
         s->host_seen = seen;
         s->status = r->status;
         snprintf(s->error, sizeof s->error, "%.*s", (int)sizeof r->error, r->error);
+        if (r->status == HX_WIRE_DEVICE_ERROR) { /* the task ran; the run ends device_error */
+            note_device_failure_locked(st, r->error, sizeof r->error);
+            s->status = 0;
+        }
         note_common(st, r);
         if (r->nwaits > st->waits_src.nwaits) st->waits_src = *r;
         st->task_seq[r->task] = 0; /* one reply per request */
@@ -191,6 +202,10 @@ static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
     } else if (r->op == HX_RESP_ENTRY_DONE && st->entry_seq && r->seq == st->entry_seq) {
         st->entry = *r;
         st->entry.error[sizeof st->entry.error - 1] = 0;
+        if (r->status == HX_WIRE_DEVICE_ERROR) {
+            note_device_failure_locked(st, st->entry.error, sizeof st->entry.error);
+            st->entry.status = 0;
+        }
         note_common(st, r);
         st->entry_seq = 0;
         pthread_mutex_unlock(&st->lock);
@@ -446,8 +461,14 @@ static int control(ap_state *st, uint32_t op, uint32_t task, uint64_t arg, uint6
         snprintf(err, errlen, "%s failed: %s", name, hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
+    resp->error[sizeof resp->error - 1] = 0;
+    if (resp->status == HX_WIRE_DEVICE_ERROR && op == HX_CTL_END) { /* END's text is valid: wire.h */
+        pthread_mutex_lock(&st->lock);
+        note_device_failure_locked(st, resp->error, sizeof resp->error);
+        pthread_mutex_unlock(&st->lock);
+        return 0;
+    }
     if (resp->status != 0) {
-        resp->error[sizeof resp->error - 1] = 0;
         snprintf(err, errlen, "%s: the DSP refused: %s", name, resp->error);
         return -1;
     }
@@ -973,6 +994,12 @@ const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen) {
     }
     st->cycles_end = json_number(st->end_json, "core_cycles_per_us_end");
     st->have_end_json = 1;
+    /* as hxrun's in dsp-only mode (exec.c): the reason is also in the
+     * resources the DSP wrote (device_failure) */
+    if (st->device_failure[0]) {
+        snprintf(err, errlen, "device error: %s", st->device_failure);
+        return finish_failure("device_error");
+    }
     uint64_t bound = st->opt.clock_bound_ns;
     hx_clock_verdict v;
     hx_clock_assess(&st->fit_start, &st->fit_end, bound, &v);
