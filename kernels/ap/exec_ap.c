@@ -133,8 +133,11 @@ static void on_overrun(const char *what, double seconds, void *ctx) {
 /* The bound of one call that blocks on the DSP: the waits' own. */
 static void arm(const ap_state *st, const char *what) { hx_deadline_arm(what, st->timeout_ns / 1e9); }
 
-/* The AP clock the DSP shares where it can (clock_align.h). */
+/* The AP clock the DSP shares where it can (clock_align.h): every record's
+ * time base, so meta.clock names it. */
 uint64_t hx_exec_now(const hx_exec *x) { return hx_clock_ap_now() - x->epoch; }
+const char *hx_exec_clock_source(void) { return hx_clock_ap_source(); }
+uint64_t hx_exec_clock_resolution_ns(void) { return hx_clock_ap_resolution_ns(); }
 
 void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e) {
     uint32_t i = __atomic_fetch_add(&x->nwaits, 1u, __ATOMIC_RELAXED);

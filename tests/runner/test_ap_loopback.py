@@ -276,3 +276,12 @@ def test_a_device_failure_on_the_dsp_ends_the_run_as_device_error(ap_build, tmp_
 def test_without_the_fault_no_device_failure_is_reported(ap_build, tmp_path):
     recs = ok(*run_ap(tmp_path, "--workloads", "mvd", *SMALL, "--rounds", "1")[:2])
     assert recs[-1]["resources"]["device_failure"] is None
+
+
+def test_meta_clock_names_the_clock_the_records_are_read_from(ap_build, tmp_path):
+    """hxrun-ap stamps every record with the AP clock of the alignment
+    (cntvct_el0 on a phone), not the platform's hx_now_ns: meta.clock says so."""
+    recs = ok(*run_ap(tmp_path, "--workloads", "mv", *SMALL, "--rounds", "1")[:2])
+    meta = recs[0]
+    assert meta["clock"]["source"] == meta["transport"]["clock_alignment"]["ap_clock"], meta["clock"]
+    assert meta["clock"]["resolution_ns"] >= 1
