@@ -110,7 +110,9 @@ def test_a_run_hung_in_a_fastrpc_call_ends_naming_it_within_the_bound(ap_build, 
     cmd = [str(ap_build / "hxrun-ap"), "--cdsprpc", str(ap_build / "libcdsprpc.so"), "--out", str(out)]
     cmd += ["--workloads", "mv", *SMALL, "--rounds", "1", "--warmup", "0", "--ap-timeout-s", str(BOUND_S)]
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
     try:
         _, err = proc.communicate(timeout=45)
     except subprocess.TimeoutExpired:
