@@ -301,12 +301,14 @@ int main(int argc, char **argv) {
         hx_exec_teardown(&x);
         return 1;
     }
+    hx_ap_set_partial_output(out.tmp);
     rc = hx_protocol_run(&x, out.f, err, sizeof err);
     hx_exec_teardown(&x);
-    /* 7 is the alignment's only: a boundary that failed after the last trial
-     * is a failed run (the file is removed, as for any rc 1) */
+    /* 7 is the alignment's and a device failure's (as hxrun's): a boundary
+     * that failed after the last trial is a failed run (the file is removed,
+     * as for any rc 1) */
     const char *failure = hx_ap_failure();
-    if (rc == 7 && failure && strcmp(failure, "clock_unaligned") != 0) rc = 1;
+    if (rc == 7 && failure && strcmp(failure, "clock_unaligned") != 0 && strcmp(failure, "device_error") != 0) rc = 1;
     rc = hx_out_close(&out, rc, err);
     if (rc == 4) fprintf(stderr, "hxrun-ap: error: checksum mismatch in some trials (see %s)\n", cfg.out_path);
     if (rc == 6 || rc == 7) fprintf(stderr, "hxrun-ap: error: %s (%s)\n", err, cfg.out_path);

@@ -140,6 +140,18 @@ const char *hx_clock_ap_source(void) {
     return text;
 }
 
+static uint64_t getres_ns(clockid_t id) {
+    struct timespec ts;
+    if (clock_getres(id, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One count, rounded up (19.2 MHz: 53 ns). */
+uint64_t hx_clock_ap_resolution_ns(void) {
+    uint64_t hz = ap_hz();
+    return hz ? (1000000000ull + hz - 1) / hz : getres_ns(CLOCK_MONOTONIC_RAW);
+}
+
 /* Another frequency cannot be the QTimer the DSP scales at 19.2 MHz. */
 int hx_clock_ap_counter(void) { return ap_hz() == HX_CLOCK_QTIMER_HZ; }
 #else
@@ -151,6 +163,12 @@ uint64_t hx_clock_ap_now(void) {
 
 const char *hx_clock_ap_source(void) {
     return "CLOCK_MONOTONIC (not aarch64: no generic timer; the loopback stand-in's DSP reads the same clock)";
+}
+
+uint64_t hx_clock_ap_resolution_ns(void) {
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int hx_clock_ap_counter(void) { return 1; }

@@ -113,8 +113,9 @@ uint64_t hx_clock_ticks_to_ns(uint64_t ticks, uint64_t hz);
  * CLOCK_MONOTONIC (the loopback stand-in's "DSP" reads the same clock, so
  * it, too, is one clock shared by both sides). */
 uint64_t hx_clock_ap_now(void);
-/* What hx_clock_ap_now reads, in words (for the metadata). */
+/* What hx_clock_ap_now reads, in words (for the metadata), and its tick. */
 const char *hx_clock_ap_source(void);
+uint64_t hx_clock_ap_resolution_ns(void);
 /* 1 when hx_clock_ap_now may be the DSP's counter (then the pings decide). */
 int hx_clock_ap_counter(void);
 

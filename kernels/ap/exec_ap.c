@@ -18,13 +18,17 @@
  * clock alignment (clock_align.h) and written as ns since the mirror's
  * epoch, so the records have hxrun's schema and one time base.  Every wait
  * on the DSP has a timeout (--ap-timeout-s): a lost reply ends the run with
- * an error naming what was awaited, never a hang. */
+ * an error naming what was awaited, never a hang.  So does every call that
+ * blocks on the DSP (each FastRPC method, dspqueue_create and close, the
+ * session's close): a call cannot be cancelled, so one that overruns the
+ * same bound ends the process with the call named (deadline.h). */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "clock_align.h"
+#include "deadline.h"
 #include "exec_ap.h"
 #include "json.h"
 #include "platform.h"
@@ -94,6 +98,7 @@ typedef struct ap_state {
     pthread_mutex_t lock;         /* callbacks of different queues may run at once */
     char transport_err[512];      /* first transport failure: the run ends */
     int transport_failed;
+    char device_failure[256]; /* the DSP's first HX_WIRE_DEVICE_ERROR reason ("": none): the run goes on */
 
     /* B's submitters */
     submitter sub[HX_NTASKS];
@@ -111,8 +116,28 @@ static ap_state ap;
 
 void hx_ap_set_options(const hx_ap_options *o) { ap.opt = *o; }
 
-/* The AP clock the DSP shares where it can (clock_align.h). */
+/* The output being written (path.tmp), removed when a call overruns its
+ * bound: a run that ends there is a failed run, and a failed run leaves no
+ * file (record.h). */
+static const char *partial_output;
+void hx_ap_set_partial_output(const char *path) { __atomic_store_n(&partial_output, path, __ATOMIC_RELEASE); }
+
+/* deadline.h's hook, on its watchdog thread; the message naming the call
+ * is already written, and the process exits when this returns. */
+static void on_overrun(const char *what, double seconds, void *ctx) {
+    (void)what, (void)seconds, (void)ctx;
+    const char *p = __atomic_load_n(&partial_output, __ATOMIC_ACQUIRE);
+    if (p) remove(p);
+}
+
+/* The bound of one call that blocks on the DSP: the waits' own. */
+static void arm(const ap_state *st, const char *what) { hx_deadline_arm(what, st->timeout_ns / 1e9); }
+
+/* The AP clock the DSP shares where it can (clock_align.h): every record's
+ * time base, so meta.clock names it. */
 uint64_t hx_exec_now(const hx_exec *x) { return hx_clock_ap_now() - x->epoch; }
+const char *hx_exec_clock_source(void) { return hx_clock_ap_source(); }
+uint64_t hx_exec_clock_resolution_ns(void) { return hx_clock_ap_resolution_ns(); }
 
 void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e) {
     uint32_t i = __atomic_fetch_add(&x->nwaits, 1u, __ATOMIC_RELAXED);
@@ -130,6 +155,12 @@ static void transport_fail(ap_state *st, const char *fmt, const char *what, cons
     }
     pthread_mutex_unlock(&st->lock);
     hx_counter_bump(&st->x->host_channel);
+}
+
+/* A device failure the DSP reported (wire.h, HX_WIRE_DEVICE_ERROR): kept,
+ * first one wins; the end record's status (hx_exec_finish).  Under st->lock. */
+static void note_device_failure_locked(ap_state *st, const char *reason, size_t n) {
+    if (!st->device_failure[0]) snprintf(st->device_failure, sizeof st->device_failure, "%.*s", (int)n, reason);
 }
 
 static int failed(const ap_state *st) { return __atomic_load_n(&st->transport_failed, __ATOMIC_ACQUIRE); }
@@ -162,6 +193,10 @@ static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
         s->host_seen = seen;
         s->status = r->status;
         snprintf(s->error, sizeof s->error, "%.*s", (int)sizeof r->error, r->error);
+        if (r->status == HX_WIRE_DEVICE_ERROR) { /* the task ran; the run ends device_error */
+            note_device_failure_locked(st, r->error, sizeof r->error);
+            s->status = 0;
+        }
         note_common(st, r);
         if (r->nwaits > st->waits_src.nwaits) st->waits_src = *r;
         st->task_seq[r->task] = 0; /* one reply per request */
@@ -170,6 +205,10 @@ static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
     } else if (r->op == HX_RESP_ENTRY_DONE && st->entry_seq && r->seq == st->entry_seq) {
         st->entry = *r;
         st->entry.error[sizeof st->entry.error - 1] = 0;
+        if (r->status == HX_WIRE_DEVICE_ERROR) {
+            note_device_failure_locked(st, st->entry.error, sizeof st->entry.error);
+            st->entry.status = 0;
+        }
         note_common(st, r);
         st->entry_seq = 0;
         pthread_mutex_unlock(&st->lock);
@@ -410,19 +449,30 @@ static int run_b(ap_state *st, uint32_t mask, hx_host_times *h, char *err, size_
 
 static int control(ap_state *st, uint32_t op, uint32_t task, uint64_t arg, uint64_t off, uint64_t len,
                    hx_wire_ctl_resp *resp, void *bulk, size_t cap, char *err, size_t errlen) {
-    static const char *const names[] = {"?", "PING", "BEGIN_TRIAL", "POISON", "CHECKSUM", "READ", "END", "CKPT"};
+    /* whole names: the deadline keeps the pointer (deadline.h) */
+    static const char *const names[] = {
+        "hxfuse CONTROL ?",        "hxfuse CONTROL PING", "hxfuse CONTROL BEGIN_TRIAL", "hxfuse CONTROL POISON",
+        "hxfuse CONTROL CHECKSUM", "hxfuse CONTROL READ", "hxfuse CONTROL END",         "hxfuse CONTROL CKPT"};
+    const char *name = names[op <= HX_CTL_CKPT ? op : 0];
     hx_wire_ctl_req req = {op, task, arg, off, len};
     memset(resp, 0, sizeof *resp);
+    arm(st, name);
     int rc = hxfuse_control(&st->s, &req, resp, bulk, cap);
+    hx_deadline_disarm();
     if (rc != AEE_SUCCESS) {
         char e[1024];
-        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s", names[op <= HX_CTL_CKPT ? op : 0],
-                 hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
+        snprintf(err, errlen, "%s failed: %s", name, hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
+    resp->error[sizeof resp->error - 1] = 0;
+    if (resp->status == HX_WIRE_DEVICE_ERROR && op == HX_CTL_END) { /* END's text is valid: wire.h */
+        pthread_mutex_lock(&st->lock);
+        note_device_failure_locked(st, resp->error, sizeof resp->error);
+        pthread_mutex_unlock(&st->lock);
+        return 0;
+    }
     if (resp->status != 0) {
-        resp->error[sizeof resp->error - 1] = 0;
-        snprintf(err, errlen, "hxfuse CONTROL %s: the DSP refused: %s", names[op <= HX_CTL_CKPT ? op : 0], resp->error);
+        snprintf(err, errlen, "%s: the DSP refused: %s", name, resp->error);
         return -1;
     }
     return 0;
@@ -493,6 +543,9 @@ static void step_begin(hx_exec *x, const hx_config *cfg) {
     st->x = x;
     pthread_mutex_init(&st->lock, NULL);
     st->timeout_ns = (uint64_t)((opt.timeout_s > 0 ? opt.timeout_s : HX_AP_TIMEOUT_DEFAULT_S) * 1e9);
+    /* the watchdog of the calls that block on the DSP; without its thread
+     * they run unbounded, which hx_deadline_arm says once per call */
+    hx_deadline_init(on_overrun, NULL);
     x->cfg = cfg;
     x->epoch = hx_clock_ap_now();
     x->nallowed = hx_allowed_cores(x->allowed, HX_MAX_CORES);
@@ -507,7 +560,7 @@ static int step_library(ap_state *st, char *d, size_t n) {
 }
 
 static int step_session(ap_state *st, char *d, size_t n) {
-    if (hxfuse_open(&st->s, &st->lib, d, n)) return -1;
+    if (hxfuse_open(&st->s, &st->lib, st->timeout_ns / 1e9, d, n)) return -1;
     snprintf(d, n, "unsigned PD granted, %s opened, latency QoS %s", HX_SKEL_LIB,
              st->s.latency_qos ? "accepted" : "refused (recorded; the control path is slower, not wrong)");
     return 0;
@@ -522,7 +575,9 @@ static int step_setup(ap_state *st, char *d, size_t n) {
     }
     hx_wire_setup_req req = {HX_WIRE_VERSION,        (uint32_t)st->opt.argc, (uint32_t)nb, 0,
                              st->opt.test_offset_ns, st->opt.test_drift_ppm};
+    arm(st, "hxfuse SETUP");
     int rc = hxfuse_setup(&st->s, &req, blob, &st->setup);
+    hx_deadline_disarm();
     if (rc != AEE_SUCCESS) {
         char e[1024];
         snprintf(d, n, "hxfuse SETUP failed: %s", hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
@@ -550,10 +605,14 @@ static int step_queues(ap_state *st, char *d, size_t n) {
         hx_event_reset(&x->task[i].published);
         st->sub[i] = (submitter){.st = st, .task = i};
     }
+    static const char *const create_name[HX_WIRE_QUEUES] = {"dspqueue_create of queue M", "dspqueue_create of queue V",
+                                                            "dspqueue_create of queue D"};
     for (int q = 0; q < HX_WIRE_QUEUES; q++) {
         st->qctx[q] = (queue_ctx){st, q};
+        arm(st, create_name[q]); /* the library sets the queue up on the DSP too */
         int rc = st->lib.dq_create(CDSP_DOMAIN_ID, 0, HX_WIRE_QUEUE_BYTES, HX_WIRE_QUEUE_BYTES, packet_cb, error_cb,
                                    &st->qctx[q], &st->q[q]);
+        hx_deadline_disarm();
         if (rc != AEE_SUCCESS) {
             st->q[q] = NULL;
             char e[1024];
@@ -573,7 +632,9 @@ static int step_queues(ap_state *st, char *d, size_t n) {
     for (int q = 0; q < HX_WIRE_QUEUES; q++) sreq.queue_id[q] = st->qid[q];
     hx_wire_status ss;
     memset(&ss, 0, sizeof ss);
+    arm(st, "hxfuse START");
     int rc = hxfuse_start(&st->s, &sreq, &ss);
+    hx_deadline_disarm();
     if (rc != AEE_SUCCESS || ss.status != 0) {
         ss.error[sizeof ss.error - 1] = 0;
         char e[1024];
@@ -654,13 +715,23 @@ void hx_exec_teardown(hx_exec *x) {
     if ((st->set_up || st->started) && !st->stopped) {
         hx_wire_status ss;
         stage("hxfuse STOP (the DSP closes its queues and tears its executor down)");
+        arm(st, "hxfuse STOP");
         hxfuse_stop(&st->s, &ss); /* best effort: the session closes anyway */
+        hx_deadline_disarm();
         st->stopped = 1;
     }
     for (int q = 0; q < HX_WIRE_QUEUES; q++)
-        if (st->q[q]) stage(close_stage[q]), st->lib.dq_close(st->q[q]), st->q[q] = NULL;
+        if (st->q[q]) {
+            stage(close_stage[q]);
+            arm(st, close_stage[q]);
+            st->lib.dq_close(st->q[q]);
+            hx_deadline_disarm();
+            st->q[q] = NULL;
+        }
     stage("remote_handle64_close (the skel's close)");
+    arm(st, "remote_handle64_close");
     hxfuse_close(&st->s);
+    hx_deadline_disarm();
     stage("unloading the FastRPC library");
     if (st->loaded) hx_rpc_unload(&st->lib), st->loaded = 0;
     for (int b = 0; b < HX_NBUFS; b++) free(st->buf[b]), st->buf[b] = NULL;
@@ -926,6 +997,12 @@ const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen) {
     }
     st->cycles_end = json_number(st->end_json, "core_cycles_per_us_end");
     st->have_end_json = 1;
+    /* as hxrun's in dsp-only mode (exec.c): the reason is also in the
+     * resources the DSP wrote (device_failure) */
+    if (st->device_failure[0]) {
+        snprintf(err, errlen, "device error: %s", st->device_failure);
+        return finish_failure("device_error");
+    }
     uint64_t bound = st->opt.clock_bound_ns;
     hx_clock_verdict v;
     hx_clock_assess(&st->fit_start, &st->fit_end, bound, &v);

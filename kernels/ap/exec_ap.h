@@ -21,9 +21,13 @@ typedef struct hx_ap_options {
 #define HX_AP_TIMEOUT_DEFAULT_S 60.0
 
 void hx_ap_set_options(const hx_ap_options *o);
+/* The output file being written (path.tmp; NULL: none): removed when a call
+ * to the DSP overruns its bound and the process ends (deadline.h). */
+void hx_ap_set_partial_output(const char *path);
 /* After hx_protocol_run returned 7: the end record's failure status
- * ("clock_unaligned", or "transport_error" for a boundary that failed after
- * the last trial), NULL if none. */
+ * ("clock_unaligned", "device_error" for a device failure the DSP reported,
+ * or "transport_error" for a boundary that failed after the last trial),
+ * NULL if none. */
 const char *hx_ap_failure(void);
 
 /* Set-up in steps, for the self-test ladder (hx_exec_setup runs them all in

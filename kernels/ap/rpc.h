@@ -71,8 +71,9 @@ typedef struct hx_rpc_session {
 
 /* hxfuse client stubs (the shapes wire.h documents per method).  Each
  * returns the method's AEE code (0 on success); open fills err on a fatal
- * refusal. */
-int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, char *err, size_t errlen);
+ * refusal.  Open bounds each of its three library calls by bound_s
+ * (deadline.h); the caller bounds the others, which it names. */
+int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, double bound_s, char *err, size_t errlen);
 int hxfuse_setup(hx_rpc_session *s, const hx_wire_setup_req *req, const void *argv_blob, hx_wire_setup_resp *resp);
 int hxfuse_start(hx_rpc_session *s, const hx_wire_start_req *req, hx_wire_status *st);
 int hxfuse_control(hx_rpc_session *s, const hx_wire_ctl_req *req, hx_wire_ctl_resp *resp, void *bulk, size_t bulk_cap);

@@ -16,7 +16,9 @@
  * status and error text of hx_wire_status / hx_wire_setup_resp, with the
  * failing DSP call's AEE code in dsp_code) and logged with FARF (the DSP
  * log, logcat on a phone).  Nothing here calls exit(): in a user PD it
- * ends the PD, and the AP would see only a dead session. */
+ * ends the PD, and the AP would see only a dead session.  A device failure
+ * the engines recorded (platform.h, hx_failure) rides every task and entry
+ * reply after it and END's reply (HX_WIRE_DEVICE_ERROR, wire.h). */
 #include <stdio.h>
 #include <string.h>
 #include "AEEStdErr.h"
@@ -90,6 +92,16 @@ static int seq_lengths(const remote_arg *pra, int n, int32_t *len) {
     return 0;
 }
 
+/* A device failure recorded so far (an engine thread's kernel reported one
+ * and returned): the reply says so, with the reason, unless it already
+ * reports a failure of its own. */
+static void note_device_failure(int32_t *status, char *error, size_t n) {
+    const char *f = hx_failure();
+    if (!f || *status != 0) return;
+    *status = HX_WIRE_DEVICE_ERROR;
+    copy_text(error, n, f);
+}
+
 static void set_status(hx_wire_status *s, int status, int dsp_code, const char *msg) {
     memset(s, 0, sizeof *s);
     s->status = status;
@@ -138,6 +150,7 @@ static void send_task_done(dspqueue_t q, int qi, const hx_task *t, uint64_t seq,
     reply_common(r, HX_RESP_TASK_DONE, seq, recv);
     r->task = (uint32_t)t->id;
     hx_wire_pack_task(&r->rec, t, &X, &S.xf);
+    note_device_failure(&r->status, r->error, sizeof r->error);
     send_reply(q, r);
 }
 
@@ -207,6 +220,7 @@ static void run_fused(dspqueue_t q, int qi, const hx_wire_req *req, uint64_t rec
         r->status = 1;
         copy_text(r->error, sizeof r->error, f->error);
     }
+    note_device_failure(&r->status, r->error, sizeof r->error);
     send_reply(q, r);
 }
 
@@ -457,6 +471,7 @@ static int control(const hx_wire_ctl_req *req, hx_wire_ctl_resp *r, uint8_t *bul
             r->status = 1;
             snprintf(r->error, sizeof r->error, "END: the resources text does not fit in %zu bytes", bulk_cap);
         }
+        note_device_failure(&r->status, r->error, sizeof r->error);
     } else {
         r->status = 1;
         snprintf(r->error, sizeof r->error, "unknown control op %u", req->op);

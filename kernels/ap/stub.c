@@ -8,15 +8,18 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "deadline.h"
 #include "rpc.h"
 
-int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, char *err, size_t errlen) {
+int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, double bound_s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->lib = lib;
     /* Unsigned PD first: without it, opening an unsigned skel is refused
      * (and a phone without a test signature has nothing else). */
     struct remote_rpc_control_unsigned_module um = {CDSP_DOMAIN_ID, 1};
+    hx_deadline_arm("remote_session_control", bound_s);
     int rc = lib->session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, &um, sizeof um);
+    hx_deadline_disarm();
     if (rc != AEE_SUCCESS) {
         char e[1024];
         snprintf(err, errlen, "remote_session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: %s",
@@ -24,7 +27,10 @@ int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, char *err, size_t errl
         return rc;
     }
     s->unsigned_pd = 1;
+    /* the DSP's loader runs the skel's open method inside this call */
+    hx_deadline_arm("remote_handle64_open", bound_s);
     rc = lib->handle64_open(HX_SKEL_URI CDSP_DOMAIN, &s->h);
+    hx_deadline_disarm();
     if (rc != AEE_SUCCESS) {
         char e[1024];
         snprintf(err, errlen, "remote_handle64_open(%s) failed: %s", HX_SKEL_URI CDSP_DOMAIN,
@@ -35,7 +41,9 @@ int hxfuse_open(hx_rpc_session *s, const hx_rpc_lib *lib, char *err, size_t errl
     /* A latency vote keeps the DSP from sleeping between calls; without it
      * the control path is slower, not wrong: recorded, not fatal. */
     struct remote_rpc_control_latency lat = {RPC_PM_QOS, 100};
+    hx_deadline_arm("remote_handle64_control", bound_s);
     s->qos_rc = lib->handle64_control(s->h, DSPRPC_CONTROL_LATENCY, &lat, sizeof lat);
+    hx_deadline_disarm();
     s->latency_qos = s->qos_rc == AEE_SUCCESS;
     return 0;
 }

@@ -84,6 +84,15 @@ enum { HX_WIRE_Q_M = HX_M, HX_WIRE_Q_V = HX_V, HX_WIRE_Q_D = HX_D, HX_WIRE_QUEUE
 #define HX_WIRE_Q_ENTRY     HX_WIRE_Q_V
 #define HX_WIRE_QUEUE_BYTES (256u * 1024u) /* request and response side each */
 
+/* A device failure on the DSP (platform.h's hx_failure: a device kernel
+ * reported an error on its engine thread, which did not exit): the status of
+ * every TASK_DONE and ENTRY_DONE reply written after it, and of END's reply,
+ * with the reason in error.  Not an error of that request: its record and
+ * END's resources are valid, and the run goes on to its end record with
+ * status device_error, as hxrun's does in dsp-only mode (hxrun's exit code,
+ * 7).  A driver that does not know it reads a failed request. */
+#define HX_WIRE_DEVICE_ERROR 7
+
 typedef struct hx_wire_status {
     int32_t status;   /* 0 ok; else an error, named in error */
     int32_t dsp_code; /* the AEE code of the DSP call that failed, as the DSP returned it (0: none) */
@@ -183,7 +192,7 @@ typedef struct hx_wire_ctl_req {
 } hx_wire_ctl_req;
 
 typedef struct hx_wire_ctl_resp {
-    int32_t status;
+    int32_t status; /* 0; END: HX_WIRE_DEVICE_ERROR (the bulk is still valid); else error names the refusal */
     uint32_t pad;
     uint64_t value;
     uint64_t dsp_time; /* the DSP clock at the reply */
@@ -242,7 +251,7 @@ enum {
 typedef struct hx_wire_resp {
     uint32_t magic;
     uint32_t op;
-    int32_t status; /* 0; else error names the failure (the fused entry rejected its plan, ...) */
+    int32_t status; /* 0; HX_WIRE_DEVICE_ERROR; else error names the failure (the fused entry rejected its plan, ...) */
     uint32_t task;  /* TASK_DONE: the task */
     uint64_t seq;
     uint64_t dsp_recv, dsp_send; /* when the skel read the request and wrote this reply */

@@ -379,7 +379,10 @@ void hx_platform_resources(hx_json *j) {
     hx_json_null(j, "hmx");
     hx_json_null(j, "udma");
     hx_json_null(j, "hvx");
-    hx_json_null(j, "device_failure");
+    /* none of its own; a stand-in's injected device failure (the loopback
+     * skel) is reported as the cDSP reports one */
+    if (hx_failure()) hx_json_str(j, "device_failure", hx_failure());
+    else hx_json_null(j, "device_failure");
     hx_json_bool(j, "fallbacks_allowed", 0);
     hx_json_u64(j, "fallbacks", 0);
     hx_json_close(j, '}');

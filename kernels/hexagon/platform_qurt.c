@@ -44,6 +44,8 @@
 #include <malloc.h>
 #endif
 #endif
+#define FARF_ALWAYS 1 /* the calibration failure below: always in the DSP log */
+#include <HAP_farf.h>
 #include <HAP_perf.h>
 #include <qurt.h>
 #include "../common/json.h"
@@ -93,14 +95,30 @@ static int calibrate_pcycles(char *err, size_t errlen) {
     return 0;
 }
 
+/* Set once the late calibration below failed: it is not tried again. */
+static int pcycles_calibration_failed;
+
 uint64_t hx_thread_cpu_ns(void) {
-    if (!pcycles_per_us) { /* only reached if no thread was started */
+    if (!pcycles_per_us && !pcycles_calibration_failed) { /* only reached if no thread was started */
         char err[200];
         if (calibrate_pcycles(err, sizeof err) != 0) {
+            /* Never exit() here: this is on the skel's run path, and exit()
+             * in a FastRPC user PD ends the PD (the AP then sees a dead
+             * session, not this reason).  Recorded instead (platform.h: the
+             * run ends device_error with it, and FARF reaches the phone's
+             * log); CPU times are written null from now on
+             * (hx_thread_cpu_available). */
+            FARF(ALWAYS, "hxrun: error: %s", err);
             fprintf(stderr, "hxrun: error: %s\n", err);
-            exit(1);
+            hx_failure_set(err);
+            thread_pcycles_advance = 0;
+            pcycles_calibration_failed = 1;
         }
     }
+    /* No core clock to divide by: the QTimer's ns, so that a busy-wait on
+     * CPU time (the calibration tasks) still ends; never written as a CPU
+     * time (null, above). */
+    if (!pcycles_per_us) return hx_now_ns();
     uint64_t pc = qurt_profile_get_thread_pcycles();
     return pc * 1000ull / pcycles_per_us;
 }

@@ -79,6 +79,8 @@ void hx_exec_teardown(hx_exec *x) {
 
 /* The in-process executor's records: everything ran here, on this platform. */
 void hx_exec_write_device_meta(hx_json *j, const hx_exec *x) { (void)j, (void)x; }
+const char *hx_exec_clock_source(void) { return hx_clock_source(); }
+uint64_t hx_exec_clock_resolution_ns(void) { return hx_clock_resolution_ns(); }
 int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen) {
     (void)x, (void)mask, (void)err, (void)errlen;
     return 0;

@@ -167,13 +167,17 @@ void hx_exec_teardown(hx_exec *x);
  *   finish: after the last trial, before the end record; a failure status
  *     for the end record ("clock_unaligned") with err filled, or NULL;
  *   write_clock_drift, write_resources: the end record's clock_drift and
- *     resources, of the side that ran the engines. */
+ *   resources, of the side that ran the engines;
+ *   clock_source, clock_resolution_ns: the clock hx_exec_now reads, every
+ *     record's time base (meta.clock; in-process the platform's). */
 struct hx_json;
 void hx_exec_write_device_meta(struct hx_json *j, const hx_exec *x);
 int hx_exec_fetch_data(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 const char *hx_exec_finish(hx_exec *x, char *err, size_t errlen);
 void hx_exec_write_clock_drift(struct hx_json *j, hx_exec *x);
 void hx_exec_write_resources(struct hx_json *j, hx_exec *x);
+const char *hx_exec_clock_source(void);
+uint64_t hx_exec_clock_resolution_ns(void);
 /* Whether the engines' per-thread CPU counters advance (platform.h's
  * hx_thread_cpu_available, asked of the side that ran them). */
 int hx_exec_thread_cpu_available(const hx_exec *x);

@@ -40,8 +40,12 @@
  *     no-unsigned-pd     remote_session_control refuses the request
  *     no-vtcm            the DSP's scratch (VTCM) request fails (dsp_pd.c)
  *     dsp-crash:<method> the PD dies in that method (0..5, as wire.h)
- *     hang:<method>      that method never returns
+ *     hang:<method>      that method never returns (0, open, included)
  *     dsp-error:<method> that method fails with AEE_EFAILED from the DSP
+ *     device-fatal:<task> a device kernel of task M, V or D fails on its
+ *                        engine thread as the cDSP's do (a HexKL error, a
+ *                        DMA fault): the failure is recorded, the PD lives
+ *                        (dsp_pd.c)
  *     queue-full         every AP-end write finds its ring full. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
@@ -73,7 +77,8 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int no_skel, queue_full, no_unsigned_pd, unsigned_refused, no_vtcm;
     int dsp_error_method, crash_method, hang_method; /* -1: none */
-} fault = {0, 0, 0, 0, 0, -1, -1, -1};
+    int device_fatal_task;                           /* -1: none; else 0 M, 1 V, 2 D (hxrun's task ids) */
+} fault = {0, 0, 0, 0, 0, -1, -1, -1, -1};
 
 static int method_arg(const char *f, const char *prefix) {
     size_t n = strlen(prefix);
@@ -90,6 +95,10 @@ static void load_faults(void) {
     fault.dsp_error_method = method_arg(f, "dsp-error:");
     fault.crash_method = method_arg(f, "dsp-crash:");
     fault.hang_method = method_arg(f, "hang:");
+    const char *t = f && !strncmp(f, "device-fatal:", 13) ? f + 13 : NULL;
+    fault.device_fatal_task = !t ? -1 : !strcmp(t, "M") ? 0 : !strcmp(t, "V") ? 1 : !strcmp(t, "D") ? 2 : -1;
+    if (t && fault.device_fatal_task < 0)
+        fprintf(stderr, "cdsprpc loopback (stand-in): HX_LOOPBACK_FAULT=%s: the task is M, V or D\n", f);
 }
 
 /* An error as the DSP returns it: AEEStdErr.h (quic/fastrpc inc/AEEStdErr.h)
@@ -136,6 +145,12 @@ __attribute__((visibility("default"))) void HAP_debug_v2(int level, const char *
 __attribute__((visibility("default"))) int hx_loopback_fault_no_vtcm(void) {
     load_faults();
     return fault.no_vtcm;
+}
+
+/* The task whose device kernel fails (device-fatal:<task>), -1: none.  Read
+ * once at open (load_faults), so the engine threads only read it. */
+__attribute__((visibility("default"))) int hx_loopback_fault_device_fatal(void) {
+    return __atomic_load_n(&fault.device_fatal_task, __ATOMIC_RELAXED);
 }
 
 enum { N_METHODS = 6, MAX_CTL_OPS = 16 };
@@ -818,6 +833,8 @@ int remote_handle64_open(const char *name, remote_handle64 *ph) {
     a[1].buf.pv = (void *)name;
     a[1].buf.nLen = (size_t)len;
     a[2].h64 = 0;
+    if (fault.hang_method == HX_METHOD_OPEN) /* the DSP's loader stuck: open never returns */
+        for (;;) pause_forever();
     int rc = call_skel(inv, 0, REMOTE_SCALARS_MAKEX(0, 0, 2, 0, 0, 1), a);
     pthread_mutex_lock(&g_mu);
     if (rc != AEE_SUCCESS) {

@@ -14,15 +14,23 @@
  * It also carries the stand-in's scratch fault (HX_LOOPBACK_FAULT=no-vtcm):
  * the skel's scratch request fails as a VTCM request can on a phone (another
  * client holds VTCM, or less is free than asked), through the skel's own
- * error path. */
+ * error path.  And its device-kernel fault (HX_LOOPBACK_FAULT=device-fatal:
+ * M|V|D): that task's work fails on its engine thread the way the cDSP's
+ * kernels fail (kernels/hexagon/kernels_device.c, hx_device_fatal): the
+ * reason is logged and recorded (platform.h, hx_failure_set), the kernel
+ * issues nothing, the thread returns and the PD lives on; every later run of
+ * that task issues nothing either, as the device kernels do once a failure
+ * is recorded. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "../hxrun/exec.h"
 
 void hx_loopback_dsp_vlog(const char *fmt, va_list ap);
 void hx_loopback_dsp_log(const char *fmt, ...);
 __attribute__((noreturn)) void hx_loopback_pd_exit(int status);
 int hx_loopback_fault_no_vtcm(void);
+int hx_loopback_fault_device_fatal(void);
 
 /* Everything below stays inside the skel (it exports one symbol, skel.c). */
 #pragma GCC visibility push(hidden)
@@ -103,5 +111,27 @@ void *__wrap_hx_scratch_alloc(size_t bytes, int *on_chip) {
         return NULL;
     }
     return __real_hx_scratch_alloc(bytes, on_chip);
+}
+
+/* A task's work on its engine thread (hxrun/tasks.c, called from
+ * exec_device.c).  Weak, as above: the test skel has no executor. */
+#pragma weak __real_hx_task_work
+#pragma weak hx_failure_set
+#pragma weak hx_failure
+void __real_hx_task_work(hx_task *t);
+void __wrap_hx_task_work(hx_task *t);
+void __wrap_hx_task_work(hx_task *t) {
+    static const char *const names[] = {"M", "V", "D"};
+    int task = t->id, bad = hx_loopback_fault_device_fatal();
+    if (bad < 0 || task != bad) {
+        __real_hx_task_work(t);
+        return;
+    }
+    if (hx_failure && hx_failure()) return; /* failed already: issue nothing more */
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: the device kernel reported an error (HX_LOOPBACK_FAULT=device-fatal:%s)",
+             names[task], names[task]);
+    hx_loopback_dsp_log("FARF: hxrun: error: %s\n", msg);
+    if (hx_failure_set) hx_failure_set(msg);
 }
 #pragma GCC visibility pop

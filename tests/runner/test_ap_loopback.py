@@ -254,3 +254,34 @@ def test_the_analysis_reads_stand_in_timings_as_emulated(ap_build, tmp_path):
     assert env["emulated"] is True
     assert "emulated" in [code for code, _ in environment_findings(env)]
     assert transport_mode(run.meta, hexagon_target=False) == "ap-stand-in"
+
+
+def test_a_device_failure_on_the_dsp_ends_the_run_as_device_error(ap_build, tmp_path):
+    """A device kernel fails on its engine thread (the stand-in's
+    device-fatal:D, as hx_device_fatal on the cDSP: recorded, no exit): the
+    skel reports it after the task and at END, and hxrun-ap's end record says
+    device_error with the reason, exit 7 and the file kept, as hxrun's in
+    dsp-only mode."""
+    proc, recs, _ = run_ap(
+        tmp_path, "--workloads", "mvd", *SMALL, "--rounds", "2", env={"HX_LOOPBACK_FAULT": "device-fatal:D"}
+    )
+    reason = "D: the device kernel reported an error (HX_LOOPBACK_FAULT=device-fatal:D)"
+    assert proc.returncode == 7, proc.stderr
+    assert f"device error: {reason}" in proc.stderr, proc.stderr
+    end = recs[-1]
+    assert end["record"] == "end" and end["status"] == "device_error", end
+    assert end["resources"]["device_failure"] == reason, end["resources"]
+
+
+def test_without_the_fault_no_device_failure_is_reported(ap_build, tmp_path):
+    recs = ok(*run_ap(tmp_path, "--workloads", "mvd", *SMALL, "--rounds", "1")[:2])
+    assert recs[-1]["resources"]["device_failure"] is None
+
+
+def test_meta_clock_names_the_clock_the_records_are_read_from(ap_build, tmp_path):
+    """hxrun-ap stamps every record with the AP clock of the alignment
+    (cntvct_el0 on a phone), not the platform's hx_now_ns: meta.clock says so."""
+    recs = ok(*run_ap(tmp_path, "--workloads", "mv", *SMALL, "--rounds", "1")[:2])
+    meta = recs[0]
+    assert meta["clock"]["source"] == meta["transport"]["clock_alignment"]["ap_clock"], meta["clock"]
+    assert meta["clock"]["resolution_ns"] >= 1
