@@ -67,7 +67,11 @@ def test_every_point_produced_and_checked(work):
         assert set(prov["raw_sha256"]) > {"jsonl"}  # and every .npy
         check = json.loads((work / "results/host/check" / f"{rid}.json").read_text())
         assert check["status"] == "ok" and check["integrity"] == "ok", check["reasons"]
+        assert check["sidecar_sha256"] == "ok"  # the arrays' hashes, compared before they went
     assert not list((work / "results").rglob("*.work")), "no work directories may remain"
+    # the verification arrays of the sweeps, graphs and service runs are
+    # deleted once their checks have run (temp; docs/outputs.md)
+    assert not list((work / "results").rglob("*.npy")), "arrays kept after their check"
 
 
 def test_summary_table_and_figures(work):
