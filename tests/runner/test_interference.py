@@ -185,11 +185,26 @@ def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path
 
 
 def test_flags_follow_the_other_cpu_time(runner, tmp_path):
-    """Within one antagonist run the flag tracks the evidence: flagged trials
-    carry more other CPU time than the threshold, unflagged ones less."""
+    """Within one antagonist run the flag tracks the evidence: a trial is
+    flagged when the other CPU time that did not fit into idle time on the
+    runner's core (``displaced_cpu_ns``) is over the threshold, and a flag
+    always has that much other CPU time behind it.  Comparing with the raw
+    other CPU time alone (as this test did when the rule read it) failed in
+    1 of 3 stress runs: the antagonist had spent 1.8 ms in a trial's idle
+    time (the host blocked in its wait), which the rule rightly does not
+    count."""
     core = _core()
-    _, tm = _with_antagonist(runner, tmp_path / "a.jsonl", core)
+    records, tm = _with_antagonist(runner, tmp_path / "a.jsonl", core)
     m = mx.measured(tm)
     assert len(m) >= ROUNDS, f"{len(m)} measured trials for {ROUNDS} rounds: nothing to compare"
-    limit = mx.interference_threshold_ns(m["makespan_ns"].to_numpy(float))
-    assert np.array_equal(m["interfered"].to_numpy(bool), m["other_cpu_ns"].to_numpy(float) > limit)
+    resolution = records[0]["interference"]["busy_resolution_ns"]
+    limit = mx.interference_threshold_ns(m["makespan_ns"].to_numpy(float), resolution)
+    other, displaced = m["other_cpu_ns"].to_numpy(float), m["displaced_cpu_ns"].to_numpy(float)
+    if not (other > limit).any():
+        pytest.skip(f"the antagonist took the core in none of the {len(m)} trials: nothing flagged to compare")
+    flagged = m["interfered"].to_numpy(bool)
+    assert np.array_equal(flagged, displaced > limit)
+    # displaced time is other processes' time: never more, and every flag
+    # has other CPU time over the threshold behind it
+    assert (displaced <= other).all()
+    assert (other[flagged] > limit[flagged]).all()
