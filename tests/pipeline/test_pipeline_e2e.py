@@ -478,10 +478,16 @@ def _rules_of_module() -> dict[str, set[str]]:
     return out
 
 
+# A check's .npy input is temp (deleted once it has run: docs/outputs.md), so
+# a check that reruns reruns the measurement that writes its arrays.
+REMEASURED_BY = {"check": "run", "graph_check": "graph_run", "serve_check": "serve_run"}
+
+
 def downstream(rules):
     out, todo = set(rules), list(rules)
     while todo:
-        for c in CONSUMERS.get(todo.pop(), ()):
+        rule = todo.pop()
+        for c in [*CONSUMERS.get(rule, ()), *([REMEASURED_BY[rule]] if rule in REMEASURED_BY else [])]:
             if c not in out:
                 out.add(c)
                 todo.append(c)
