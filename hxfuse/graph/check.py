@@ -192,10 +192,20 @@ def dataflow_problems(graph: dict, order: list[str], npy: Path) -> tuple[list[st
 
 
 def check_graph(
-    graph_path: str | Path, jsonl: str | Path, npy: str | Path, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL
+    graph_path: str | Path,
+    jsonl: str | Path,
+    npy: str | Path,
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    provenance: str | Path | None = None,
 ) -> dict:
+    """The check result (``status``, ``reasons``, counts).  With *provenance*
+    (the run wrapper's sidecar) the raw files' SHA-256 are compared first: the
+    workflow deletes the .npy files after this check."""
     graph = json.loads(Path(graph_path).read_text())
     npy, reasons = Path(npy), []
+    if provenance is not None:
+        reasons += integrity.sidecar_problems(provenance, jsonl, npy)
     try:
         integrity.verify_end_record(jsonl)
         # the one reader; a run that is not meta first and end last fails here

@@ -5,7 +5,10 @@ verification round (``--npy-dir``).  A point passes when
 
 1. the file is what the runner wrote (the ``end`` record's record count and
    digest match the bytes before it, hxfuse.runner.integrity), complete (``meta``
-   first, ``end`` last), and the runner reported ``status: ok``;
+   first, ``end`` last), and the runner reported ``status: ok``; with the
+   provenance sidecar given, the JSON Lines and every ``.npy`` file have the
+   SHA-256 the run wrapper recorded (the workflow deletes the ``.npy`` files
+   after this check, so this is the last time they can be compared);
 2. every workload's ``verify`` record lists the ``.npy`` file of every input
    and output of its tasks (a missing one fails the point: the numeric check
    is never skipped; calibration runs have no outputs), and the outputs
@@ -364,10 +367,16 @@ def _preemption_reason(end: dict) -> str:
 
 
 def check_point(
-    jsonl: Path | str, npy_dir: Path | str, rtol: float = DEFAULT_F32_RTOL, atol: float = DEFAULT_F32_ATOL
+    jsonl: Path | str,
+    npy_dir: Path | str,
+    rtol: float = DEFAULT_F32_RTOL,
+    atol: float = DEFAULT_F32_ATOL,
+    provenance: Path | str | None = None,
 ) -> dict:
     """Check one raw result; see the module docstring.  Never raises on a bad
-    result: problems become ``reasons`` and ``status: failed``."""
+    result: problems become ``reasons`` and ``status: failed``.  With
+    *provenance* (the run wrapper's sidecar) every raw file's SHA-256 is
+    compared with the recorded one first."""
     jsonl, npy_dir = Path(jsonl), Path(npy_dir)
     result: dict[str, Any] = {
         "raw": str(jsonl),
@@ -378,6 +387,10 @@ def check_point(
         "checksums": {},
     }
     reasons = result["reasons"]
+    if provenance is not None:
+        changed = integrity.sidecar_problems(provenance, jsonl, npy_dir)
+        result["sidecar_sha256"] = "failed" if changed else "ok"
+        reasons += changed
     recs = _complete_records(jsonl, result)
     if recs is None:
         return result

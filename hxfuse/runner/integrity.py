@@ -10,8 +10,12 @@ number in a table:
    recomputes both; the run wrapper refuses an output that fails, and the
    ``check`` step marks the point failed naming the file.
 2. The run wrapper stores the SHA-256 of every raw file (the JSON Lines and
-   each ``.npy``) in the provenance sidecar (``raw_sha256``); aggregation
-   recomputes them (:func:`sha256_problems`) and refuses a mismatch.
+   each ``.npy``) in the provenance sidecar (``raw_sha256``).  The check
+   step recomputes them all (:func:`sidecar_problems`) and marks a point
+   whose files differ failed; aggregation recomputes the JSON Lines' and
+   refuses a mismatch.  The ``.npy`` files are the check's alone: the
+   workflow deletes them once the check has read them (``temp()``; Snakemake's
+   ``--notemp`` keeps them), so only the hashes outlive it, in the sidecar.
 
 Standard library only: the run wrapper imports this module, and a change to
 the analysis code must never rerun a measurement.
@@ -118,3 +122,15 @@ def sha256_problems(
         elif sha256_file(f) != want:
             problems.append(f"{f}: SHA-256 differs from its provenance sidecar (file changed after the run)")
     return problems
+
+
+def sidecar_problems(
+    provenance: str | os.PathLike, jsonl: str | os.PathLike, npy_dir: str | os.PathLike | None
+) -> list[str]:
+    """:func:`sha256_problems` of one replicate against its provenance sidecar
+    file, every ``.npy`` it lists included; an unreadable sidecar is a problem."""
+    try:
+        stored = json.loads(Path(provenance).read_text()).get("raw_sha256")
+    except (OSError, ValueError, AttributeError) as exc:
+        return [f"{provenance}: provenance sidecar unreadable ({exc})"]
+    return sha256_problems(stored, jsonl, npy_dir)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from hxfuse.runner.checks import checksum_hex, task_checksum
-from hxfuse.runner.integrity import IntegrityError, fnv1a64
+from hxfuse.runner.integrity import IntegrityError, fnv1a64, sidecar_problems
 from hxfuse.runner.jsonl import IncompleteRunError
 from hxfuse.serve.stats import read_records
 from hxfuse.serve.trace import ServeError, read_trace
@@ -124,11 +124,20 @@ def _pair_problems(key: tuple, reqs: dict[int, dict]) -> list[str]:
 
 
 def check_run(
-    jsonl: str | Path, npy_dir: str | Path, trace: str | Path, rtol: float = 1e-4, atol: float = 1e-5
+    jsonl: str | Path,
+    npy_dir: str | Path,
+    trace: str | Path,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    provenance: str | Path | None = None,
 ) -> dict:
-    """The check result: ``ok``, ``reasons`` (empty when ok) and counts."""
+    """The check result: ``ok``, ``reasons`` (empty when ok) and counts.  With
+    *provenance* (the run wrapper's sidecar) the raw files' SHA-256 are
+    compared first: the workflow deletes the .npy files after this check."""
     reasons: list[str] = []
     res = {"jsonl": str(jsonl), "trace": str(trace), "ok": False, "reasons": reasons}
+    if provenance is not None:
+        reasons += sidecar_problems(provenance, jsonl, npy_dir)
     try:
         recs = read_records(jsonl)
         tr = read_trace(trace)

@@ -162,12 +162,20 @@ def _d_trials(tmp_path, affinity: str, attempt: int):
     return run, tm[tm["group"] == "D"]
 
 
+@pytest.mark.timing
 @pytest.mark.slow
 def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
     run, d = _d_trials(tmp_path, "mx=0,vec=0", 0)
-    # the spans overlap almost entirely (what wall-clock evidence would call overlap) ...
-    assert d["overlap_mx_vec"].median() > 0.8
-    # ... but the two tasks never advance together: measured ~0.00 in every trial
+    assert len(d) == 10, len(d)  # --rounds 10: the sample is there
+    # the two tasks never advance together: measured ~0.00 in every trial
+    assert d["concurrent_progress_share"].median() <= 0.15
+    # The premise of the contrast: the spans overlap almost entirely (what
+    # wall-clock evidence would call overlap).  Whether two 6 ms tasks on one
+    # core interleave is the scheduler's choice (its time slice); checked on
+    # the run's own spans, and the rules told apart on the trials that have it.
+    d = d[d["overlap_mx_vec"] > 0.8]
+    if len(d) < 3:
+        pytest.skip(f"the scheduler ran M and V one after the other: {len(d)} of 10 trials' spans overlap")
     assert d["concurrent_progress_share"].median() <= 0.15
     # The broken rule (any progress counts, threshold 0) reads the spans'
     # overlap instead, so the bound above tells the rules apart.
@@ -181,6 +189,7 @@ def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
     assert np.median(broken) > 0.5
 
 
+@pytest.mark.timing
 @pytest.mark.slow
 def test_runner_two_cores_progress_concurrently_for_the_shorter_task(tmp_path):
     # Median ~0.98 of the shorter task's alone work time on an idle 2-core VM.

@@ -572,6 +572,7 @@ def test_round_order_is_seeded_per_round():
     assert a != ort_inputs.round_order(1, 1, items) and a != ort_inputs.round_order(2, 0, items)
 
 
+@pytest.mark.timing
 def test_b_ort_runs_its_sessions_in_parallel_on_two_cores(tmp_path):
     """B_ort is ONNX Runtime's best concurrency: each task's session (one
     intra-op thread) run by its own pinned engine thread, run() releasing the
@@ -608,10 +609,20 @@ def test_b_ort_runs_its_sessions_in_parallel_on_two_cores(tmp_path):
         for _, g in t[t["group"] == group].groupby("trial_id"):
             (mb, me), (vb, ve) = (g.loc[g["task"] == x, ["begin", "end"]].iloc[0] for x in "MV")
             shares.append(max(0.0, min(me, ve) - max(mb, vb)) / min(me - mb, ve - vb))
+        assert len(shares) == 12, (group, len(shares))  # rounds=12: never a share of nothing
         return float(np.mean(np.array(shares) >= 0.5))
 
-    assert overlapped("B_ort") >= 0.25, "B_ort's M and V did not run side by side"
     assert overlapped("A_ort") == 0
+    # The premise of the overlap: two free cores.  The harness samples the
+    # other processes' CPU use before the run, this test after it; with a core
+    # kept busy by others (tests/stress.sh's load measured 0.17 here) the
+    # sessions cannot run side by side, and that says nothing of B_ort.
+    from hxfuse.external.ort_records import other_busy_cores
+
+    busy = max(run.meta["other_busy_cores_before"], other_busy_cores())
+    if busy >= 0.5:
+        pytest.skip(f"two free cores needed: {busy:.2f} cores kept busy by other processes around the run")
+    assert overlapped("B_ort") >= 0.25, "B_ort's M and V did not run side by side"
     tm = trial_metrics(run)
     par = float(tm.loc[(tm["group"] == "B_ort") & ~tm["warmup"].astype(bool), "parallelism"].median())
     if 0 <= run.meta["other_busy_cores_before"] < 0.5:

@@ -125,6 +125,7 @@ def test_every_candidate_and_the_confirmation_are_cached_targets(work):
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
+@pytest.mark.timing
 def test_search_finds_the_one_core_placement_worse(work):
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs 2 cores: the one-core placement is worse only where a second core exists")

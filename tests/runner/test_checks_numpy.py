@@ -159,6 +159,46 @@ def test_corrupted_output_fails(runner, tmp_path):
     assert any("task V checksum" in r for r in res["reasons"])
 
 
+def _sidecar(tmp_path, out, npy):
+    """The run wrapper's provenance sidecar, as far as the check reads it."""
+    side = tmp_path / "t.provenance.json"
+    side.write_text(json.dumps({"raw_sha256": integrity.raw_hashes(out, npy)}))
+    return side
+
+
+def test_the_sidecar_hashes_pass_untouched_output(runner, tmp_path):
+    out, npy = run_point(runner, tmp_path, "--workloads", "mvd")
+    res = checks.check_point(out, npy, provenance=_sidecar(tmp_path, out, npy))
+    assert res["status"] == "ok" and res["sidecar_sha256"] == "ok", res["reasons"]
+
+
+def test_a_planted_wrong_output_fails_its_point_naming_it(runner, tmp_path):
+    """The check is the last reader of the verification round's arrays (the
+    workflow deletes them after it): a wrong output planted after the run is
+    named twice, by its SHA-256 against the sidecar, and, with the sidecar
+    made to agree (as if the runner itself had written it), by the numpy
+    reference."""
+    out, npy = run_point(runner, tmp_path, "--workloads", "mvd")
+    side = _sidecar(tmp_path, out, npy)
+    verify = next(json.loads(l) for l in out.read_text().splitlines() if '"verify"' in l)
+    path = npy / verify["files"]["M_C"]
+    c = np.load(path)
+    c[3, 5] += 1.0
+    np.save(path, c)
+    res = checks.check_point(out, npy, provenance=side)
+    assert res["status"] == "failed" and res["sidecar_sha256"] == "failed"
+    assert any(f"{path}: SHA-256 differs from its provenance sidecar" in r for r in res["reasons"]), res["reasons"]
+    resealed = _sidecar(tmp_path, out, npy)
+    res = checks.check_point(out, npy, provenance=resealed)
+    assert res["status"] == "failed" and res["sidecar_sha256"] == "ok"
+    assert any("M.C: 1 of" in r and "(3, 5)" in r for r in res["reasons"]), res["reasons"]
+    # a missing array is named too, never skipped
+    path.unlink()
+    res = checks.check_point(out, npy, provenance=resealed)
+    assert any(f"{path}: missing (the provenance sidecar lists it)" in r for r in res["reasons"]), res["reasons"]
+    assert any("cannot load M_C" in r for r in res["reasons"]), res["reasons"]
+
+
 def test_tampered_trial_checksum_fails(runner, tmp_path):
     out, npy = run_point(runner, tmp_path, "--workloads", "mv")
     lines = out.read_text().splitlines()

@@ -48,6 +48,7 @@ from runner_util import build_runner, run_runner
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.timing,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux scheduling and /proc"),
 ]
 
@@ -134,10 +135,22 @@ def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path
     lost, limit = g["makespan_ns"] - g["cpu_ns"], mx.interference_threshold_ns(g["makespan_ns"].to_numpy(float))
     clear_hit, clear_miss = lost > CLEAR * limit, lost < limit / CLEAR
     flagged = g["interfered"] == 1
-    assert clear_hit.mean() >= 0.5, f"the antagonist hit only {clear_hit.mean():.0%} of the trials: nothing tested"
+    # Premises first, each on a sample that is there: the runner measured its
+    # trials (an empty table is a runner bug, not the machine), and the
+    # antagonist really took the core in most of them.  Whether it did is the
+    # scheduler's choice (a spinner pinned beside the runner): when it did not,
+    # the flag is not tested here, and the test says so rather than passing.
+    assert len(g) >= ROUNDS, f"{len(g)} measured trials of groups A-D for {ROUNDS} rounds"
+    if clear_hit.mean() < 0.5:
+        pytest.skip(f"the antagonist clearly hit only {clear_hit.mean():.0%} of the {len(g)} trials: nothing tested")
     cols = ["group", "makespan_ns", "cpu_ns", "other_cpu_ns"]
     assert flagged[clear_hit].mean() >= 0.98, g.loc[clear_hit & ~flagged, cols]
-    assert flagged[clear_miss].mean() <= 0.02, g.loc[clear_miss & flagged, cols]
+    # The trials the antagonist clearly missed must not be flagged.  It may hit
+    # every trial (a 2-core AMD EPYC saw that): then there is no clear miss,
+    # the mean of the empty selection is NaN, and this half of the claim rests
+    # on the clean invocations below, which must have trials.
+    if clear_miss.any():
+        assert flagged[clear_miss].mean() <= 0.02, g.loc[clear_miss & flagged, cols]
     # a relation's round pairs two trials and is hit when either is: at least
     # as often as the more often hit of its two groups' trials
     shares = mx.interfered_round_shares(hit, "mvd")
@@ -149,6 +162,9 @@ def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path
     # beyond the tasks' own CPU time (fixed work, one core)
     lost = g["makespan_ns"] - g["cpu_ns"]
     big = g["other_cpu_ns"] > 1e6
+    # at least half the trials were clearly hit, each by over 3x the
+    # threshold: some carry over 1 ms of other CPU time, or the evidence lost it
+    assert big.sum() >= 3, g[cols]
     ratio = (lost[big] / g.loc[big, "other_cpu_ns"]).median()
     assert 0.7 < ratio < 1.3, ratio
 
@@ -156,6 +172,7 @@ def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path
     for k in range(CLEAN_TRIES):
         _, clean = _run(runner, tmp_path / f"clean{k}.jsonl", core)
         g = _groups(clean)
+        assert len(g) >= ROUNDS, f"{len(g)} measured trials of groups A-D for {ROUNDS} rounds"
         shares = mx.interfered_round_shares(clean, "mvd")
         tries.append((float(g["interfered"].mean()), max(shares.values()), _flags_are_real(g)))
         # a group's round is its trial; a relation's round pairs two trials,
@@ -168,10 +185,26 @@ def test_antagonist_rounds_are_flagged_and_clean_rounds_are_not(runner, tmp_path
 
 
 def test_flags_follow_the_other_cpu_time(runner, tmp_path):
-    """Within one antagonist run the flag tracks the evidence: flagged trials
-    carry more other CPU time than the threshold, unflagged ones less."""
+    """Within one antagonist run the flag tracks the evidence: a trial is
+    flagged when the other CPU time that did not fit into idle time on the
+    runner's core (``displaced_cpu_ns``) is over the threshold, and a flag
+    always has that much other CPU time behind it.  Comparing with the raw
+    other CPU time alone (as this test did when the rule read it) failed in
+    1 of 3 stress runs: the antagonist had spent 1.8 ms in a trial's idle
+    time (the host blocked in its wait), which the rule rightly does not
+    count."""
     core = _core()
-    _, tm = _with_antagonist(runner, tmp_path / "a.jsonl", core)
+    records, tm = _with_antagonist(runner, tmp_path / "a.jsonl", core)
     m = mx.measured(tm)
-    limit = mx.interference_threshold_ns(m["makespan_ns"].to_numpy(float))
-    assert np.array_equal(m["interfered"].to_numpy(bool), m["other_cpu_ns"].to_numpy(float) > limit)
+    assert len(m) >= ROUNDS, f"{len(m)} measured trials for {ROUNDS} rounds: nothing to compare"
+    resolution = records[0]["interference"]["busy_resolution_ns"]
+    limit = mx.interference_threshold_ns(m["makespan_ns"].to_numpy(float), resolution)
+    other, displaced = m["other_cpu_ns"].to_numpy(float), m["displaced_cpu_ns"].to_numpy(float)
+    if not (other > limit).any():
+        pytest.skip(f"the antagonist took the core in none of the {len(m)} trials: nothing flagged to compare")
+    flagged = m["interfered"].to_numpy(bool)
+    assert np.array_equal(flagged, displaced > limit)
+    # displaced time is other processes' time: never more, and every flag
+    # has other CPU time over the threshold behind it
+    assert (displaced <= other).all()
+    assert (other[flagged] > limit[flagged]).all()

@@ -133,6 +133,15 @@ def _busy_union_us(trial):
     return (total + cur[1] - cur[0]) / 1000.0
 
 
+def _interference_limit(trial) -> float:
+    """Other CPU time above which the analysis calls a trial interfered
+    (hxfuse.analysis.metrics.interference_threshold_ns)."""
+    from hxfuse.analysis.metrics import interference_threshold_ns
+
+    return float(interference_threshold_ns(trial["makespan_ns"]))
+
+
+@pytest.mark.timing
 def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, tmp_path):
     # (f) The plan's 100/80/60 us example.  With k cores for n tasks the bound
     # is max(max T, sum T / k); with too few cores we check the two-task case
@@ -169,7 +178,25 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
         )
     )
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1000.0
-    med = lambda g, f: statistics.median(f(t) for t in trials(recs, group=g))
+    assert len(trials(recs, group="C")) == len(trials(recs, group="D")) == 200
+    # The premise: the engines' cores were free.  With another process busy
+    # on one of them (tests/stress.sh's load, a CI neighbour), M's engine
+    # thread waits milliseconds for its core after V has begun and D ran M
+    # and V one after the other, D ~ C as a serial D would be.  The runner's
+    # own interference evidence (other processes' CPU time on its cores during
+    # each trial, docs/runner.md) says which trials had the cores; it does not
+    # depend on how the runner scheduled its tasks, so it cannot hide the
+    # failure the test is for.  The medians below are of those trials.
+    clean = {
+        g: [t for t in trials(recs, group=g) if t["interference"]["other_cpu_ns"] <= _interference_limit(t)]
+        for g in ("C", "D")
+    }
+    if min(len(v) for v in clean.values()) < 20:
+        pytest.skip(
+            "the engines' cores were not free: other processes ran on them during all but "
+            f"{len(clean['C'])} C and {len(clean['D'])} D trials of 200"
+        )
+    med = lambda g, f: statistics.median(f(t) for t in clean[g])
     c_busy, d_busy = med("C", _busy_union_us), med("D", _busy_union_us)
     assert c_busy >= 0.95 * total, (c_busy, d_busy)
     # at least half the overlap opportunity, as a ratio to C measured in the
@@ -386,6 +413,7 @@ CALIBRATED_MV = (
 )
 
 
+@pytest.mark.timing
 def test_tasks_sharing_one_core_show_no_parallel_progress(hxrun, tmp_path):
     # Known answer: M and V pinned to one core can only take turns, however
     # much their wall-clock spans overlap.  Busy-waits on thread CPU time
@@ -396,19 +424,28 @@ def test_tasks_sharing_one_core_show_no_parallel_progress(hxrun, tmp_path):
     recs = ok(
         *run_runner(hxrun, tmp_path / "one.jsonl", *CALIBRATED_MV, "--affinity", ",".join(host + ["vec=0", "mx=0"]))
     )
-    for t in trials(recs, group="D", workload="mv"):
+    ds = trials(recs, group="D", workload="mv")
+    assert len(ds) == 40, len(ds)  # --rounds 40: the sample is there
+    for t in ds:
         m, v = task(t, "M"), task(t, "V")
         assert {m["cpu_begin"], m["cpu_end"], v["cpu_begin"], v["cpu_end"]} == {0}, t
     par = _median_parallelism(recs)
     assert par <= 1.15, par
-    # the spans overlap all the same: wall-clock overlap is not progress
-    spans = [
+    # The point: the spans overlap all the same, and wall-clock overlap is
+    # not progress.  That the two 3 ms busy-waits interleave at all is the
+    # scheduler's choice (a kernel whose time slice exceeds 3 ms may run one
+    # to its end first); the premise is checked on the run's own spans, and
+    # the claim asked of the trials that have it.
+    overlap = lambda t: (
         min(task(t, "M")["end"], task(t, "V")["end"]) - max(task(t, "M")["begin"], task(t, "V")["begin"])
-        for t in trials(recs, group="D", workload="mv")
-    ]
-    assert statistics.median(spans) > 1_000_000, spans
+    )
+    both = [t for t in ds if overlap(t) > 1_000_000]
+    if len(both) < 5:
+        pytest.skip(f"the scheduler ran M and V one after the other: {len(both)} of {len(ds)} trials overlap by 1 ms")
+    assert statistics.median(_parallelism(t) for t in both) <= 1.15
 
 
+@pytest.mark.timing
 def test_tasks_on_two_free_cores_progress_in_parallel(hxrun, tmp_path):
     # Known answer: the same tasks on two cores nobody else uses run at once.
     import os

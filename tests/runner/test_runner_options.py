@@ -98,6 +98,7 @@ def test_d_buffers_two_reserve_one_more_window_with_identical_outputs(hxrun, tmp
         assert t["scratch_peak_bytes"] >= 2 * window, t
 
 
+@pytest.mark.timing
 def test_v_release_at_entry_end_raises_the_scratch_peak_of_group_d(hxrun, tmp_path):
     # V is tiny and runs inline while D streams four 2 MiB windows: released
     # at completion, V's slot is free when D acquires its second window, so
@@ -243,6 +244,7 @@ def test_stream_variant_matches_numpy_and_is_cheap(hxrun, tmp_path):
     assert verified(recs2)["mv"]["V"] != verified(recs)["mv"]["V"]
 
 
+@pytest.mark.timing
 def test_antagonist_streams_during_trials_and_is_recorded(hxrun, tmp_path):
     recs = ok(
         *run_runner(

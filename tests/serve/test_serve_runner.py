@@ -108,6 +108,7 @@ def test_d_pairs_only_compute_with_bandwidth_from_different_requests(run):
     assert replay["pairs"] == 2 and replay["entries"] == 5
 
 
+@pytest.mark.timing
 def test_d_pairing_wait_bounded_by_w_and_alone_only_after_w(run):
     req = run["req"]
     w = W_US * 1000
@@ -125,6 +126,7 @@ def test_d_pairing_wait_bounded_by_w_and_alone_only_after_w(run):
     assert req[("D", 5)]["launch_ns"] >= req[("D", 6)]["end_ns"]
 
 
+@pytest.mark.timing
 def test_a_is_fifo_serial_and_b_launches_on_arrival(run):
     req = run["req"]
     n = len(SCRIPT)

@@ -3,6 +3,7 @@ install path uses it, and provenance records what a result was made with."""
 
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
@@ -49,13 +50,50 @@ def test_constraints_pin_every_dependency_at_pyprojects_version():
     assert set(provenance.ANALYSIS_STACK) <= set(got)
 
 
+def _constraints_check(*extra):
+    return subprocess.run(
+        [sys.executable, str(REPO / ".ci/constraints.py"), "--check", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_constraints_generator_agrees_with_the_file():
     """The file is what .ci/constraints.py derives from pyproject.toml and the
-    installed distributions (CI runs the same check after installing)."""
-    r = subprocess.run(
-        [sys.executable, str(REPO / ".ci/constraints.py"), "--check"], capture_output=True, text=True, timeout=120
-    )
+    installed distributions (CI runs the same check after installing).  It
+    needs CI's tools (the `ci` extra: the README's test command does not
+    install them): without them it skips naming them, except in CI
+    (HXFUSE_CI=1, set by .ci/run, which installs them), where that fails."""
+    gone = _constraints_module().missing_tools()
+    if gone:
+        msg = f"needs CI's tools, missing: {', '.join(gone)} (pip install -c constraints.txt -e '.[test,ci]')"
+        if os.environ.get("HXFUSE_CI") == "1":
+            pytest.fail(msg + "; HXFUSE_CI=1 (.ci/run) installs them")
+        pytest.skip(msg)
+    r = _constraints_check()
     assert r.returncode == 0, r.stderr
+
+
+def test_the_installed_part_of_the_pins_is_what_is_installed():
+    """What the README's test command installs (the dependencies and the test
+    extra, CI's tools or not) is at constraints.txt's versions: this runs on
+    every machine, the full comparison above only where the tools are."""
+    r = _constraints_check("--without-ci-tools")
+    assert r.returncode == 0, r.stderr
+
+
+def test_ci_tools_are_the_ci_extra_and_name_themselves_when_missing(monkeypatch):
+    ci = _constraints_module()
+    assert set(ci.TOOLS) == {"ruff", "snakefmt", "clang-format", "ziglang"}
+    assert set(ci.TOOLS) == set(PROJECT["optional-dependencies"]["ci"])
+    # known answer: a tool that is not installed is named, with the command
+    # that installs it, before any work
+    monkeypatch.setattr(ci, "TOOLS", (*ci.TOOLS, "hxfuse-no-such-tool"))
+    assert ci.missing_tools()[-1:] == ["hxfuse-no-such-tool"]
+    with pytest.raises(SystemExit) as exc:
+        ci.main(["--check"])
+    assert "hxfuse-no-such-tool" in str(exc.value) and "-e '.[test,ci]'" in str(exc.value)
 
 
 def _constraints_module():
@@ -98,6 +136,33 @@ def test_every_install_path_uses_the_constraints():
     version = py.split("=")[-1].strip()
     assert version == "3.11" and Requirement(f"python{PROJECT['requires-python']}").specifier.contains(version + ".0")
     assert [d for d in env["dependencies"] if isinstance(d, str)] == [py, "pip"]
+
+
+def _pytest_lines(text: str) -> list[str]:
+    """The shell lines of *text* that run pytest (comments and prose aside)."""
+    return [l.strip() for l in text.splitlines() if "-m pytest" in l and not l.lstrip().startswith("#")]
+
+
+def test_ci_runs_the_readmes_tests_and_names_the_same_packages():
+    """CI's test step is the README's command itself, with nothing that
+    selects, deselects or skips tests (no -m, -k, paths, --deselect): so a
+    green CI means the README's command passes.  Its environment variables
+    only make skips for missing tools into failures.  Every Debian package
+    .ci/run installs for the tests is named in the README's table of them."""
+    readme, ci = (REPO / "README.md").read_text(), (REPO / ".ci/run").read_text()
+    cmd = "pip install -c constraints.txt -e '.[test]' && python3 -m pytest"
+    assert f"\n{cmd}\n" in readme
+    assert _pytest_lines(ci) == ["python3 -m pytest"], _pytest_lines(ci)
+    # pyproject's pytest options select nothing either
+    opts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert not re.search(r"(^|\s)(-m|-k|--deselect|--ignore)\b", opts.get("addopts", "")), opts
+    exported = set(re.findall(r"^export (HXFUSE_[A-Z_]+)=", ci, re.M))
+    assert exported == {"HXFUSE_REQUIRE_SLURM", "HXFUSE_CI"}, exported
+    packages = set(re.findall(r"need_apt\+=\(([^)]*)\)", ci))
+    packages = {p for group in packages for p in group.split()}
+    assert {"build-essential", "qemu-user", "latexmk", "chromium", "munge", "slurm-client"} <= packages
+    table = readme[readme.index(cmd) : readme.index("## Everyday use")]
+    assert not {p for p in packages if p not in table}, "README's test section lacks these .ci/run packages"
 
 
 def test_sidecar_records_installed_analysis_stack(tmp_path):

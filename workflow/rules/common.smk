@@ -261,10 +261,6 @@ def check_of(p, rep=0):
     return f"results/{p.target}/check/{p.id}/rep{rep}.json"
 
 
-def npy_of(p, rep=0):
-    return f"results/{p.target}/npy/{p.id}/rep{rep}"
-
-
 def all_reps(p, path_of):
     return [path_of(p, r) for r in replicates_of(p)]
 

@@ -47,7 +47,8 @@ rule graph_run:
     output:
         jsonl="results/{target}/graph/raw/{gpoint}/rep{rep}.jsonl",
         provenance="results/{target}/graph/raw/{gpoint}/rep{rep}.provenance.json",
-        npy=directory("results/{target}/graph/npy/{gpoint}/rep{rep}"),
+        # graph_check's input only, deleted once it has run (--notemp keeps it)
+        npy=temp(directory("results/{target}/graph/npy/{gpoint}/rep{rep}")),
     params:
         args=lambda wc, input: [
             "--graph",
@@ -84,6 +85,7 @@ rule graph_check:
         graph="results/{target}/graph/json/{gpoint}.json",
         jsonl="results/{target}/graph/raw/{gpoint}/rep{rep}.jsonl",
         npy="results/{target}/graph/npy/{gpoint}/rep{rep}",
+        provenance="results/{target}/graph/raw/{gpoint}/rep{rep}.provenance.json",
         code=CODE["graph_check"],
     output:
         "results/{target}/graph/check/{gpoint}/rep{rep}.json",
@@ -104,7 +106,6 @@ rule graph_summary:
         raw=lambda wc: graph_reps(wc.target, "raw", ".jsonl"),
         checks=lambda wc: graph_reps(wc.target, "check", ".json"),
         provenance=lambda wc: graph_reps(wc.target, "raw", ".provenance.json"),
-        npy=lambda wc: graph_reps(wc.target, "npy", ""),
         code=CODE["graph_summary"],
     output:
         summary="results/{target}/graph/summary.csv",

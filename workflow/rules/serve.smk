@@ -60,7 +60,8 @@ rule serve_run:
     output:
         jsonl=f"{SERVE_DIR}/raw/{SERVE_REP}.jsonl",
         provenance=f"{SERVE_DIR}/raw/{SERVE_REP}.provenance.json",
-        npy=directory(f"{SERVE_DIR}/npy/{SERVE_REP}"),
+        # serve_check's input only, deleted once it has run (--notemp keeps it)
+        npy=temp(directory(f"{SERVE_DIR}/npy/{SERVE_REP}")),
     params:
         args=lambda wc, input: [
             "--trace",
@@ -91,6 +92,7 @@ rule serve_check:
     input:
         jsonl=f"{SERVE_DIR}/raw/{SERVE_REP}.jsonl",
         npy=f"{SERVE_DIR}/npy/{SERVE_REP}",
+        provenance=f"{SERVE_DIR}/raw/{SERVE_REP}.provenance.json",
         trace=f"{SERVE_DIR}/trace/{SERVE_REP}.csv",
         code=CODE["serve_check"],
     output:
@@ -111,7 +113,6 @@ rule serve_summary:
         checks=serve_reps(serve_check_of),
         raws=serve_reps(serve_raw),
         provenance=serve_reps(serve_provenance_of),
-        npy=serve_reps(serve_npy_of),
         code=CODE["serve_summary"],
     output:
         summary=f"{SERVE_DIR}/summary.csv",

@@ -46,10 +46,6 @@ def serve_provenance_of(p, r):
     return f"{SERVE_DIR}/raw/{p}/rep{r}.provenance.json"
 
 
-def serve_npy_of(p, r):
-    return f"{SERVE_DIR}/npy/{p}/rep{r}"
-
-
 def serve_run_info(wc):
     """The serve_run job's description of its replicate (its sidecar records
     it; the run wrapper's messages and label name it target/sweep/workload/

@@ -42,7 +42,9 @@ rule run:
     output:
         jsonl=f"results/{{target}}/raw/{REP_WC}.jsonl",
         provenance=f"results/{{target}}/raw/{REP_WC}.provenance.json",
-        npy=directory(f"results/{{target}}/npy/{REP_WC}"),
+        # the verification round's arrays: the check's input only, deleted
+        # once it has run (--notemp keeps them; docs/outputs.md)
+        npy=temp(directory(f"results/{{target}}/npy/{REP_WC}")),
     params:
         # the runner's arguments: a change to this point's parameters reruns
         # this point only (rerun trigger `params`)
@@ -78,13 +80,18 @@ rule run:
 
 # check: correctness of one replicate against a numpy reference computed from
 # the verification round's .npy inputs, every trial's checksums against the
-# verified ones, and the raw file's integrity (its end record's record count
-# and digest; hxfuse/runner/checks.py, hxfuse/runner/integrity.py).  A failing point is *marked* failed (the
-# job succeeds) so that the summary can list it; it never enters a speedup.
+# verified ones, and the raw files' integrity (the end record's record count
+# and digest, every file's SHA-256 against the provenance sidecar;
+# hxfuse/runner/checks.py, hxfuse/runner/integrity.py).  A failing point is
+# *marked* failed (the job succeeds) so that the summary can list it; it never
+# enters a speedup.  The check is the .npy files' only reader: Snakemake
+# deletes them when it has run (temp in rule run), so a default `all` keeps
+# megabytes, not gigabytes; their hashes stay in the sidecar.
 rule check:
     input:
         jsonl=f"results/{{target}}/raw/{REP_WC}.jsonl",
         npy=f"results/{{target}}/npy/{REP_WC}",
+        provenance=f"results/{{target}}/raw/{REP_WC}.provenance.json",
         code=CODE["check"],
     output:
         f"results/{{target}}/check/{REP_WC}.json",
@@ -113,7 +120,6 @@ rule aggregate:
         provenance=lambda wc: [
             f.replace(".jsonl", ".provenance.json") for p in target_points(wc.target) for f in all_reps(p, raw_of)
         ],
-        npy=lambda wc: [f for p in target_points(wc.target) for f in all_reps(p, npy_of)],
         code=CODE["aggregate"],
     output:
         trials="results/{target}/trials.csv.gz",

@@ -12,7 +12,8 @@ with intermediate.job(sm, unchecked=["raw"]):
         raws=sm.input.raw,
         checks=sm.input.checks,
         provenances=sm.input.provenance,
-        npys=sm.input.npy,
+        # the .npy files are the check's (it compared their SHA-256), deleted after it
+        npys=None,
         analysis=sm.params.analysis,
         tolerance=sm.params.tolerance,
         config_hash=sm.params.config_hash,

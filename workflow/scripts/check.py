@@ -8,7 +8,9 @@ from hxfuse.runner.checks import check_point
 
 sm = snakemake  # noqa: F821
 sys.stderr = open(sm.log[0], "w")
-res = check_point(sm.input.jsonl, sm.input.npy, rtol=sm.params.rtol, atol=sm.params.atol)
+res = check_point(
+    sm.input.jsonl, sm.input.npy, rtol=sm.params.rtol, atol=sm.params.atol, provenance=sm.input.provenance
+)
 res["point"] = "/".join(sm.wildcards[k] for k in ("target", "sweep", "workload", "point"))
 res["replicate"] = int(sm.wildcards.rep)
 with open(sm.output[0], "w") as fh:

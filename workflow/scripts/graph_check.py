@@ -10,7 +10,14 @@ from hxfuse.graph.check import check_graph
 sm = snakemake  # noqa: F821
 # the raw output is the check's to judge: a bad one marks the replicate failed
 with intermediate.job(sm, unchecked=["jsonl"]):
-    res = check_graph(sm.input.graph, sm.input.jsonl, sm.input.npy, rtol=sm.params.rtol, atol=sm.params.atol)
+    res = check_graph(
+        sm.input.graph,
+        sm.input.jsonl,
+        sm.input.npy,
+        rtol=sm.params.rtol,
+        atol=sm.params.atol,
+        provenance=sm.input.provenance,
+    )
 res["point"] = f"{sm.wildcards.target}/graph/{sm.wildcards.gpoint}"
 res["replicate"] = int(sm.wildcards.rep)
 with open(sm.output[0], "w") as fh:

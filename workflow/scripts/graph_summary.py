@@ -19,8 +19,10 @@ points = sm.params.points
 with intermediate.job(sm, unchecked=["raw"]):
     graph_of = {p["name"]: intermediate.read_json_object(f) for p, f in zip(points, sm.input.graphs)}
     tables, checks, bad, load = [], {}, [], {}
-    for raw, side, npy in zip(sm.input.raw, sm.input.provenance, sm.input.npy):
-        bad += integrity.sha256_problems(intermediate.read_json_object(side).get("raw_sha256"), raw, npy)
+    # the JSON Lines only: the .npy files were graph_check's (it compared
+    # their SHA-256) and are deleted after it
+    for raw, side in zip(sm.input.raw, sm.input.provenance):
+        bad += integrity.sha256_problems(intermediate.read_json_object(side).get("raw_sha256"), raw, None)
     if bad:
         raise integrity.IntegrityError(
             "hxfuse: graph summary refused: raw files differ from their provenance "

@@ -10,7 +10,14 @@ from hxfuse.serve.check import check_run
 sm = snakemake  # noqa: F821
 # the raw output is the check's to judge (a bad one fails it, with the reason)
 with intermediate.job(sm, unchecked=["jsonl"]):
-    res = check_run(sm.input.jsonl, sm.input.npy, sm.input.trace, rtol=sm.params.rtol, atol=sm.params.atol)
+    res = check_run(
+        sm.input.jsonl,
+        sm.input.npy,
+        sm.input.trace,
+        rtol=sm.params.rtol,
+        atol=sm.params.atol,
+        provenance=sm.input.provenance,
+    )
 res["point"], res["replicate"] = sm.wildcards.spoint, int(sm.wildcards.rep)
 print(json.dumps(res, indent=1, sort_keys=True), file=sys.stderr)
 if not res["ok"]:
