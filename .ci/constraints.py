@@ -58,8 +58,10 @@ HEADER = (
 
 def roots() -> list[Requirement]:
     proj = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    # the test extra too: CI installs it, so its closure is pinned as well
-    test = proj.get("optional-dependencies", {}).get("test", [])
+    # the test and cuda extras too: CI installs them (cuda: the nvcc that
+    # compiles the GPU runner), so their closures are pinned as well
+    extras = proj.get("optional-dependencies", {})
+    test = extras.get("test", []) + extras.get("cuda", [])
     return [Requirement(r) for r in [*proj["dependencies"], *test, *TOOLS]]
 
 

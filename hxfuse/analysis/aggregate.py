@@ -217,6 +217,8 @@ def summarize(
     cv_threshold: float = 0.10,
     overlap_threshold: float = vd.DEFAULT_OVERLAP_THRESHOLD,
     min_effect: float = vd.DEFAULT_MIN_EFFECT,
+    overlap_min_fraction: float = vd.DEFAULT_OVERLAP_MIN_FRACTION,
+    min_replicates: int = vd.DEFAULT_MIN_REPLICATES,
 ) -> pd.DataFrame:
     """One row per point x workload x group (A-D and the alone runs).
 
@@ -248,7 +250,16 @@ def summarize(
         )
         for workload, wdf in pdf.groupby("workload", sort=False):
             rows += _workload_rows(
-                point, str(workload), wdf, median_cols, boot, cv_threshold, overlap_threshold, min_effect
+                point,
+                str(workload),
+                wdf,
+                median_cols,
+                boot,
+                cv_threshold,
+                overlap_threshold,
+                min_effect,
+                overlap_min_fraction,
+                min_replicates,
             )
     out = pd.DataFrame(rows)
     if out.empty:
@@ -396,14 +407,10 @@ def _group_row(
 class RelationEvidence:
     """What each speedup pair X/Y of one workload rests on (keys "X/Y")."""
 
-    estimates: dict[str, st.Estimate]  # pooled median, two-level bootstrap interval
-    replicate_medians: dict[str, list[float]]
-    replicate_intervals: dict[str, list[st.Estimate]]  # each replicate's own bootstrap
-    t_intervals: dict[str, tuple[float, float]]  # t interval on the replicates' medians
+    calls: dict[str, vd.RelationCall]  # the relation decided (hxfuse.analysis.verdicts)
     bias: dict[str, float]  # worst-case interference shift of the median (fraction)
     hit_share: dict[str, float]  # share of rounds hit by interference
     hit_source: dict[str, str]  # "measured" (the runner saw it) or "mad" (the proxy)
-    decision: dict[str, st.Estimate]  # what the verdict reads: joined, then widened
 
 
 def relation_evidence(
@@ -413,26 +420,26 @@ def relation_evidence(
     boot: Mapping[str, Any],
     min_effect: float,
     hits: pd.DataFrame | None = None,
+    min_replicates: int = 1,
+    n_total: int | None = None,
 ) -> RelationEvidence:
-    """Each speedup pair's evidence, for the pairs whose groups ran: the
-    median with its two-level interval, the replicates' own medians and
-    intervals, the t interval on those medians, the interference bound and
-    the decision interval (bootstrap joined with t, widened by the bound;
-    :func:`hxfuse.analysis.stats.decision_interval`, :func:`hxfuse.analysis.stats.widen`).
-    ``hits`` (:func:`hxfuse.analysis.metrics.interfered_rounds`, aligned with
+    """Each speedup pair's inputs, for the pairs whose groups ran, and its
+    decision by :func:`hxfuse.analysis.verdicts.decide_relation`: the interval
+    machinery on log(ratio) (:func:`hxfuse.analysis.stats.relation_decision`)
+    and the interference bound.  ``hits``
+    (:func:`hxfuse.analysis.metrics.interfered_rounds`, aligned with
     ``speed``) gives the share of hit rounds the bound rests on; without
     the runner's evidence the MAD proxy stands in
     (:func:`hxfuse.analysis.stats.relation_bias`)."""
     present = set(groups)
-    ev = RelationEvidence({}, {}, {}, {}, {}, {}, {}, {})
+    ev = RelationEvidence({}, {}, {}, {})
     for x, y in mx.SPEEDUP_PAIRS:
         col, key = f"speedup_{x}_over_{y}", f"{x}/{y}"
         if not (x in present and y in present and col in speed and speed[col].notna().any()):
             continue
         ev.bias[key], ev.hit_share[key], ev.hit_source[key] = _relation_bias(speed, col, hits, x, y, min_effect)
         d = st.relation_decision(speed[col].to_numpy(float), speed_reps, ev.bias[key], **boot)
-        ev.estimates[key], ev.decision[key], ev.t_intervals[key] = d.estimate, d.decision, d.t_interval
-        ev.replicate_medians[key], ev.replicate_intervals[key] = d.replicate_medians, d.replicate_intervals
+        ev.calls[key] = vd.decide_relation(d, ev.bias[key], min_effect, min_replicates, n_total)
     return ev
 
 
@@ -467,8 +474,11 @@ def _end_to_end_speedups(
     names = speed.index.names or []
     reps = speed.index.get_level_values(mx.REPLICATE).to_numpy() if mx.REPLICATE in names else None
     groups = set(groups)
+    # on log(ratio), as every ratio (hxfuse.analysis.stats.relation_decision)
     return {
-        f"{x}/{y}": st.hierarchical_bootstrap_median(speed[col].to_numpy(float), reps, **boot)
+        f"{x}/{y}": st.exp_estimate(
+            st.hierarchical_bootstrap_median(st.log_ratios(speed[col].to_numpy(float)), reps, **boot)
+        )
         for x, y in mx.SPEEDUP_PAIRS
         if x in groups and y in groups and (col := f"speedup_{x}_over_{y}") in speed and speed[col].notna().any()
     }
@@ -489,19 +499,23 @@ def _comparison_columns(
     row["t_serial_measured_ns"] = t_a
     for y in ("A", "B", "C"):
         key = f"{group}/{y}"
-        e = (ev.estimates.get(key) if ok else None) or st.NAN_ESTIMATE
-        reps = ev.replicate_medians.get(key, []) if ok else []
-        t_lo, t_hi = ev.t_intervals.get(key, (math.nan, math.nan)) if ok else (math.nan, math.nan)
-        dec = (ev.decision.get(key) if ok else None) or st.NAN_ESTIMATE
-        row[f"speedup_over_{y}"] = e.value
-        row[f"speedup_over_{y}_lo"] = e.lo
-        row[f"speedup_over_{y}_hi"] = e.hi
+        c = ev.calls.get(key) if ok else None
+        c = c or vd.RelationCall(None, math.nan, math.nan, math.nan)
+        reps = [m for m in c.replicate_medians if math.isfinite(m)]
+        # one interval per relation: _lo/_hi are the decision interval (log
+        # scale, joined with the replicates' t interval, widened by the
+        # interference bound); its ingredients are named as such
+        row[f"speedup_over_{y}"] = c.value
+        row[f"speedup_over_{y}_lo"] = c.lo
+        row[f"speedup_over_{y}_hi"] = c.hi
+        row[f"speedup_over_{y}_rel"] = c.relation
+        row[f"speedup_over_{y}_why"] = c.reason
+        row[f"speedup_over_{y}_boot_lo"], row[f"speedup_over_{y}_boot_hi"] = c.boot_lo, c.boot_hi
         # the replicates' own medians: how far independent runs agree
         row[f"speedup_over_{y}_rep_min"] = min(reps) if reps else math.nan
         row[f"speedup_over_{y}_rep_max"] = max(reps) if reps else math.nan
-        row[f"speedup_over_{y}_t_lo"], row[f"speedup_over_{y}_t_hi"] = t_lo, t_hi
+        row[f"speedup_over_{y}_t_lo"], row[f"speedup_over_{y}_t_hi"] = c.t_lo, c.t_hi
         row[f"speedup_over_{y}_bias"] = ev.bias.get(key, math.nan) if ok else math.nan
-        row[f"speedup_over_{y}_decision_lo"], row[f"speedup_over_{y}_decision_hi"] = dec.lo, dec.hi
         ee = (e2e.get(f"{group}/{y}") if ok else None) or st.NAN_ESTIMATE
         row[f"speedup_e2e_over_{y}"] = ee.value
         row[f"speedup_e2e_over_{y}_lo"] = ee.lo
@@ -536,81 +550,64 @@ class _Judge:
     boot: Mapping[str, Any]
     min_effect: float
     overlap_threshold: float
-    full: RelationEvidence  # the evidence of every replicate (the summary's), not computed twice
+    min_time_ns: float  # the stated minimum time of progress overlap
+    min_replicates: int
+    n_total: int
+    shown: tuple[Any, RelationEvidence]  # (keep, evidence) the summary prints: computed once
 
-    def __call__(self, keep: Sequence[Any] | None = None) -> vd.Verdict:
-        speed, reps, hits, d = self.speed, self.speed_reps, self.hits, self.d_trials
-        ev = self.full
+    def evidence(self, keep: Sequence[Any] | None = None) -> RelationEvidence:
+        """The relations decided on the replicates ``keep`` (None: all)."""
+        if self.shown[0] == (tuple(keep) if keep is not None else None):
+            return self.shown[1]
+        speed, reps, hits = self.speed, self.speed_reps, self.hits
         if keep is not None and reps is not None:
             mask = np.isin(reps, list(keep))
             speed, reps, hits = speed[mask], reps[mask], hits[mask]
+        return relation_evidence(
+            speed, reps, self.groups, self.boot, self.min_effect, hits, self.min_replicates, self.n_total
+        )
+
+    def __call__(self, keep: Sequence[Any] | None = None) -> vd.Verdict:
+        ev = self.evidence(keep)
+        d = self.d_trials
+        if keep is not None and self.speed_reps is not None:
             d = d[d[mx.REPLICATE].isin(list(keep))]
-            ev = relation_evidence(speed, reps, self.groups, self.boot, self.min_effect, hits)
         d_reps = _replicates(d)
-        # progress evidence: CPU-time parallelism where the platform counts
-        # it, concurrent progress from the checkpoints where the runner
-        # records them (NaN estimates count as not measured)
+        # progress evidence: the checkpoints' concurrent-progress time where
+        # the runner records them; CPU-time parallelism (occupancy) only
+        # where it does not (NaN estimates count as not measured)
         par = _estimate(d, "parallelism", d_reps, self.boot)
-        conc = _estimate(d, "concurrent_progress_share", d_reps, self.boot)
+        conc = _estimate(d, "concurrent_progress_ns", d_reps, self.boot)
         wall = _median(d["overlap_max"]) if "overlap_max" in d else None
         return vd.classify(
-            {k: e for k, e in ev.decision.items() if k in vd.RELATIONS},
+            {k: c for k, c in ev.calls.items() if k in vd.RELATIONS},
             par,
             wall,
             min_effect=self.min_effect,
             overlap_threshold=self.overlap_threshold,
-            replicate_intervals=ev.replicate_intervals,
             concurrent_progress=conc,
+            min_time_ns=self.min_time_ns,
         )
 
 
-def _labels(reps: Iterable[Any]) -> str:
-    """'replicate 2' / 'replicates 0, 2' ('the run' for a table without replicates)."""
-    r = [str(x) for x in reps if x is not None]
-    if not r:
-        return "the run"
-    return ("replicate " if len(r) == 1 else "replicates ") + ", ".join(r)
-
-
-def point_verdict(
-    disturbed: Mapping[Any, Sequence[str]], replicates: Sequence[Any], judge: _Judge
-) -> tuple[vd.Verdict, str]:
-    """The verdict of one point x workload and the replicates it leaves out.
-
-    ``disturbed`` maps each replicate whose machine was disturbed (loaded
-    before or after, too few free cores, a device fallback) to its findings.
-    The verdict is computed on every replicate and again without the
-    disturbed ones: it stands (on the clean replicates) when the row is the
-    same, and is withheld when leaving them out changes the row or no clean
-    replicate remains.  Returns the verdict and the text of what was left out."""
-    v_all = judge(None)
-    if not disturbed:
-        return v_all, ""
-    why = [t if r is None else f"{_labels([r])}: {t}" for r, ts in disturbed.items() for t in ts]
-    clean = [r for r in replicates if r not in disturbed]
-    if not clean:
-        return v_all.withheld(why), ""
-    v_clean = judge(clean)
-    left = f"{_labels(disturbed)} left out: " + "; ".join(why)
-    if v_clean.key != v_all.key:
-        reason = (
-            f"leaving out the disturbed {_labels(disturbed)} changes the row "
-            f"({v_all.key} with, {v_clean.key} without); " + "; ".join(why)
-        )
-        return v_clean.withheld([reason]), left
-    return v_clean, left
+def _shortest_alone(alone: Mapping[str, float], tasks: Sequence[str]) -> float:
+    """The shortest alone duration among the workload's tasks (NaN when none is known)."""
+    vals = [float(alone.get(t, math.nan)) for t in tasks]
+    vals = [v for v in vals if math.isfinite(v) and v > 0]
+    return min(vals) if vals else math.nan
 
 
 def _verdict_columns(point: _Point, judge: _Judge) -> dict[str, Any]:
-    """The D row's verdict and what it rests on."""
+    """The D row's verdict and what it rests on (the rule:
+    :func:`hxfuse.analysis.verdicts.judge_point`)."""
     emulated = emulated_flag(point.env.get("emulated"))
-    left = ""
+    left = sens = ""
     if not point.ok:
         v = vd.Verdict.of(vd.EXCLUDED)
     elif emulated:
         v = vd.Verdict.of(vd.EMULATED)
     else:
-        v, left = point_verdict(point.disturbed, point.replicates, judge)
+        v, left, sens = vd.judge_point(judge, point.replicates, point.disturbed)
     return {
         "verdict": v.result,
         "verdict_key": v.key,
@@ -621,6 +618,8 @@ def _verdict_columns(point: _Point, judge: _Judge) -> dict[str, Any]:
         "d_equiv_b": v.d_equiv_b if point.ok and not emulated else None,
         "d_vs_b": v.d_vs_b if point.ok and not emulated else None,
         "replicates_left_out": left,
+        "replicates_disturbed": len(point.disturbed) if point.ok and not emulated else 0,
+        "sensitivity": sens,
         "inconclusive_reason": "; ".join(v.reasons),
         "conclusion": v.conclusion,
         "next_step": v.next_step,
@@ -636,6 +635,8 @@ def _workload_rows(
     cv_threshold: float,
     overlap_threshold: float,
     min_effect: float,
+    overlap_min_fraction: float = vd.DEFAULT_OVERLAP_MIN_FRACTION,
+    min_replicates: int = vd.DEFAULT_MIN_REPLICATES,
 ) -> list[dict[str, Any]]:
     """The summary rows (A-D and alone) of one workload of one point."""
     meas = mx.measured(wdf)
@@ -667,7 +668,22 @@ def _workload_rows(
     # include drift that pairing cancels, so they do not gate)
     makespan_noise = st.noise_warnings(group_samples, cv_threshold, min_rel=min_effect)
     hits = pd.concat([mx.interfered_rounds(wdf, workload), mx.round_shifts(wdf, workload)], axis=1).reindex(speed.index)
-    ev = relation_evidence(speed, speed_reps, group_samples, boot, min_effect, hits)
+    # the relations the summary prints are those the verdict decides: on the
+    # clean replicates where some were disturbed and some are clean
+    # (hxfuse.analysis.verdicts.judge_point), else on all of them
+    clean = [r for r in point.replicates if r not in point.disturbed]
+    keep = tuple(clean) if point.disturbed and clean and speed_reps is not None else None
+    mask = np.isin(speed_reps, list(keep)) if keep is not None else slice(None)
+    ev = relation_evidence(
+        speed[mask],
+        speed_reps[mask] if speed_reps is not None else None,
+        group_samples,
+        boot,
+        min_effect,
+        hits[mask],
+        min(min_replicates, point.n_reps),
+        point.n_reps,
+    )
     # reported: relations whose interference bound widened the decision
     # interval by more than half the minimum effect (no veto: the widened
     # interval decides)
@@ -679,7 +695,7 @@ def _workload_rows(
             else f"(MAD outliers in {ev.hit_share[k]:.0%} of its rounds)"
         )
         + f" could shift its median by up to {b:.1%}; decided on "
-        f"[{ev.decision[k].lo:.3f}, {ev.decision[k].hi:.3f}]"
+        f"[{ev.calls[k].lo:.3f}, {ev.calls[k].hi:.3f}]"
         for k, b in ev.bias.items()
         if k in vd.RELATIONS and (math.isinf(b) or (math.isfinite(b) and b > min_effect / 2))
     ]
@@ -692,7 +708,10 @@ def _workload_rows(
         boot,
         min_effect,
         overlap_threshold,
-        ev,
+        overlap_min_fraction * _shortest_alone(point.alone, tasks),
+        min(min_replicates, point.n_reps),
+        point.n_reps,
+        (keep, ev),
     )
     e2e = _end_to_end_speedups(wdf, workload, group_samples, boot)
     rows = []
@@ -718,6 +737,7 @@ VERDICT_TEXT_COLUMNS = (
     "verdict_matches",
     "relations",
     "replicates_left_out",
+    "sensitivity",
     "inconclusive_reason",
     "conclusion",
     "next_step",
@@ -732,6 +752,9 @@ VERDICT_COLUMNS = [
     "d_equiv_b",
     "d_vs_b",
     "replicates_left_out",
+    "replicates_disturbed",
+    "reruns",
+    "sensitivity",
     "inconclusive_reason",
     "conclusion",
     "next_step",
@@ -826,7 +849,7 @@ def _point_environment(rep_envs: Mapping[Any, Mapping[str, Any]]) -> dict[str, A
     for r, e in rep_envs.items():
         for text in environment_warnings(e):
             seen.setdefault(text, []).append(r)
-    env["env_warning"] = "; ".join(t if len(rs) == len(envs) else f"{t} ({_labels(rs)})" for t, rs in seen.items())
+    env["env_warning"] = "; ".join(t if len(rs) == len(envs) else f"{t} ({vd._labels(rs)})" for t, rs in seen.items())
     return env
 
 
@@ -850,7 +873,7 @@ def verdict_table(summary: pd.DataFrame, point_cols: Sequence[str] | None = None
         "speedup_over_C",
         "speedup_over_C_lo",
         "speedup_over_C_hi",
-        *(f"speedup_over_{y}_{c}" for y in "ABC" for c in ("t_lo", "t_hi", "bias", "decision_lo", "decision_hi")),
+        *(f"speedup_over_{y}_{c}" for y in "ABC" for c in ("rel", "why", "boot_lo", "boot_hi", "t_lo", "t_hi", "bias")),
         "speedup_e2e_over_A",
         "speedup_e2e_over_A_lo",
         "speedup_e2e_over_A_hi",

@@ -29,7 +29,7 @@ Timing definitions (all in ns, from the runner's clock):
   (the median mean rate of its measured alone runs in the same runner
   invocation); ``concurrent_progress_ns`` is the time with >= 2 tasks at >=
   50% of their alone rate, ``concurrent_progress_share`` that over the
-  shortest alone work time among the trial's tasks, ``{T}_advancing_ns`` the
+  trial's work span (first checkpoint to last, in [0, 1]), ``{T}_advancing_ns`` the
   time task T alone ran at >= 50% of its alone rate.
 * slowdown         ``SD_i = T_i^X / T_i`` with ``T_i`` the median *duration*
   of task i in the measured alone runs of the same runner invocation (the
@@ -363,8 +363,11 @@ def _checkpoint_columns(base: pd.DataFrame, run: Run) -> None:
         for t, r in zip(names, rates):
             adv[t][row] = pg.advancing_ns(got.get(t, []), r)
         cp[row] = pg.concurrent_progress_ns([got.get(t, []) for t in names], rates)
-        shortest = min((1.0 / r for r in rates if math.isfinite(r) and r > 0), default=math.nan)
-        share[row] = cp[row] / shortest
+        # over the trial's work span (first checkpoint to last, all tasks):
+        # the fraction of the run with >= 2 tasks advancing, in [0, 1]; the
+        # former denominator (the shortest alone work time) let it reach 6.8
+        span = pg.work_span_ns([c for t in names for c in got.get(t, [])])
+        share[row] = cp[row] / span if math.isfinite(span) and span > 0 else math.nan
     base["concurrent_progress_ns"] = cp
     base["concurrent_progress_share"] = share
     for t in TASKS:

@@ -327,26 +327,44 @@ def relation_bias(x: Sequence[float] | np.ndarray, share: float | None, min_effe
 
 
 def widen(est: Estimate, bias: float) -> Estimate:
-    """``est`` with its interval widened by ``bias`` x its value on both sides
-    (lo - b m, hi + b m); a NaN bias leaves it as it is, an infinite one
-    makes the interval unbounded."""
+    """``est`` (a ratio, its interval positive) widened by the worst-case
+    interference shift ``bias`` (a fraction of the median) on the log scale:
+    [lo / (1 + b), hi x (1 + b)], so a widened bound stays positive.  A NaN
+    or non-positive bias leaves it as it is; an infinite one makes the
+    interval (0, inf)."""
     if bias is None or not (isinstance(bias, (int, float)) and not math.isnan(bias)) or bias <= 0:
         return est
     if math.isinf(bias):
-        return Estimate(est.value, -math.inf, math.inf, est.n)
-    d = bias * abs(est.value)
-    return Estimate(est.value, est.lo - d, est.hi + d, est.n)
+        return Estimate(est.value, 0.0, math.inf, est.n)
+    return Estimate(est.value, est.lo / (1.0 + bias), est.hi * (1.0 + bias), est.n)
+
+
+def exp_estimate(e: Estimate) -> Estimate:
+    """A log-scale estimate back on the ratio scale (exp of each end)."""
+    return Estimate(*(math.exp(v) if not math.isnan(v) else math.nan for v in (e.value, e.lo, e.hi)), e.n)
+
+
+def log_ratios(x: Sequence[float] | np.ndarray) -> np.ndarray:
+    """log of positive ratios; NaN for anything else (a non-positive or
+    missing ratio is not a measurement)."""
+    a = np.asarray(x, dtype=float).ravel()
+    out = np.full(a.shape, np.nan)
+    ok = np.isfinite(a) & (a > 0)
+    out[ok] = np.log(a[ok])
+    return out
 
 
 @dataclass(frozen=True)
 class RelationDecision:
-    """What one relation's decision rests on (:func:`relation_decision`)."""
+    """What one relation's decision rests on (:func:`relation_decision`),
+    every interval on the ratio scale but computed on log(ratio)."""
 
     estimate: Estimate  # pooled median, two-level bootstrap interval
     replicate_medians: list[float]
     replicate_intervals: list[Estimate]  # each replicate's own bootstrap
-    t_interval: tuple[float, float]  # t interval on the replicates' medians
+    t_interval: tuple[float, float]  # t interval on the replicates' log medians
     decision: Estimate  # bootstrap joined with t, widened by the bias
+    joined: Estimate  # bootstrap joined with t, before the widening
 
 
 def relation_decision(
@@ -359,11 +377,13 @@ def relation_decision(
 ) -> RelationDecision:
     """One relation's per-round speedups ``x`` (replicate labels
     ``clusters``, None for one invocation) turned into the interval a verdict
-    reads: the two-level bootstrap interval joined with the t interval on
-    the replicates' medians (:func:`decision_interval`) and widened by
-    ``bias`` (:func:`widen`), with the replicates' own medians and intervals
-    beside it (the replicate gate reads those)."""
-    a = np.asarray(x, dtype=float).ravel()
+    reads, all on log(ratio): the two-level bootstrap interval of the median
+    log ratio joined with the t interval on the replicates' median log
+    ratios (:func:`decision_interval`) and widened by log(1 + ``bias``)
+    (:func:`widen`), with the replicates' own medians and intervals beside
+    it.  Everything is returned on the ratio scale (exp), so every bound is
+    positive and a ratio and its inverse get mirror-image intervals."""
+    a = log_ratios(x)
     boot = dict(n_resamples=n_resamples, level=level, seed=seed)
     est = hierarchical_bootstrap_median(a, clusters, **boot)
     if clusters is None:
@@ -373,7 +393,16 @@ def relation_decision(
         meds = list(cluster_medians(a, c))
         ivs = [bootstrap_median(a[c == lab], **boot) for lab in dict.fromkeys(c.tolist())]
     joined = decision_interval(est, meds, level)
-    return RelationDecision(est, meds, ivs, t_interval(meds, level), widen(joined, bias))
+    tlo, thi = t_interval(meds, level)
+    t_ratio = (math.exp(tlo), math.exp(thi)) if math.isfinite(tlo) else (math.nan, math.nan)
+    return RelationDecision(
+        exp_estimate(est),
+        [math.exp(m) if math.isfinite(m) else math.nan for m in meds],
+        [exp_estimate(i) for i in ivs],
+        t_ratio,
+        widen(exp_estimate(joined), bias),
+        exp_estimate(joined),
+    )
 
 
 def _t_abs_cdf(t: float, df: int) -> float:

@@ -1,53 +1,67 @@
 """Reading the results: the plan's section 6 table, applied mechanically.
 
-Inputs are paired speedups with intervals (speedup of X over Y = T_Y / T_X,
-per round, see :mod:`hxfuse.analysis.stats`) and ``min_effect`` m (default 0.03).  A
-relation between two groups counts only when the data show an effect of at
-least m, or show that there is none:
+The one home of the decision: how a relation between two groups is decided
+(:func:`decide_relation`), which rows of the table the relations match
+(:func:`classify`) and how a point's replicates are weighed
+(:func:`judge_point`).  :mod:`hxfuse.analysis.aggregate` computes the inputs
+(per-round paired speedups, replicate labels, the interference bound, the
+overlap evidence) and the renderers print what comes out.
 
-* ``X < Y``  (X faster)  the whole interval lies above 1 + m;
-* ``X > Y``  (X slower)  the whole interval lies below 1 - m;
-* ``X ~ Y``  (no difference) the whole interval lies inside [1 - m, 1 + m];
-* ``X ? Y``  (undetermined) the interval crosses 1 - m or 1 + m: the data
-  can neither show an effect of m nor rule it out.
+A relation X/Y reads the speedup of X over Y (T_Y / T_X, paired per round,
+:mod:`hxfuse.analysis.stats`) on the log scale: its interval is the
+two-level bootstrap of the median log ratio joined with the t interval on
+the replicates' median log ratios and widened by log(1 + b) for the
+interference bound b.  With the margin delta = log(1 + m) (m =
+``min_effect``, default 0.03):
+
+* ``X < Y``  (X faster)  lo > delta;
+* ``X > Y``  (X slower)  hi < -delta;
+* ``X ~ Y``  (equivalent) -delta <= lo and hi <= delta: two one-sided
+  tests at the margin with the same interval, so "~" has the same power as
+  "<" and ">" (each side tested at (1 - level) / 2);
+* undetermined (``?``) otherwise, with its reason: too few replicates (the
+  bootstrap alone decides but the replicates' t interval spans the margin,
+  or fewer clean replicates than ``min_replicates``), machine busy (the
+  interval decides until widened by the interference bound, or that bound
+  is unbounded), or the interval spans the margin (the effect is near m).
 
 Overlap, two kinds:
 
-* *progress overlap* (``progress_overlap``): engines made useful progress at
-  once.  The interval of D's ``parallelism`` (task CPU time / makespan) lies
-  above 1 + m.  Two threads taking turns on one core give parallelism ~1
-  however much their wall-clock spans overlap, so this evidence can fail.
+* *progress overlap* (``progress_overlap``): at least two tasks each
+  advanced at >= the progress threshold of their alone rate at the same
+  time for at least the stated minimum time (the lower end of D's
+  concurrent-progress interval reaches ``overlap_min_fraction`` of the
+  shortest task's alone time).  CPU-time parallelism is occupancy, reported
+  beside it, never a veto: launch and wake-up time dilute it at fine
+  granularity, and a thread stalled on memory counts as busy.  Where no
+  checkpoints exist, parallelism above 1 + m stands in.
 * *wall overlap* (``wall_overlap``): D's median largest pairwise overlap of
-  the engines' wall-clock busy spans reaches ``overlap_threshold``.  It only
-  says the spans overlap (time sharing counts), and is used where the table
-  says "engines overlap" in the weak sense of row 5.
+  the engines' wall-clock busy spans reaches ``overlap_threshold`` (time
+  sharing counts too); "engines overlap" of row 5.
 
-Noise does not veto a point: each relation is decided on its *decision
-interval*, the bootstrap interval joined with a t interval on the
-replicates' medians and widened by the worst-case shift that interference
-could have caused (:func:`hxfuse.analysis.stats.decision_interval`,
-:func:`hxfuse.analysis.stats.widen`); a relation whose decision interval crosses an
-edge of the band is ``?``.  Every matching row is returned; the first in the
-order of ``PRIORITY`` is the primary verdict, and only the relations it
-reads (``READS``) can withhold it: replicates whose own intervals lie on
-opposite sides of the band on one of them make the point ``inconclusive``.
-B is in the headline: D ~ B with D < A leads ("existing concurrency already
-covers the main opportunity"), the C -> D result stated beside it; a row
-that does not read D/B says how D stood against B.  Environment
-disturbances are judged per replicate by the caller
-(:mod:`hxfuse.analysis.aggregate`), which passes here only what withholds the point.
+Every matching row is returned; the first in the order of ``PRIORITY`` is
+the primary verdict, and only the relations it reads (``READS``) can
+withhold it: replicates whose own intervals lie on opposite sides of the
+band on one of them make the point ``inconclusive``.  B is in the
+headline: D ~ B with D < A leads ("existing concurrency already covers the
+main opportunity"); a row that does not read D/B says how D stood against
+B.  Disturbed replicates (machine loaded, interference in half the trials)
+are left out and reported as a sensitivity check (:func:`judge_point`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from hxfuse.analysis.stats import Estimate
 
 DEFAULT_OVERLAP_THRESHOLD = 0.10
 DEFAULT_MIN_EFFECT = 0.03
+# A relation is decided on at least this many replicates (fewer: "too few
+# replicates"), or on all of them when the study runs fewer.
+DEFAULT_MIN_REPLICATES = 2
 # The relations a verdict reads, as "X/Y": speedup of X over Y.
 RELATIONS = ("D/A", "D/B", "D/C", "C/A")
 
@@ -66,7 +80,7 @@ ROWS: dict[str, Row] = {
         Row(
             "D<C+overlap",
             "D < C and the timeline shows overlap",
-            "internal multi-engine orchestration has net benefit over the fused serial entry C",
+            "internal overlap makes D faster than the fused serial entry C (a gain over serial execution only)",
             "locate work-ratio, bandwidth and buffer limits",
         ),
         Row(
@@ -111,9 +125,15 @@ INCONCLUSIVE = Row(
 )
 UNDETERMINED = Row(
     "undetermined",
-    "inconclusive (effect below resolution)",
-    "an interval crosses the minimum-effect band: neither an effect nor its absence is shown",
-    "add rounds or replicates to narrow the intervals",
+    "undetermined",
+    "a relation a row needs is undetermined: neither an effect of the margin nor its absence is shown",
+    "see the reason: add replicates, quiet the machine, or lengthen the tasks",
+)
+MACHINE_BUSY = Row(
+    "machine-busy",
+    "machine too busy",
+    "no clean replicate: other work disturbed every runner invocation of the point",
+    "rerun the point on a quiet machine (run.quiet_wait_s, run.max_reruns)",
 )
 NO_MATCH = Row(
     "no-match",
@@ -194,13 +214,36 @@ class Verdict:
         )
 
 
-Interval = Estimate | tuple[float, float, float] | None
+@dataclass(frozen=True)
+class RelationCall:
+    """One relation decided (:func:`decide_relation`): the ratio and its
+    decision interval on the ratio scale (computed on the log scale), the
+    ingredients, the relation and, when undetermined, why."""
+
+    relation: str | None  # '<', '>', '~', '?' (undetermined), None (not measured)
+    value: float
+    lo: float
+    hi: float
+    boot_lo: float = math.nan  # the two-level bootstrap interval alone
+    boot_hi: float = math.nan
+    t_lo: float = math.nan  # the t interval on the replicates' medians
+    t_hi: float = math.nan
+    bias: float = math.nan  # the interference bound (fraction), reported
+    n_replicates: int = 1
+    reason: str = ""  # why undetermined; '' otherwise
+    cause: str = ""  # "too few replicates", "machine busy", "spans the margin" or ''
+    replicate_medians: tuple[float, ...] = ()
+    replicate_intervals: tuple[Estimate, ...] = ()
+    n: int = 0
+
+
+Interval = Estimate | RelationCall | tuple[float, float, float] | None
 
 
 def _bounds(speedup: Interval) -> tuple[float, float] | None:
     if speedup is None:
         return None
-    if isinstance(speedup, Estimate):
+    if isinstance(speedup, (Estimate, RelationCall)):
         lo, hi = speedup.lo, speedup.hi
     else:
         _, lo, hi = speedup
@@ -212,14 +255,16 @@ def _bounds(speedup: Interval) -> tuple[float, float] | None:
 
 
 def relation(speedup: Interval, min_effect: float = DEFAULT_MIN_EFFECT) -> str | None:
-    """'<' (X faster than Y by at least m), '>' (slower by at least m), '~'
-    (interval inside 1 +/- m: no difference), '?' (undetermined), None (not measured).
+    """'<' (X faster than Y by at least the margin), '>' (slower), '~'
+    (equivalent within the margin), '?' (undetermined), None (not measured).
 
-    ``speedup`` is the speedup of X over Y (T_Y / T_X) as an Estimate or a
-    (value, lo, hi) tuple: for a decision, its decision interval (already
-    joined with the replicates' t interval and widened by the interference
-    bound, :func:`hxfuse.analysis.stats.decision_interval`, :func:`hxfuse.analysis.stats.widen`).
-    """
+    ``speedup`` is the speedup of X over Y (T_Y / T_X) as an Estimate, a
+    (value, lo, hi) tuple or a :class:`RelationCall` (whose own relation is
+    returned: it may be undetermined for a reason the bounds do not show,
+    e.g. too few replicates).  For a decision, pass its decision interval
+    (:func:`decide_relation`)."""
+    if isinstance(speedup, RelationCall):
+        return speedup.relation
     b = _bounds(speedup)
     if b is None:
         return None
@@ -227,16 +272,92 @@ def relation(speedup: Interval, min_effect: float = DEFAULT_MIN_EFFECT) -> str |
 
 
 def side(bounds: tuple[float, float], min_effect: float = DEFAULT_MIN_EFFECT) -> str:
-    """Where an interval (lo, hi) lies against the band 1 +/- m: '<' above it,
-    '>' below it, '~' inside it, '?' across an edge."""
+    """Where a ratio interval (lo, hi) lies against the margin on the log
+    scale, |log r| <= log(1 + m): '<' above 1 + m, '>' below 1 / (1 + m),
+    '~' inside [1 / (1 + m), 1 + m] (both one-sided tests of equivalence
+    pass), '?' across an edge."""
     lo, hi = bounds
-    if lo > 1.0 + min_effect:
+    up, down = 1.0 + min_effect, 1.0 / (1.0 + min_effect)
+    if lo > up:
         return "<"
-    if hi < 1.0 - min_effect:
+    if hi < down:
         return ">"
-    if lo >= 1.0 - min_effect and hi <= 1.0 + min_effect:
+    if lo >= down and hi <= up:
         return "~"
     return "?"
+
+
+# Reasons an undetermined relation gives, most specific first.
+CAUSES = ("too few replicates", "machine busy", "spans the margin")
+
+
+def decide_relation(
+    decision: Any,
+    bias: float,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    min_replicates: int = 1,
+    n_total: int | None = None,
+) -> RelationCall:
+    """One relation's rule, applied to its interval machinery
+    (``decision``: a :class:`hxfuse.analysis.stats.RelationDecision`, every
+    interval computed on log(ratio)) and its interference bound ``bias``.
+
+    The relation is :func:`side` of the widened interval.  An undetermined
+    one says why: fewer replicates than ``min_replicates`` (of ``n_total``
+    run); the bootstrap interval alone would decide but the replicates' t
+    interval spans the margin (too few replicates to carry it); the
+    unwidened interval would decide but the interference bound widens it
+    across the margin, or that bound is unbounded (machine busy, with the
+    bound stated, never a silent veto); otherwise the interval spans the
+    margin.  An unbounded bias is not applied to the printed interval (it
+    would be (0, inf)): the relation is undetermined and the reason says so."""
+    est, joined = decision.estimate, decision.joined
+    reps = [m for m in decision.replicate_medians if math.isfinite(m)]
+    r = max(1, len(reps))
+    inf_bias = isinstance(bias, float) and math.isinf(bias)
+    shown = joined if inf_bias else decision.decision
+    call = dict(
+        value=est.value,
+        lo=shown.lo,
+        hi=shown.hi,
+        boot_lo=est.lo,
+        boot_hi=est.hi,
+        t_lo=decision.t_interval[0],
+        t_hi=decision.t_interval[1],
+        bias=bias if bias is not None else math.nan,
+        n_replicates=r,
+        replicate_medians=tuple(decision.replicate_medians),
+        replicate_intervals=tuple(decision.replicate_intervals),
+        n=est.n,
+    )
+    if _bounds(shown) is None:
+        return RelationCall(None, **call)
+    up = 1.0 + min_effect
+    band = f"[{1 / up:.3f}, {up:.3f}]"
+    if r < min_replicates:
+        n_txt = f" of {n_total}" if n_total else ""
+        why = f"too few replicates ({r}{n_txt} usable, {min_replicates} needed)"
+        return RelationCall("?", reason=why, cause=CAUSES[0], **call)
+    rel = side((shown.lo, shown.hi), min_effect)
+    if inf_bias:
+        why = "machine busy: interference in half its rounds or more, so its median's shift has no bound"
+        return RelationCall("?", reason=why, cause=CAUSES[1], **call)
+    if rel != "?":
+        return RelationCall(rel, **call)
+    if r >= 2 and side((est.lo, est.hi), min_effect) != "?" and side((joined.lo, joined.hi), min_effect) == "?":
+        why = (
+            f"too few replicates ({r}): the t interval on their medians "
+            f"[{call['t_lo']:.3f}, {call['t_hi']:.3f}] spans the margin {band}"
+        )
+        return RelationCall("?", reason=why, cause=CAUSES[0], **call)
+    if side((joined.lo, joined.hi), min_effect) != "?":
+        why = (
+            f"machine busy: interference could shift its median by up to {bias:.1%}, "
+            f"which widens [{joined.lo:.3f}, {joined.hi:.3f}] across the margin {band}"
+        )
+        return RelationCall("?", reason=why, cause=CAUSES[1], **call)
+    why = f"interval [{shown.lo:.3f}, {shown.hi:.3f}] spans the margin {band}"
+    return RelationCall("?", reason=why, cause=CAUSES[2], **call)
 
 
 # The words of the band's sides, as the graph summary and the paper read an
@@ -274,26 +395,34 @@ def replicate_disagreements(
 
 
 def overlap_evidence(
-    parallelism: Interval, concurrent_progress: Interval, min_effect: float, progress_share: float
+    parallelism: Interval,
+    concurrent_progress_ns: Interval,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    min_time_ns: float = math.nan,
 ) -> bool | None:
-    """Whether the timeline shows overlap in the progress sense: the tasks'
-    checkpoints show >= 2 of them advancing at once (``concurrent_progress``:
-    the interval of D's concurrent-progress share, its lower end above
-    ``progress_share``) and, where the platform counts CPU time, D's
-    parallelism interval lies above 1 + m.  None when neither is measured."""
-    pb, cb = _bounds(parallelism), _bounds(concurrent_progress)
-    votes = []
+    """Whether the timeline shows overlap in the progress sense.
+
+    From the checkpoints where the runner records them: the lower end of
+    D's ``concurrent_progress_ns`` interval (time during which at least two
+    tasks each advanced at >= the progress threshold of their alone rate)
+    reaches ``min_time_ns`` (the stated minimum time: a fraction
+    ``DEFAULT_OVERLAP_MIN_FRACTION`` of the shortest task's alone time).
+    CPU-time parallelism is occupancy and does not veto it; it stands in
+    (its interval above 1 + m) only where no checkpoints exist.  None when
+    neither is measured."""
+    cb = _bounds(concurrent_progress_ns)
+    if cb is not None and math.isfinite(min_time_ns) and min_time_ns > 0:
+        return cb[0] >= min_time_ns
+    pb = _bounds(parallelism)
     if pb is not None:
-        votes.append(pb[0] > 1.0 + min_effect)
-    if cb is not None:
-        votes.append(cb[0] > progress_share)
-    return all(votes) if votes else None
+        return pb[0] > 1.0 + min_effect
+    return None
 
 
-# D's concurrent-progress share (hxfuse.analysis.metrics) must exceed this for
-# progress overlap: a tenth of the shorter task's alone time, the same
-# fraction as the wall-overlap threshold.
-DEFAULT_PROGRESS_SHARE = 0.10
+# The stated minimum time of progress overlap, as a fraction of the shortest
+# task's alone time: the same fraction as the wall-overlap threshold.
+DEFAULT_OVERLAP_MIN_FRACTION = 0.10
+DEFAULT_PROGRESS_SHARE = DEFAULT_OVERLAP_MIN_FRACTION  # the former name
 
 
 def _holds(rel: Mapping[str, str | None], progress: bool | None, wall: bool | None) -> dict[str, bool]:
@@ -347,24 +476,31 @@ def classify(
     replicate_intervals: Mapping[str, Sequence[Interval]] | None = None,
     disturbances: Sequence[str] = (),
     concurrent_progress: Interval = None,
-    progress_share: float = DEFAULT_PROGRESS_SHARE,
+    min_time_ns: float = math.nan,
 ) -> Verdict:
     """Classify one point x workload.
 
     ``speedups`` maps "D/A", "D/B", "D/C", "C/A" (X/Y: speedup of X over Y)
-    to their decision intervals; a missing key (e.g. no B path on a
+    to their decisions (:class:`RelationCall` from :func:`decide_relation`,
+    or bare decision intervals); a missing key (e.g. no B path on a
     backend) makes every row that needs it not applicable.
-    ``parallelism`` is D's parallelism interval and ``concurrent_progress``
-    D's concurrent-progress share (progress evidence, :func:`overlap_evidence`);
-    ``wall_overlap`` D's median largest pairwise wall-span overlap.
-    ``disturbances`` (what withholds the whole point, e.g. every replicate
-    ran on a loaded machine) make it inconclusive; replicates whose own
-    intervals (``replicate_intervals``: per relation, one interval per
-    replicate) lie on opposite sides of the band on a relation the primary
-    row reads withhold that row.
+    ``concurrent_progress`` is the interval of D's concurrent-progress time
+    (ns) and ``min_time_ns`` the stated minimum time, ``parallelism`` D's
+    CPU-time parallelism (a stand-in only without checkpoints;
+    :func:`overlap_evidence`); ``wall_overlap`` D's median largest pairwise
+    wall-span overlap.  ``disturbances`` (what withholds the whole point)
+    make it inconclusive; replicates whose own intervals
+    (``replicate_intervals``: per relation, one interval per replicate; taken
+    from the RelationCalls when not given) lie on opposite sides of the band
+    on a relation the primary row reads withhold that row.  An undetermined
+    point names the cause of each open relation.
     """
     rel = {k: relation(speedups.get(k), min_effect) for k in RELATIONS}
-    progress = overlap_evidence(parallelism, concurrent_progress, min_effect, progress_share)
+    if replicate_intervals is None:
+        replicate_intervals = {
+            k: list(c.replicate_intervals) for k, c in speedups.items() if isinstance(c, RelationCall)
+        }
+    progress = overlap_evidence(parallelism, concurrent_progress, min_effect, min_time_ns)
     wall = None
     if wall_overlap is not None and math.isfinite(wall_overlap):
         wall = wall_overlap >= overlap_threshold
@@ -384,14 +520,95 @@ def classify(
         result, conclusion = _headline(row, matches, rel)
         return Verdict(row.key, result, conclusion, row.next_step, **common)
     undetermined = [k for k, r in rel.items() if r == "?"]
-    # an open relation whose replicates point both ways: say that, not "noise"
+    # an open relation whose replicates point both ways: say that
     split = replicate_disagreements(replicate_intervals or {}, min_effect, undetermined)
     if split:
         return Verdict.of(INCONCLUSIVE, reasons=tuple(split), **common)
     if undetermined:
-        why = (f"{', '.join(undetermined)} within noise of the +/-{min_effect:g} band",)
-        return Verdict.of(UNDETERMINED, reasons=why, **common)
+        whys, causes = [], []
+        for k in undetermined:
+            c = speedups.get(k)
+            why = c.reason if isinstance(c, RelationCall) and c.reason else _span_reason(c, min_effect)
+            cause = c.cause if isinstance(c, RelationCall) and c.cause else CAUSES[2]
+            whys.append(f"{k}: {why}")
+            causes.append(cause)
+        named = [c for c in CAUSES if c in causes]
+        row = UNDETERMINED
+        return Verdict(
+            row.key,
+            f"{row.result} ({', '.join(named)})",
+            row.conclusion,
+            row.next_step,
+            reasons=tuple(whys),
+            **common,
+        )
     return Verdict.of(NO_MATCH, **common)
+
+
+def _span_reason(speedup: Interval, min_effect: float) -> str:
+    b = _bounds(speedup)
+    up = 1.0 + min_effect
+    iv = f"[{b[0]:.3f}, {b[1]:.3f}] " if b else ""
+    return f"interval {iv}spans the margin [{1 / up:.3f}, {up:.3f}]"
+
+
+def judge_point(
+    decide: Callable[[Sequence[Any] | None], Verdict],
+    replicates: Sequence[Any],
+    disturbed: Mapping[Any, Sequence[str]],
+) -> tuple[Verdict, str, str]:
+    """A point's verdict on its clean replicates, with the disturbed ones
+    as a sensitivity check.
+
+    ``decide(keep)`` classifies the point on the replicates ``keep`` (None:
+    all of them); ``disturbed`` maps each replicate whose machine was
+    disturbed (loaded before or after, too few free cores, a device
+    fallback, interference in half its trials) to its findings.  Without
+    disturbed replicates the verdict is on all of them.  With some, it is
+    decided on the clean ones and the verdict with every replicate is
+    reported beside it (never used to withhold it).  With no clean one, the
+    point is "machine too busy: k of n replicates disturbed".  Returns the
+    verdict, the text of what was left out and the sensitivity text."""
+    n = len(replicates)
+    if not disturbed:
+        return decide(None), "", ""
+    why = [t if r is None else f"{_labels([r])}: {t}" for r, ts in disturbed.items() for t in ts]
+    clean = [r for r in replicates if r not in disturbed]
+    v_all = decide(None)
+    sens = f"with the disturbed {_labels(disturbed)}: {v_all.key}"
+    if not clean:
+        k = len(disturbed)
+        # other work on the machine ("machine too busy"), or a run that
+        # measured something else (a device fallback, a drifted clock)
+        busy = all(t.startswith(BUSY_FINDINGS) for ts in disturbed.values() for t in ts)
+        head = MACHINE_BUSY.result if busy else "no clean replicate"
+        v = replace(
+            v_all,
+            key=MACHINE_BUSY.key,
+            result=f"{head}: {k} of {max(n, k)} replicates disturbed",
+            conclusion=MACHINE_BUSY.conclusion,
+            next_step=MACHINE_BUSY.next_step,
+            matches=(),
+            reasons=tuple(why),
+        )
+        return v, "", sens
+    v_clean = decide(clean)
+    left = f"{_labels(disturbed)} left out: " + "; ".join(why)
+    same = "same row" if v_clean.key == v_all.key else f"differs from {v_clean.key} on the clean ones"
+    return v_clean, left, f"{sens} ({same})"
+
+
+# The findings (hxfuse.analysis.environment, hxfuse.analysis.aggregate) that
+# mean other work shared the machine.
+BUSY_FINDINGS = ("loaded before", "loaded after", "fewer free cores", "interference seen")
+
+
+def _labels(reps: Sequence[Any] | Mapping[Any, Any]) -> str:
+    """'replicate 2' / 'replicates 0, 2' ('the run' for a table without replicates)."""
+    r = [str(x) for x in reps if x is not None]
+    if not r:
+        return "the run"
+    return ("replicate " if len(r) == 1 else "replicates ") + ", ".join(r)
 
 
 def relations_text(rel: Mapping[str, str | None]) -> str:

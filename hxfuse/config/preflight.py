@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hxfuse.config import gpu as _gpu
 from hxfuse.config import targets as _targets
 from hxfuse.config.load import REPO_ROOT, ConfigError
 from hxfuse.config.params import HMX_REGION_BYTES, device_mode, target_settings, vtcm_bytes
@@ -178,6 +179,8 @@ def target_problems(config: dict, environ: dict | None = None, which=shutil.whic
                 problems.append(
                     pre + f"{qemu} is not installed: apt-get install qemu-user (Debian/Ubuntu; provides qemu-hexagon)"
                 )
+        elif _targets.get(target).gpu:
+            problems += _gpu.target_problems(config, target, environ, which=which)
         elif target in SDK_TARGETS:
             sp = sdk_paths(config, target, environ)
             key = f"target_settings.{target}"
@@ -233,6 +236,8 @@ def make_vars(config: dict, target: str, environ: dict | None = None) -> list[st
         out.append(f"CFLAGS={config['build']['cflags']}")
     if "qemu" in _targets.get(target).defaults and target_settings(config, target).get("qemu"):
         out.append(f"QEMU_HEXAGON={target_settings(config, target)['qemu']}")
+    if _targets.get(target).gpu:
+        out += _gpu.make_vars(config, target, environ)
     if target in SDK_TARGETS:
         sp = sdk_paths(config, target, environ)
         for var, key in (

@@ -232,6 +232,7 @@ def point_problems(config: dict, target: str) -> list[str]:
                             f"{pkey}.calibrate.{task}: task {task} is in none of "
                             f"the workloads {sweep['workloads']} of {skey}"
                         )
+            problems += _targets.point_limit_problems(target, p, pkey)
             if target in HEXAGON_TARGETS and p["precision"] != "u8i8":
                 why = _targets.get(target).integer_only
                 problems.append(

@@ -12,12 +12,15 @@ kernels/hexagon/README.md).  :data:`TARGETS` says, per target,
 - ``needs_sdk``: it builds only with the Qualcomm Hexagon SDK;
 - ``hexagon``: it runs the Hexagon kernels (integer kernels only, a GEMM with
   a fixed blocking), and ``integer_only`` says why fp32 is refused there;
-- ``toolchain``: what compiles its runner (``cc``, ``zig`` or
-  ``hexagon-clang``); ``make_target``: the ``TARGET=`` of kernels/Makefile
+- ``toolchain``: what compiles its runner (``cc``, ``zig``,
+  ``hexagon-clang`` or ``nvcc``); ``make_target``: the ``TARGET=`` of kernels/Makefile
   (kernels/targets/<make_target>.mk, which also gives the run prefix);
 - ``defaults``: per-target defaults of ``target_settings.<target>`` keys;
 - ``status`` and ``group_b``: what the target is, and what group B (existing
-  best concurrency) maps to on its backend, recorded with its results.
+  best concurrency) maps to on its backend, recorded with its results;
+- ``gpu``: it runs hxrun-cuda on an NVIDIA GPU (docs/gpu.md), and
+  ``point_limits`` the point parameters its runner takes one value of
+  ({key: (the value, why)}), refused before any job otherwise.
 
 Whether results are emulated is decided here and only here:
 :func:`is_emulated` by the target's name, :func:`emulated_results` for what a
@@ -48,6 +51,8 @@ class Target:
     integer_only: str | None = None
     toolchain: str = "cc"
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    gpu: bool = False
+    point_limits: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     @property
     def make_target(self) -> str:
@@ -69,6 +74,17 @@ _B_HEXAGON = (
     "path with one queue per engine thread; the FastRPC transport cost is not included."
 )
 _SDK_DEFAULTS = {"arch": "v73"}
+
+# The GPU runner (kernels/cuda/hxrun_cuda.cu) takes one value of these; the
+# reasons are its own error messages' (docs/gpu.md, "Options").
+_GPU_LIMITS = {
+    "precision": ("fp32", "M runs fp16/bf16 operands with fp32 accumulation on the tensor cores"),
+    "m_tile": (None, "the tensor-core GEMM's k-step is fixed at 16 (wmma m16n16k16)"),
+    "window": ("all", "the fused kernel launches every role at once"),
+    "d_buffers": (1, "D's destination is one buffer in device memory"),
+    "antagonist": (0, "no bandwidth antagonist threads: the memory is the GPU's"),
+}
+_GPU_STATUS = "NVIDIA GPU (CUDA): real engines (tensor cores, SMs, TMA / copy engine); untested on a GPU"
 
 TARGETS: dict[str, Target] = {
     t.name: t
@@ -120,12 +136,35 @@ TARGETS: dict[str, Target] = {
             toolchain="hexagon-clang",
             defaults=dict(_SDK_DEFAULTS),
         ),
+        Target(
+            "gpu",
+            emulated=False,
+            native=True,
+            status=_GPU_STATUS,
+            group_b="one CUDA stream per task, the three launches issued together (M, D, V; D on the copy "
+            "engine by cudaMemcpy2DAsync); the host polls each stream's event",
+            toolchain="nvcc",
+            gpu=True,
+            point_limits=_GPU_LIMITS,
+        ),
+        Target(
+            "gpu-graph",
+            emulated=False,
+            native=True,
+            status=_GPU_STATUS,
+            group_b="one CUDA graph with a parallel branch per task (fork-join, captured once), one "
+            "cudaGraphLaunch; the host polls each branch's event record node",
+            toolchain="nvcc",
+            gpu=True,
+            point_limits=_GPU_LIMITS,
+        ),
     )
 }
 NAMES = tuple(TARGETS)
 EMULATED_TARGETS = frozenset(t for t, info in TARGETS.items() if info.emulated)
 SDK_TARGETS = tuple(t for t, info in TARGETS.items() if info.needs_sdk)
 HEXAGON_TARGETS = tuple(t for t, info in TARGETS.items() if info.hexagon)
+GPU_TARGETS = tuple(t for t, info in TARGETS.items() if info.gpu)
 # the zig of the hexagon-qemu toolchain (pip install ziglang==ZIG_PIN)
 ZIG_PIN = "0.17.1"
 
@@ -176,3 +215,18 @@ def info(name: str) -> dict:
     """What a target is (emulated, status, group B), as a job parameter."""
     t = get(name)
     return {"emulated": bool(t.emulated), "status": t.status, "group_b": t.group_b, "hexagon": bool(t.hexagon)}
+
+
+def point_limit_problems(target: str, params: Mapping[str, Any], pkey: str) -> list[str]:
+    """Where a point's parameters ask target *target* for a value its runner
+    does not take (``point_limits``), one line each naming the key."""
+    out = []
+    for key, (value, why) in get(target).point_limits.items():
+        got = params.get(key, value)
+        if got != value:
+            shown = "null" if value is None else value
+            out.append(
+                f"{pkey}.{key}: target {target} takes only {key}: {shown} ({why}); "
+                f"e.g. target_settings.{target}.params.{key}: {shown}"
+            )
+    return out

@@ -29,7 +29,7 @@ from hxfuse.render.latex import tex_escape, verdict_tex
 from hxfuse.config.targets import emulated_results
 
 # verdict keys that are not a row of the reading table
-NO_ROW = ("inconclusive", "undetermined", "no-match", "excluded", "emulated")
+NO_ROW = ("inconclusive", "undetermined", "machine-busy", "no-match", "excluded", "emulated")
 REL_WORDS = {"<": "faster", "~": "no different", ">": "slower", "?": "undetermined"}
 SPEEDUP_COL = {"D/A": "speedup_over_A", "D/B": "speedup_over_B", "D/C": "speedup_over_C"}
 # the same ratios end to end: preparation done before timing added to each side
@@ -66,15 +66,14 @@ class Point:
 
     def interval(self, rel: str, e2e: bool = False) -> str:
         """'1.20 [1.10, 1.30]': the median with the decision interval that its
-        relation reads (the bootstrap interval where there is none: end to
-        end, or an older summary)."""
+        relation reads (end to end: the bootstrap interval, no relation)."""
         col = (E2E_COL if e2e else SPEEDUP_COL).get(rel)
         v = self.rec.get(col) if col else None
         if not _finite(v):
             return "--"
-        lo, hi = self.rec.get(f"{col}_decision_lo"), self.rec.get(f"{col}_decision_hi")
-        if not (_finite(lo) and _finite(hi)):
-            lo, hi = self.rec.get(f"{col}_lo"), self.rec.get(f"{col}_hi")
+        # _lo/_hi are the relation's one interval (the decision interval,
+        # docs/columns.md); end to end, its bootstrap interval
+        lo, hi = self.rec.get(f"{col}_lo"), self.rec.get(f"{col}_hi")
         if _finite(lo) and _finite(hi):
             return f"{float(v):.2f} [{float(lo):.2f}, {float(hi):.2f}]"
         return f"{float(v):.2f}"
@@ -123,13 +122,12 @@ def _relation_sentence(points: Sequence[Point], rel: str, m: float) -> str:
     n = sum(len(v) for v in c.values())
     if not n:
         return f"No point measured {x} against {y}."
-    band = f"1 $\\pm$ {m:g}"
     parts = []
     for sym, word in (
         ("<", f"{x} faster than {y} (interval above 1 + {m:g})"),
-        ("~", f"no difference (interval inside {band})"),
-        (">", f"{x} slower (interval below 1 - {m:g})"),
-        ("?", f"undetermined (interval crosses an edge of {band})"),
+        ("~", f"equivalent (interval inside [1/(1 + {m:g}), 1 + {m:g}], two one-sided tests)"),
+        (">", f"{x} slower (interval below 1/(1 + {m:g}))"),
+        ("?", "undetermined (too few replicates, machine busy, or interval spans the margin)"),
     ):
         if c[sym]:
             with_row = sum(p.has_row for p in c[sym])
@@ -203,9 +201,10 @@ def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host"
         [
             _verdict_points_sentence(pts, "D/C"),
             (
-                f"Progress overlap (D's parallelism interval above 1 + {m:g} and, from the tasks' checkpoints, "
-                f"at least two tasks advancing together for over a tenth of the shortest one's alone time) "
-                f"holds on {len(prog)} of those "
+                f"Progress overlap (from the tasks' checkpoints: at least two tasks each advancing at half "
+                f"their alone rate or more, together, for at least the stated minimum time, a fraction of the "
+                f"shortest one's alone time; CPU-time parallelism is occupancy, shown beside it, and decides "
+                f"only where there are no checkpoints) holds on {len(prog)} of those "
                 f"{len(rows)} points"
                 + (
                     " (parallelism "
@@ -243,7 +242,8 @@ def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host"
     out["B"] = " ".join(
         [
             (
-                f"D $\\sim$ B (interval inside 1 $\\pm$ {m:g}) on {len(db['~'])} of {n_b} points"
+                f"D $\\sim$ B (interval inside [1/(1 + {m:g}), 1 + {m:g}]: equivalent by two one-sided tests) "
+                f"on {len(db['~'])} of {n_b} points"
                 + (f", {sum(p.has_row for p in db['~'])} of them with a verdict." if db["~"] else ".")
             )
             if n_b
@@ -279,8 +279,21 @@ def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host"
     keys: dict[str, list[Point]] = {}
     for p in rows:
         keys.setdefault(p.key, []).append(p)
-    out["summary"] = (
-        f"On target {_tt(target)}, {len(rows)} of {len(pts)} points carry a verdict"
+    # the headline leads with D against B: on the host that is what the data
+    # carry (existing concurrency reaches or beats what D reaches, or not)
+    lead = (
+        f"On target {_tt(target)}, D against the backend's own concurrency (B): "
+        + ", ".join(
+            f"{w} on {len(db[s])}"
+            for s, w in (("~", "equivalent"), ("<", "D faster"), (">", "D slower"), ("?", "undetermined"))
+            if db[s]
+        )
+        + f" of {n_b} points. "
+        if n_b
+        else ""
+    )
+    out["summary"] = lead + (
+        f"{len(rows)} of {len(pts)} points carry a verdict"
         + ((": " + "; ".join(f"{verdict_tex(k)} on {len(v)}" for k, v in keys.items())) if rows else "")
         + f"; {len(pts) - len(rows)} are without one (Section~\\ref{{sec:inconclusive}})."
     )

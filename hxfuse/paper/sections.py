@@ -734,20 +734,21 @@ def limitations_tex(tabs: Mapping[str, pd.DataFrame], docs: Mapping[str, dict], 
         )
         verd = doc.get("verdicts") or []
         why = [str(v.get("inconclusive_reason") or "") for v in verd if v.get("verdict_key") == "inconclusive"]
-        envw = sum(any(k in r for k in ("loaded", "fewer free cores", "fallback")) for r in why)
+        busy = sum(v.get("verdict_key") == "machine-busy" for v in verd)
         rep = sum("replicates disagree" in r for r in why)
-        left = sum(bool(v.get("replicates_left_out")) and v.get("verdict_key") != "inconclusive" for v in verd)
+        left = sum(bool(v.get("replicates_left_out")) and v.get("verdict_key") != "machine-busy" for v in verd)
         items.append(
-            rf"\item \textbf{{Noise on a shared machine.}} {len(why)} of {len(verd)} points on {tt} are "
-            rf"inconclusive: {envw} because the replicates that ran on a loaded machine change the row or "
-            rf"no clean replicate remains, {rep} because two replicates' own intervals lie on opposite sides "
-            rf"of the minimum-effect band (a point can have both reasons); they carry no verdict. "
-            rf"{left} further points carry a verdict computed without a loaded replicate (the same row "
-            rf"with it). Noise never vetoes a point: each relation's interval is joined with a $t$ interval "
-            rf"on the replicates' medians and widened by the largest shift that the rounds hit by "
-            rf"interference could cause, so noisy relations near the band become undetermined. The machine "
-            rf"was shared with other work while measuring (recorded load and busy cores are in the summary), "
-            rf"which the replicates ({tex_escape(p['replicates'])} per point) expose rather than remove."
+            rf"\item \textbf{{Noise on a shared machine.}} Disturbed replicates are measured again, not "
+            rf"vetoed: the run job waits (bounded) for a quiet machine and reruns a replicate whose runner saw "
+            rf"other work; the points are decided on their clean replicates. On {tt}, {busy} of {len(verd)} "
+            rf"points had no clean replicate (machine too busy); {left} were decided without a disturbed "
+            rf"replicate, whose verdict with it is reported as a sensitivity check; {rep} are inconclusive "
+            rf"because two replicates' own intervals lie on opposite sides of the margin. Each relation is "
+            rf"decided on log(ratio), its interval joined with a $t$ interval on the replicates' medians and "
+            rf"widened by the largest shift that the rounds hit by interference could cause; a relation left "
+            rf"open names why (too few replicates, machine busy, or an interval spanning the margin). The "
+            rf"machine was shared with other work while measuring (recorded load and busy cores are in the "
+            rf"summary), which the replicates ({tex_escape(p['replicates'])} per point) expose rather than remove."
         )
         b = s[s["group"] == "B"]
 

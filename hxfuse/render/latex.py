@@ -31,6 +31,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from hxfuse.analysis import verdicts as vd
 from hxfuse.config.targets import emulated_results  # whose timings are not performance
 from hxfuse.render.tex import tex_escape  # the one escaper (re-exported: answers, paper, tables import it from here)
 
@@ -87,7 +88,8 @@ _D_VS_B_TEX = {"<": r", D$<$B", "~": r", D$\sim$B", ">": r", D$>$B", "?": r", D 
 def d_vs_b_tex(key, r) -> str:
     r"""', D$\sim$B' etc. for a row that does not read D/B; '' otherwise
     (older summaries without ``d_vs_b``: from ``d_equiv_b``)."""
-    if not isinstance(key, str) or key in ("D<A,D~B", "D<B,D<C", "no-difference"):
+    # the rows that read D/B say it themselves (hxfuse.analysis.verdicts.READS)
+    if not isinstance(key, str) or "D/B" in vd.READS.get(key, ()):
         return ""
     rel = r.get("d_vs_b")
     if not isinstance(rel, str) or rel not in _D_VS_B_TEX:
@@ -147,19 +149,20 @@ def table_rows(summary: pd.DataFrame, sweeps: dict, target: str) -> list[dict]:
             row["TA"] = fmt_ms(grp("A", "makespan_ns"))
             row["TD"] = fmt_ms(r["makespan_ns"])
             for k, g, col in SPEEDUPS:
-                # the interval a verdict reads where there is one (the
-                # bootstrap joined with the replicates' t interval and widened
-                # by the interference bound), so a bracket never contradicts
-                # its relation; the bootstrap interval otherwise (end to end)
-                lo, hi = grp(g, f"{col}_decision_lo"), grp(g, f"{col}_decision_hi")
-                if not (_finite(lo) and _finite(hi)):
-                    lo, hi = grp(g, f"{col}_lo"), grp(g, f"{col}_hi")
+                # the relation's one interval, the one its verdict reads
+                # (docs/columns.md: _lo/_hi), so a bracket never contradicts
+                # its relation
+                lo, hi = grp(g, f"{col}_lo"), grp(g, f"{col}_hi")
                 row[k] = spd_cell(grp(g, col), lo, hi)
             row["eta"] = fmt(r.get("eta_vs_alone"))
             row["eta_bound"] = fmt(r.get("eta_vs_bound"))
             row["par"] = spd_cell(r.get("parallelism"), r.get("parallelism_lo"), r.get("parallelism_hi"))
             key = r.get("verdict_key", "")
             row["verdict"] = verdict_tex(key)
+            if key in ("undetermined", "machine-busy") and isinstance(r.get("verdict"), str):
+                # the cause is the answer: "undetermined (too few replicates)",
+                # "machine too busy: 3 of 3 replicates disturbed"
+                row["verdict"] = tex_escape(r["verdict"])
             # D ~ B leads the cell, as it leads the verdict's text
             dvb = d_vs_b_tex(key, r)
             row["verdict"] = (r"D$\sim$B; " + row["verdict"]) if dvb == _D_VS_B_TEX["~"] else row["verdict"] + dvb

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from hxfuse.runner import integrity
 from hxfuse.runner import provenance
+from hxfuse.runner import quiet
 
 # runner exit codes (docs/runner.md): 0 ok, 4 checksum mismatch recorded (the
 # output is complete; `check` marks the point failed)
@@ -152,6 +153,9 @@ def run_point(
     log: str,
     emulated: bool = False,
     timeout_setting: str = "run.timeout_s",
+    quiet_wait_s: float = 0.0,
+    max_reruns: int = 0,
+    busy_per_core: float | None = None,
 ) -> int:
     """Run one replicate (*point*: target, sweep, workload, point, replicate,
     x, params, point_hash) and move its outputs into place.
@@ -161,7 +165,15 @@ def run_point(
     a result.  Returns 0 on success, 1 on failure, 128 + N when stopped by
     signal N (message on stderr and in the log, naming the replicate, the
     cause and the log).  *timeout_setting*: the config key a timeout message
-    names, the one the user would raise (the service mode has its own)."""
+    names, the one the user would raise (the service mode has its own).
+
+    Measure, don't veto (hxfuse.runner.quiet), with *busy_per_core* the
+    analysis's limit of other work (None: neither wait nor rerun): where the
+    runner runs on this machine (no run prefix), wait up to *quiet_wait_s*
+    for other work to leave the cores before each attempt; an attempt whose
+    runner saw other work before or after it (its own samples) is run
+    again, up to *max_reruns* times.  Every attempt is recorded in the sidecar
+    (``attempts``, ``reruns``); the last one is kept."""
     pid = "/".join(str(point[k]) for k in ("target", "sweep", "workload", "point"))
     pid += f"/rep{point['replicate']}"
     work = Path(out_jsonl + ".work")
@@ -180,10 +192,6 @@ def run_point(
     ]
     load_before = provenance.loadavg()
     ancestors = _ancestors()
-    handlers = {}
-
-    def on_signal(signum, frame):
-        raise _Stop(signum)
 
     def fail(lf, msg: str, code: int = 1) -> int:
         text = f"hxfuse: point {pid} FAILED: {msg}; no result kept (log: {log})"
@@ -193,58 +201,115 @@ def run_point(
         shutil.rmtree(work, ignore_errors=True)
         return code
 
+    attempts: list[dict] = []
     with open(log, "w") as lf:
         if env:
             lf.write("# env: " + " ".join(f"{k}={v}" for k, v in sorted(env.items())) + "\n")
         lf.write("$ " + shlex.join(cmd) + "\n")
         lf.flush()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            handlers[sig] = signal.signal(sig, on_signal)
-        t0 = time.monotonic()
-        proc = None
-        try:
-            try:
-                proc = subprocess.Popen(
-                    cmd,
-                    stdout=lf,
-                    stderr=subprocess.STDOUT,
-                    env={**os.environ, **env},
-                    start_new_session=True,
-                    preexec_fn=_die_with_parent,
-                )
-            except OSError as exc:
-                return fail(lf, f"cannot start the runner: {exc}", 127)
-            rc, timed_out = _wait_runner(proc, t0 + float(timeout_s), ancestors)
-            wall = time.monotonic() - t0
-            _kill_group(proc, signal.SIGKILL)  # anything the runner left behind
-        except _Stop as stop:
-            if proc is not None:
-                _stop_runner(proc, 0)
-            wall = time.monotonic() - t0
-            why = (
-                "Snakemake is gone"
-                if stop.signum == signal.SIGHUP and _orphaned(ancestors)
-                else f"the job received {_signame(stop.signum)}"
+        for n in range(1 + max(0, int(max_reruns))):
+            seen: dict = {"attempt": n + 1}
+            if busy_per_core is not None and quiet_wait_s > 0 and not prefix:
+                seen["quiet_wait"], signum = _wait_quiet(float(quiet_wait_s), busy_per_core)
+                if signum:
+                    why = f"stopped while waiting for a quiet machine: the job received {_signame(signum)}"
+                    return fail(lf, why, 128 + signum)
+                lf.write(f"hxfuse: attempt {n + 1}: waited for a quiet machine: {seen['quiet_wait']}\n")
+                lf.flush()
+            if n:
+                shutil.rmtree(work, ignore_errors=True)
+                (work / "npy").mkdir(parents=True)
+            code, rc, wall = _attempt(cmd, env, lf, timeout_s, ancestors, fail, work, timeout_setting)
+            if code is not None:
+                return code
+            found = quiet.disturbance(work / "trials.jsonl", busy_per_core) if busy_per_core is not None else []
+            seen |= {"runner_exit": rc, "wall_s": wall, "disturbed": found}
+            attempts.append(seen)
+            lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")
+            if not seen["disturbed"]:
+                break
+            again = n < int(max_reruns)
+            lf.write(
+                f"hxfuse: attempt {n + 1} disturbed: {'; '.join(seen['disturbed'])}; "
+                + ("running the replicate again\n" if again else "kept (config run.max_reruns reached)\n")
             )
-            return fail(
-                lf, f"stopped after {wall:.1f} s: {why}; the runner's process group was killed", 128 + stop.signum
-            )
-        finally:
-            for sig, h in handlers.items():
-                signal.signal(sig, h)
-
-        problem = _runner_problem(work, rc, timed_out, wall, timeout_s, timeout_setting)
-        if problem:
-            return fail(lf, problem)
-        lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")
+            lf.flush()
 
     rec = provenance.sidecar(point, work / "trials.jsonl", Path(runner), list(args), load_before)
     rec["runner_exit"] = rc
     rec["runner_wall_s"] = wall
     rec["run_prefix"] = prefix or ""
     rec["emulated"] = bool(rec.get("runner_env", {}).get("emulated")) or bool(emulated)
+    rec["attempts"] = attempts
+    rec["reruns"] = len(attempts) - 1
     _move_into_place(work, rec, out_jsonl, out_provenance, out_npy)
     return 0
+
+
+def _wait_quiet(max_wait_s: float, per_core: float) -> tuple[dict, int]:
+    """hxfuse.runner.quiet.wait_quiet with the job's signals caught: (what
+    was seen, 0), or ({}, the signal) when the job was asked to stop."""
+    handlers = {}
+
+    def on_signal(signum, frame):
+        raise _Stop(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handlers[sig] = signal.signal(sig, on_signal)
+    try:
+        return quiet.wait_quiet(max_wait_s, per_core), 0
+    except _Stop as stop:
+        return {}, stop.signum
+    finally:
+        for sig, h in handlers.items():
+            signal.signal(sig, h)
+
+
+def _attempt(cmd, env, lf, timeout_s, ancestors, fail, work, timeout_setting) -> tuple[int | None, int, float]:
+    """One run of the runner: (None, exit status, wall s) when its output can
+    be kept, else (the job's exit code, ...) after *fail* removed the work."""
+    handlers = {}
+
+    def on_signal(signum, frame):
+        raise _Stop(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handlers[sig] = signal.signal(sig, on_signal)
+    t0 = time.monotonic()
+    proc = None
+    try:
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=lf,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **env},
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            return fail(lf, f"cannot start the runner: {exc}", 127), 0, 0.0
+        rc, timed_out = _wait_runner(proc, t0 + float(timeout_s), ancestors)
+        wall = time.monotonic() - t0
+        _kill_group(proc, signal.SIGKILL)  # anything the runner left behind
+    except _Stop as stop:
+        if proc is not None:
+            _stop_runner(proc, 0)
+        wall = time.monotonic() - t0
+        why = (
+            "Snakemake is gone"
+            if stop.signum == signal.SIGHUP and _orphaned(ancestors)
+            else f"the job received {_signame(stop.signum)}"
+        )
+        msg = f"stopped after {wall:.1f} s: {why}; the runner's process group was killed"
+        return fail(lf, msg, 128 + stop.signum), 0, wall
+    finally:
+        for sig, h in handlers.items():
+            signal.signal(sig, h)
+    problem = _runner_problem(work, rc, timed_out, wall, timeout_s, timeout_setting)
+    if problem:
+        return fail(lf, problem), rc, wall
+    return None, rc, wall
 
 
 def _wait_runner(proc: subprocess.Popen, deadline: float, ancestors: list[tuple[int, str]]) -> tuple[int, bool]:

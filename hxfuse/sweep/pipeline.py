@@ -192,7 +192,7 @@ def aggregate_target(
         trials["target"] = pd.Series(dtype=str)
     trials.to_csv(out_trials, index=False)
     if len(trials):
-        extra = {"min_effect": analysis["min_effect"]} if "min_effect" in analysis else {}
+        extra = {k: analysis[k] for k in ("min_effect", "min_replicates", "overlap_min_fraction") if k in analysis}
         summary = agg.summarize(
             trials,
             point_cols=POINT_COLS,
@@ -202,6 +202,7 @@ def aggregate_target(
             **extra,
         )
         summary = label_target(summary, target, emulated, group_mapping(prov))
+        summary = add_reruns(summary, prov)
         # control overhead as a share of the makespan (the granularity family)
         summary = families.add_control_share(summary)
         verdicts = agg.verdict_table(summary, point_cols=POINT_COLS)
@@ -277,6 +278,21 @@ def _read_replicates(
     return tables, prov, reasons
 
 
+def add_reruns(summary: pd.DataFrame, prov: dict[str, dict]) -> pd.DataFrame:
+    """``reruns``: how many times the point's replicates were run again
+    because their runner saw other work (the sidecars' ``reruns``,
+    hxfuse.runner.quiet), on every row of the point; 0 for sidecars
+    without the field."""
+    if "point_id" not in summary:
+        return summary
+    per: dict[str, int] = {}
+    for rid, v in prov.items():
+        pid = rid.rsplit("/rep", 1)[0]
+        per[pid] = per.get(pid, 0) + int(v.get("reruns") or 0)
+    summary["reruns"] = summary["point_id"].map(per).fillna(0).astype(int)
+    return summary
+
+
 def _summary_doc(
     target: str,
     emulated: bool,
@@ -319,6 +335,8 @@ def _summary_doc(
         # independent runner invocations per point (run.replicates)
         "replicates": {p["id"]: int(p["replicates"]) for p in points},
         "failed_points": failed,
+        # replicates run again because their runner saw other work (run.max_reruns)
+        "reruns": {rid: int(v.get("reruns") or 0) for rid, v in prov.items() if v.get("reruns")},
         "verdicts": verdicts.to_dict(orient="records"),
         "tolerance": tolerance,
         "analysis": analysis,

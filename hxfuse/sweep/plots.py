@@ -433,7 +433,7 @@ def speedup_figure(summary_csv: str | Path, sweep: str, sweep_cfg: dict, out: Se
         ax.minorticks_off()
         ax.set_title(WORKLOAD_TITLES.get(w, w), fontsize=9)
         ax.set_xlabel(sweep_cfg.get("variable", "point"))
-    axes[0, 0].set_ylabel("speedup  T_Y / T_X  (median, 95% CI)")
+    axes[0, 0].set_ylabel("speedup  T_Y / T_X  (median, decision interval)")
     speedup_pair_legend(fig, axes[0, 0])
     note = ""
     failed = long[~long["point_ok"].astype(bool)].drop_duplicates(["workload", "point"]) if len(long) else long

@@ -134,6 +134,10 @@ def verdict_rows(summary: pd.DataFrame) -> pd.DataFrame:
             "wall overlap max (D)": _num(d.get("overlap_max")),
             "concurrent us (D)": _us(d.get("concurrent_ns")),
             "replicates": _num(d.get("n_replicates"), "{:.0f}"),
+            # measure, don't veto: replicates still disturbed after the
+            # run job's reruns, and how many reruns it took
+            "disturbed / reruns": " / ".join(_num(d.get(k), "{:.0f}") for k in ("replicates_disturbed", "reruns")),
+            "with disturbed replicates": _text(d.get("sensitivity")),
             "D/A per replicate": _range(d.get("speedup_over_A_rep_min"), d.get("speedup_over_A_rep_max")),
             "B late handovers": _num(d.get("late_handover_share_B"), "{:.0%}"),
             "relations": _text(d.get("relations")),
@@ -240,14 +244,15 @@ def html_page(title: str, df: pd.DataFrame, notes: Sequence[str] = (), classes: 
 VERDICT_NOTES = (
     "One row per point and workload. Times are medians over measured rounds (warm-up and empty "
     "trials excluded) with bootstrap 95% intervals; speedups X/Y = T_Y / T_X are paired within a "
-    "round; with replicates the intervals come from a two-level bootstrap (replicates, then rounds). "
-    "A relation counts only beyond the minimum effect m (analysis.min_effect): X<Y when the "
-    "interval lies above 1 + m, X>Y below 1 - m, X~Y inside 1 +/- m, X?Y otherwise. Parallelism = "
-    "task CPU time / makespan: the progress evidence of overlap (about 1 when tasks take turns on "
-    "one core). Relations are decided on the interval joined with a t interval on the replicates' "
-    "medians and widened by the interference bound. A loaded replicate is left out, and the point is "
-    "inconclusive when that changes the row, or when two replicates' own intervals lie on opposite "
-    "sides of the band (reason shown). The verdict applies the reading table; 'also holds' lists every "
+    "round and shown with the one interval each relation is decided on: on log(ratio), the two-level "
+    "bootstrap (replicates, then rounds) joined with a t interval on the replicates' medians and widened "
+    "by the interference bound. With the margin m (analysis.min_effect): X<Y when the interval lies above "
+    "1 + m, X>Y below 1/(1 + m), X~Y inside both (two one-sided tests), X?Y otherwise, with its reason "
+    "(too few replicates, machine busy, interval spans the margin). Progress overlap comes from the tasks' "
+    "checkpoints; parallelism = task CPU time / makespan is occupancy, shown beside it. A disturbed "
+    "replicate is rerun by the run job, else left out (its verdict shown as a sensitivity check); with no "
+    "clean replicate the point is 'machine too busy'; two replicates' own intervals on opposite sides of "
+    "the margin make it inconclusive. The verdict applies the reading table; 'also holds' lists every "
     "matching row, most specific first. Definitions: docs/metrics.md and docs/columns.md.",
 )
 

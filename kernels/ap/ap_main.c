@@ -6,6 +6,7 @@
  * aligned with the AP's within the bound (end status clock_unaligned). */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,8 @@ static void usage(FILE *f) {
         "                              test hook: the skel gives its clock this offset and drift\n"
         "  --selftest --out FILE [--cdsprpc PATH] [--selftest-step-timeout S]\n"
         "                              the boundary's first-day ladder (library, session, setup, queues,\n"
-        "                              ping, threads, one request, one fused entry); the DSP's: hxrun --selftest\n"
+        "                              ping, threads, one request, one fused entry, teardown); the DSP's:\n"
+        "                              hxrun --selftest\n"
         "  not available: --check-at-publish (the AP cannot read DSP memory at publication)\n",
         f);
 }
@@ -101,15 +103,18 @@ static int strip_options(int argc, char **argv, hx_ap_options *o, char **fwd, in
 /* hxrun-ap --selftest: the boundary's first-day ladder.  Each set-up step
  * of the driver (exec_ap.h) runs alone and is recorded, then one empty
  * request (group A, M) and one empty fused entry (group D, mvd) cross the
- * queues.  As hxrun --selftest: each step is written and flushed before it
+ * queues, and teardown (STOP, the queues' close, the session's close) runs
+ * as the last step, bounded by half the step timeout so that a hung one is
+ * named with the call it is stuck in.  Each failure's detail carries the
+ * AEE code in hex, decoded, with a hint (rpc.h).  As hxrun --selftest: each step is written and flushed before it
  * starts and when it ends (a crash leaves the step that crashed), and a
  * watchdog names a step that does not return.  A step after a failed one is
  * not run (each needs the one before).  Exit 0: every step passed; 1: one
  * failed; 5: one hung; 2: bad arguments.  The DSP side's own ladder is
  * hxrun --selftest (dsp-only). */
-enum { ST_REQUEST = HX_AP_NSTEPS, ST_FUSED, ST_N };
+enum { ST_REQUEST = HX_AP_NSTEPS, ST_FUSED, ST_TEARDOWN, ST_N };
 static const char *st_name(int i) {
-    return i < HX_AP_NSTEPS ? hx_ap_step_names[i] : i == ST_REQUEST ? "request" : "fused";
+    return i < HX_AP_NSTEPS ? hx_ap_step_names[i] : i == ST_REQUEST ? "request" : i == ST_FUSED ? "fused" : "teardown";
 }
 
 static void st_log(const char *line) { fprintf(stderr, "%s\n", line); }
@@ -133,6 +138,49 @@ static int st_trial(hx_exec *x, int group, uint32_t mask, char *d, size_t n) {
     snprintf(d, n, "%d request(s), makespan %llu ns (submit %llu ns, wait %llu ns)", h.requests,
              (unsigned long long)(h.wait_end - h.submit_begin), (unsigned long long)h.submit_ns,
              (unsigned long long)h.wait_ns);
+    return 0;
+}
+
+/* Teardown on a thread of its own, bounded: STOP, the queues' close and
+ * the session's close all wait on the DSP, and a DSP stuck (or a PD dead in
+ * a way the library does not notice) would hold the process for ever.
+ * Returns 0, or -1 with the call it is stuck in named in d (the thread is
+ * left behind: the process ends soon after). */
+typedef struct teardown_job {
+    hx_exec *x;
+    int done;
+} teardown_job;
+
+static void *teardown_thread(void *arg) {
+    teardown_job *j = arg;
+    hx_exec_teardown(j->x);
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static int bounded_teardown(hx_exec *x, double bound_s, char *d, size_t n) {
+    static teardown_job j;
+    j = (teardown_job){x, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, teardown_thread, &j) != 0) {
+        hx_exec_teardown(x);
+        snprintf(d, n, "torn down (unbounded: no thread for the bound)");
+        return 0;
+    }
+    uint64_t deadline = hx_now_ns() + (uint64_t)(bound_s * 1e9);
+    while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE) && hx_now_ns() < deadline) hx_sleep_ns(1000000u);
+    if (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) {
+        pthread_detach(t);
+        snprintf(d, n,
+                 "teardown did not return within %g s: stuck in %s; hint: a DSP thread does not finish (a hung "
+                 "engine, or a DSP process that died without FastRPC noticing); the session cannot be closed from "
+                 "here: end this process, and if the next run hangs at once, restart the cDSP session (reboot); "
+                 "the DSP's side is in adb logcat -s adsprpc",
+                 bound_s, hx_ap_teardown_stage());
+        return -1;
+    }
+    pthread_join(t, NULL);
+    snprintf(d, n, "STOP, the queues' close and the session's close returned");
     return 0;
 }
 
@@ -174,19 +222,28 @@ static int selftest_main(int argc, char **argv) {
     hx_thread *wd = hx_ladder_start(&L, err, sizeof err);
     static hx_exec x;
     hx_ap_begin(&x, &cfg);
-    int failed = 0;
+    int failed = 0, torn_down = 0;
+    /* teardown's own bound: well inside the watchdog's, so that the step
+     * names the call it is stuck in */
+    double bound_s = timeout_s / 2;
     for (int i = 0; i < ST_N && !failed; i++) {
-        char d[1024] = "";
+        char d[2048] = "";
         hx_ladder_begin(&L, i);
         if (hang && !strcmp(hang, st_name(i)))
             for (;;) hx_sleep_ns(1000000000u);
         int rc = i < HX_AP_NSTEPS  ? hx_ap_step(i, d, sizeof d)
                  : i == ST_REQUEST ? st_trial(&x, HX_G_A, HX_BIT(HX_M), d, sizeof d)
-                                   : st_trial(&x, HX_G_D, HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D), d, sizeof d);
+                 : i == ST_FUSED   ? st_trial(&x, HX_G_D, HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D), d, sizeof d)
+                                   : bounded_teardown(&x, bound_s, d, sizeof d);
+        torn_down |= i == ST_TEARDOWN;
         failed = rc != 0;
         hx_ladder_end(&L, i, rc ? HX_LADDER_FAIL : HX_LADDER_PASS, d);
     }
-    hx_exec_teardown(&x);
+    if (!torn_down) {
+        /* after a failed step: not a step of the ladder, still bounded */
+        char d[2048];
+        if (bounded_teardown(&x, bound_s, d, sizeof d)) fprintf(stderr, "hxrun-ap: selftest: %s\n", d);
+    }
     return hx_ladder_finish(&L, wd);
 }
 

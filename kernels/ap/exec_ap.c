@@ -5,8 +5,14 @@
  *   FastRPC methods (stub.c): SETUP, START, CONTROL (ping, begin-trial,
  *     poison, checksum, read, end), STOP: untimed, between trials.
  *   dspqueue packets: the timed path.  One queue per engine; each queue's
- *     packet callback reads every reply, stamps host_seen at the read and
- *     signals the waiting request's event.
+ *     packet callback reads every reply with dspqueue_read_noblock, stamps
+ *     host_seen at the read and signals the waiting request's event.  Never
+ *     a blocking dspqueue_read there: libcdsprpc runs the callback holding
+ *     the queue's non-recursive packet mutex, which dspqueue_read takes
+ *     (quic/fastrpc src/dspqueue/dspqueue_cpu.c,
+ *     dspqueue_packet_callback_thread and dspqueue_read; inc/dspqueue.h:
+ *     "Clients cannot use blocking read calls if a packet callback has been
+ *     set"), so the first reply would deadlock the callback thread.
  *
  * Every DSP time is mapped onto the AP clock with the start fit of the
  * clock alignment (clock_align.h) and written as ns since the mirror's
@@ -114,10 +120,12 @@ void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, 
 }
 
 /* The first transport failure wins; every later wait sees it and ends. */
-static void transport_fail(ap_state *st, const char *fmt, const char *what, const char *queue, int code) {
+static void transport_fail(ap_state *st, const char *fmt, const char *what, const char *queue, int code, int at) {
+    char e[1024];
+    hx_aee_explain(code, at, e, sizeof e);
     pthread_mutex_lock(&st->lock);
     if (!st->transport_failed) {
-        snprintf(st->transport_err, sizeof st->transport_err, fmt, what, queue, hx_aee_name(code), code);
+        snprintf(st->transport_err, sizeof st->transport_err, fmt, what, queue, e);
         __atomic_store_n(&st->transport_failed, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&st->lock);
@@ -143,8 +151,8 @@ static void note_common(ap_state *st, const hx_wire_resp *r) {
 static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
     hx_exec *x = st->x;
     if (r->magic != HX_WIRE_MAGIC) {
-        transport_fail(st, "%s on queue %s: a reply without the hxfuse magic (%s, %d)", "dspqueue_read", queue_names[q],
-                       AEE_EBADPARM);
+        transport_fail(st, "%s on queue %s: a reply without the hxfuse magic (%s)", "dspqueue_read", queue_names[q],
+                       AEE_EBADPARM, HX_AT_QUEUE_READ);
         return;
     }
     pthread_mutex_lock(&st->lock);
@@ -174,27 +182,28 @@ static void route(ap_state *st, const hx_wire_resp *r, uint64_t seen, int q) {
     hx_counter_bump(&x->host_channel);
 }
 
-/* dspqueue's packet callback: read every reply now in the queue. */
+/* dspqueue's packet callback: read every reply now in the queue, without
+ * blocking (see the top of this file), until the queue is empty. */
 static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
     queue_ctx *c = (queue_ctx *)context;
     ap_state *st = c->st;
     static __thread hx_wire_resp r; /* large: off the callback's stack */
     if (error != AEE_SUCCESS) {
-        transport_fail(st, "%s on queue %s: %s (%d)", "dspqueue packet callback", queue_names[c->q], error);
+        transport_fail(st, "%s on queue %s: %s", "dspqueue packet callback", queue_names[c->q], error, HX_AT_QUEUE);
         return;
     }
     for (;;) {
         uint32_t flags = 0, nbufs = 0, len = 0;
-        int rc = st->lib.dq_read(queue, &flags, 0, &nbufs, NULL, sizeof r, &len, (uint8_t *)&r, 0);
+        int rc = st->lib.dq_read_noblock(queue, &flags, 0, &nbufs, NULL, sizeof r, &len, (uint8_t *)&r);
         uint64_t seen = hx_exec_now(st->x);
-        if (rc == AEE_EWOULDBLOCK || rc == AEE_EEXPIRED) return; /* drained */
+        if (rc == AEE_EWOULDBLOCK) return; /* drained */
         if (rc != AEE_SUCCESS) {
-            transport_fail(st, "%s on queue %s: %s (%d)", "dspqueue_read", queue_names[c->q], rc);
+            transport_fail(st, "%s on queue %s: %s", "dspqueue_read_noblock", queue_names[c->q], rc, HX_AT_QUEUE_READ);
             return;
         }
         if (len < offsetof(hx_wire_resp, entry_begin)) {
-            transport_fail(st, "%s on queue %s: a reply shorter than its header (%s, %d)", "dspqueue_read",
-                           queue_names[c->q], AEE_EBADPARM);
+            transport_fail(st, "%s on queue %s: a reply shorter than its header (%s)", "dspqueue_read",
+                           queue_names[c->q], AEE_EBADPARM, HX_AT_QUEUE_READ);
             return;
         }
         if (len < sizeof r) memset((uint8_t *)&r + len, 0, sizeof r - len);
@@ -205,7 +214,7 @@ static void packet_cb(dspqueue_t queue, AEEResult error, void *context) {
 static void error_cb(dspqueue_t queue, AEEResult error, void *context) {
     (void)queue;
     queue_ctx *c = (queue_ctx *)context;
-    transport_fail(c->st, "%s on queue %s: %s (%d)", "dspqueue error callback", queue_names[c->q], error);
+    transport_fail(c->st, "%s on queue %s: %s", "dspqueue error callback", queue_names[c->q], error, HX_AT_QUEUE);
 }
 
 /* --- waiting ------------------------------------------------------------ */
@@ -299,8 +308,9 @@ static int write_packet(ap_state *st, int q, const hx_wire_req *req) {
 }
 
 static int packet_error(char *err, size_t errlen, int q, int rc) {
-    snprintf(err, errlen, "dspqueue_write on queue %s failed: %s (%d)%s", queue_names[q], hx_aee_name(rc), rc,
-             rc == AEE_EEXPIRED ? ": the queue stayed full" : "");
+    char e[1024];
+    snprintf(err, errlen, "dspqueue_write on queue %s failed: %s", queue_names[q],
+             hx_aee_explain(rc, HX_AT_QUEUE_WRITE, e, sizeof e));
     return -1;
 }
 
@@ -400,18 +410,19 @@ static int run_b(ap_state *st, uint32_t mask, hx_host_times *h, char *err, size_
 
 static int control(ap_state *st, uint32_t op, uint32_t task, uint64_t arg, uint64_t off, uint64_t len,
                    hx_wire_ctl_resp *resp, void *bulk, size_t cap, char *err, size_t errlen) {
-    static const char *const names[] = {"?", "PING", "BEGIN_TRIAL", "POISON", "CHECKSUM", "READ", "END"};
+    static const char *const names[] = {"?", "PING", "BEGIN_TRIAL", "POISON", "CHECKSUM", "READ", "END", "CKPT"};
     hx_wire_ctl_req req = {op, task, arg, off, len};
     memset(resp, 0, sizeof *resp);
     int rc = hxfuse_control(&st->s, &req, resp, bulk, cap);
     if (rc != AEE_SUCCESS) {
-        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s (%d)", names[op <= HX_CTL_END ? op : 0], hx_aee_name(rc),
-                 rc);
+        char e[1024];
+        snprintf(err, errlen, "hxfuse CONTROL %s failed: %s", names[op <= HX_CTL_CKPT ? op : 0],
+                 hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
     if (resp->status != 0) {
         resp->error[sizeof resp->error - 1] = 0;
-        snprintf(err, errlen, "hxfuse CONTROL %s: the DSP refused: %s", names[op <= HX_CTL_END ? op : 0], resp->error);
+        snprintf(err, errlen, "hxfuse CONTROL %s: the DSP refused: %s", names[op <= HX_CTL_CKPT ? op : 0], resp->error);
         return -1;
     }
     return 0;
@@ -513,14 +524,16 @@ static int step_setup(ap_state *st, char *d, size_t n) {
                              st->opt.test_offset_ns, st->opt.test_drift_ppm};
     int rc = hxfuse_setup(&st->s, &req, blob, &st->setup);
     if (rc != AEE_SUCCESS) {
-        snprintf(d, n, "hxfuse SETUP failed: %s (%d)", hx_aee_name(rc), rc);
+        char e[1024];
+        snprintf(d, n, "hxfuse SETUP failed: %s", hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
         return -1;
     }
     hx_wire_setup_resp *sr = &st->setup;
     sr->error[sizeof sr->error - 1] = 0;
     sr->device_json[sizeof sr->device_json - 1] = 0;
     if (sr->status != 0) {
-        snprintf(d, n, "%s", sr->error);
+        const char *hint = hx_setup_hint(sr->error);
+        snprintf(d, n, "%s%s%s", sr->error, hint ? "; hint: " : "", hint ? hint : "");
         return sr->status == 2 ? -2 : sr->status == 3 ? -3 : -1;
     }
     st->set_up = 1; /* the skel holds an executor now: STOP at teardown, whatever fails next */
@@ -543,12 +556,16 @@ static int step_queues(ap_state *st, char *d, size_t n) {
                                    &st->qctx[q], &st->q[q]);
         if (rc != AEE_SUCCESS) {
             st->q[q] = NULL;
-            snprintf(d, n, "dspqueue_create for queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
+            char e[1024];
+            snprintf(d, n, "dspqueue_create for queue %s failed: %s", queue_names[q],
+                     hx_aee_explain(rc, HX_AT_QUEUE, e, sizeof e));
             return -1;
         }
         rc = st->lib.dq_export(st->q[q], &st->qid[q]);
         if (rc != AEE_SUCCESS) {
-            snprintf(d, n, "dspqueue_export of queue %s failed: %s (%d)", queue_names[q], hx_aee_name(rc), rc);
+            char e[1024];
+            snprintf(d, n, "dspqueue_export of queue %s failed: %s", queue_names[q],
+                     hx_aee_explain(rc, HX_AT_QUEUE, e, sizeof e));
             return -1;
         }
     }
@@ -559,7 +576,11 @@ static int step_queues(ap_state *st, char *d, size_t n) {
     int rc = hxfuse_start(&st->s, &sreq, &ss);
     if (rc != AEE_SUCCESS || ss.status != 0) {
         ss.error[sizeof ss.error - 1] = 0;
-        if (rc != AEE_SUCCESS) snprintf(d, n, "hxfuse START failed: %s (%d)", hx_aee_name(rc), rc);
+        char e[1024];
+        if (rc != AEE_SUCCESS) snprintf(d, n, "hxfuse START failed: %s", hx_aee_explain(rc, HX_AT_INVOKE, e, sizeof e));
+        else if (ss.dsp_code)
+            snprintf(d, n, "hxfuse START: the DSP refused: %s: %s", ss.error,
+                     hx_aee_explain(ss.dsp_code, HX_AT_QUEUE, e, sizeof e));
         else snprintf(d, n, "hxfuse START: the DSP refused: %s", ss.error);
         return -1;
     }
@@ -613,9 +634,18 @@ int hx_exec_setup(hx_exec *x, const hx_config *cfg, const hx_kernels *kern, char
     return 0;
 }
 
+/* Where teardown is now, for a teardown that does not return (the self-test
+ * names the call it is stuck in). */
+static const char *teardown_stage = "not started";
+static void stage(const char *what) { __atomic_store_n(&teardown_stage, what, __ATOMIC_RELEASE); }
+const char *hx_ap_teardown_stage(void) { return __atomic_load_n(&teardown_stage, __ATOMIC_ACQUIRE); }
+
 void hx_exec_teardown(hx_exec *x) {
+    static const char *const close_stage[HX_WIRE_QUEUES] = {"dspqueue_close of queue M", "dspqueue_close of queue V",
+                                                            "dspqueue_close of queue D"};
     ap_state *st = &ap;
     if (st->x != x) return; /* set-up never began */
+    stage("stopping the antagonists and the B submitters");
     hx_antagonists_stop(&x->bw);
     __atomic_store_n(&st->stop_subs, 1u, __ATOMIC_RELEASE);
     hx_counter_bump(&st->go);
@@ -623,14 +653,18 @@ void hx_exec_teardown(hx_exec *x) {
     st->nsub = 0;
     if ((st->set_up || st->started) && !st->stopped) {
         hx_wire_status ss;
+        stage("hxfuse STOP (the DSP closes its queues and tears its executor down)");
         hxfuse_stop(&st->s, &ss); /* best effort: the session closes anyway */
         st->stopped = 1;
     }
     for (int q = 0; q < HX_WIRE_QUEUES; q++)
-        if (st->q[q]) st->lib.dq_close(st->q[q]), st->q[q] = NULL;
+        if (st->q[q]) stage(close_stage[q]), st->lib.dq_close(st->q[q]), st->q[q] = NULL;
+    stage("remote_handle64_close (the skel's close)");
     hxfuse_close(&st->s);
+    stage("unloading the FastRPC library");
     if (st->loaded) hx_rpc_unload(&st->lib), st->loaded = 0;
     for (int b = 0; b < HX_NBUFS; b++) free(st->buf[b]), st->buf[b] = NULL;
+    stage("done");
 }
 
 /* --- one trial ---------------------------------------------------------- */
@@ -653,6 +687,28 @@ static void expect(ap_state *st, int task, uint64_t seq) {
     pthread_mutex_lock(&st->lock);
     st->task_seq[task] = seq;
     pthread_mutex_unlock(&st->lock);
+}
+
+/* After the trial, untimed: each task's checkpoints (the replies carried
+ * only their counts, to keep the timed path's messages small: wire.h). */
+static int fetch_checkpoints(ap_state *st, uint32_t mask, char *err, size_t errlen) {
+    static hx_wire_ckpts c;
+    for (int i = 0; i < HX_NTASKS; i++) {
+        hx_task *t = &st->x->task[i];
+        if (!(mask & HX_BIT(i)) || !hx_event_is_set(&t->published)) continue;
+        int any = 0;
+        for (int w = 0; w < t->nworkers; w++) any |= t->workers[w].nckpt > 0;
+        if (!any) continue;
+        hx_wire_ctl_resp r;
+        if (control(st, HX_CTL_CKPT, (uint32_t)i, 0, 0, 0, &r, &c, sizeof c, err, errlen)) return -1;
+        if (r.bulk_bytes != sizeof c) {
+            snprintf(err, errlen, "hxfuse CONTROL CKPT of task %s: %llu bytes, %zu expected", hx_task_names[i],
+                     (unsigned long long)r.bulk_bytes, sizeof c);
+            return -1;
+        }
+        hx_wire_unpack_ckpts(t, &c, map_dsp, st);
+    }
+    return 0;
 }
 
 int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times *h, char *err, size_t errlen) {
@@ -729,6 +785,7 @@ int hx_run_group(hx_exec *x, int group, uint32_t mask, int empty, hx_host_times 
     }
     default: snprintf(err, errlen, "unknown group %d", group); return -1;
     }
+    if (!rc) rc = fetch_checkpoints(st, mask, err, errlen);
     x->arena.peak_bytes = st->peak;
     return rc ? -1 : 0;
 }

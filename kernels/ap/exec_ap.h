@@ -44,4 +44,6 @@ enum {
 extern const char *const hx_ap_step_names[HX_AP_NSTEPS];
 void hx_ap_begin(hx_exec *x, const hx_config *cfg);
 int hx_ap_step(int step, char *detail, size_t len);
+/* The call hx_exec_teardown is in now ("done" when it returned). */
+const char *hx_ap_teardown_stage(void);
 #endif

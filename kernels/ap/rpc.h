@@ -32,9 +32,10 @@ typedef struct hx_rpc_lib {
     AEEResult (*dq_export)(dspqueue_t q, uint64_t *id);
     AEEResult (*dq_write)(dspqueue_t q, uint32_t flags, uint32_t nbufs, struct dspqueue_buffer *bufs, uint32_t len,
                           const uint8_t *msg, uint32_t timeout_us);
-    AEEResult (*dq_read)(dspqueue_t q, uint32_t *flags, uint32_t max_bufs, uint32_t *nbufs,
-                         struct dspqueue_buffer *bufs, uint32_t max_len, uint32_t *len, uint8_t *msg,
-                         uint32_t timeout_us);
+    /* Only the non-blocking read: the replies are read inside each queue's
+     * packet callback, where a blocking dspqueue_read deadlocks (exec_ap.c). */
+    AEEResult (*dq_read_noblock)(dspqueue_t q, uint32_t *flags, uint32_t max_bufs, uint32_t *nbufs,
+                                 struct dspqueue_buffer *bufs, uint32_t max_len, uint32_t *len, uint8_t *msg);
 } hx_rpc_lib;
 
 /* The library hxrun-ap loads when neither --cdsprpc nor HX_CDSPRPC_LIB names one. */
@@ -43,8 +44,20 @@ typedef struct hx_rpc_lib {
  * line naming the library and the missing symbol (dlerror's words). */
 int hx_rpc_load(hx_rpc_lib *l, const char *path, char *err, size_t errlen);
 void hx_rpc_unload(hx_rpc_lib *l);
-/* An AEE code's name ("AEE_EEXPIRED"), or "AEE error" for one not listed. */
+/* An AEE code's name ("AEE_EEXPIRED"; a DSP code's with its offset,
+ * DSP_AEE_EOFFSET, taken off), or "AEE error" for one not listed. */
 const char *hx_aee_name(int code);
+/* "AEE_EUNABLETOLOAD (0x80000406, from the DSP)": name, hex, and whether
+ * the DSP returned it.  Returns buf. */
+const char *hx_aee_str(int code, char *buf, size_t n);
+/* Where a code came back, for its hint. */
+enum { HX_AT_UNSIGNED, HX_AT_OPEN, HX_AT_INVOKE, HX_AT_QUEUE_READ, HX_AT_QUEUE_WRITE, HX_AT_QUEUE };
+/* What to do about `code` met at `at`, NULL when there is nothing to add. */
+const char *hx_aee_hint(int code, int at);
+/* hx_aee_str and, when there is one, "; hint: " and the hint.  Returns buf. */
+const char *hx_aee_explain(int code, int at, char *buf, size_t n);
+/* A hint for a SETUP the DSP refused with this reason, or NULL. */
+const char *hx_setup_hint(const char *dsp_error);
 
 /* The session: what opening it took and which requests the DSP accepted. */
 typedef struct hx_rpc_session {

@@ -9,10 +9,18 @@
  * and dspqueue names of sdk_decls are used, so the same file builds for the
  * host loopback (POSIX platform, cdsprpc_loopback.c) and for the cDSP (QuRT
  * platform, the SDK's libraries).  It writes no files and never runs the
- * protocol: that is the AP's (protocol.c in hxrun-ap). */
+ * protocol: that is the AP's (protocol.c in hxrun-ap).
+ *
+ * Failures explain themselves to the AP: a user PD's stderr goes nowhere
+ * the AP sees, so every refusal is answered in the method's reply (the
+ * status and error text of hx_wire_status / hx_wire_setup_resp, with the
+ * failing DSP call's AEE code in dsp_code) and logged with FARF (the DSP
+ * log, logcat on a phone).  Nothing here calls exit(): in a user PD it
+ * ends the PD, and the AP would see only a dead session. */
 #include <stdio.h>
 #include <string.h>
 #include "AEEStdErr.h"
+#include "HAP_farf.h"
 #include "dspqueue.h"
 #include "remote.h"
 #include "../hxrun/exec.h"
@@ -60,15 +68,34 @@ static void copy_text(char *dst, size_t n, const char *src) {
     dst[k] = 0;
 }
 
-/* The scalars word must be exactly the method's (attributes aside). */
-static int scalars_are(uint32_t sc, uint32_t method, uint32_t in, uint32_t out, uint32_t hin, uint32_t hout) {
-    return (sc & 0x1fffffffu) == (REMOTE_SCALARS_MAKEX(0, method, in, out, hin, hout) & 0x1fffffffu);
+/* The scalars word must be exactly the method's in wire.h's table (the
+ * IDL's, as qaic generates it), attributes aside. */
+static int scalars_are(uint32_t sc, uint32_t method) {
+    static const hx_wire_method t[HX_WIRE_NMETHODS] = HX_WIRE_METHODS;
+    if (method >= HX_WIRE_NMETHODS) return 0;
+    const hx_wire_method *d = &t[method];
+    uint32_t want = REMOTE_SCALARS_MAKEX(0, d->id, d->in_bufs, d->out_bufs, d->in_handles, d->out_handles);
+    return (sc & 0x1fffffffu) == (want & 0x1fffffffu);
 }
 
-static void set_status(hx_wire_status *s, int status, const char *msg) {
+/* The primIn buffer (pra[0]) of a method with n sequences, and each
+ * sequence's buffer at least as long as its length says, as qaic's skel
+ * checks (its lengths, then the buffers pra[1..n]).  Fills len[0..n);
+ * returns 0, or -1. */
+static int seq_lengths(const remote_arg *pra, int n, int32_t *len) {
+    if (pra[0].buf.pv == NULL || pra[0].buf.nLen < (size_t)n * sizeof(int32_t)) return -1;
+    memcpy(len, pra[0].buf.pv, (size_t)n * sizeof(int32_t));
+    for (int i = 0; i < n; i++)
+        if (len[i] < 0 || pra[1 + i].buf.nLen < (size_t)len[i] || (len[i] > 0 && pra[1 + i].buf.pv == NULL)) return -1;
+    return 0;
+}
+
+static void set_status(hx_wire_status *s, int status, int dsp_code, const char *msg) {
     memset(s, 0, sizeof *s);
     s->status = status;
+    s->dsp_code = dsp_code;
     copy_text(s->error, sizeof s->error, msg);
+    if (status) FARF(ERROR, "hxfuse skel: %s (AEE 0x%x)", s->error, (unsigned)dsp_code);
 }
 
 /* ---- the reply side of the timed path ---------------------------------- */
@@ -88,7 +115,7 @@ static void send_reply(dspqueue_t q, hx_wire_resp *r) {
     int rc = dspqueue_write(q, 0, 0, NULL, (uint32_t)sizeof *r, (const uint8_t *)r, REPLY_TIMEOUT_US);
     /* Nobody to tell but the log: the AP's wait for this reply times out. */
     if (rc != AEE_SUCCESS)
-        fprintf(stderr, "hxfuse skel: reply seq %llu not written (AEE %d)\n", (unsigned long long)r->seq, rc);
+        FARF(ERROR, "hxfuse skel: reply seq %llu not written (AEE 0x%x)", (unsigned long long)r->seq, (unsigned)rc);
 }
 
 /* One reply per thread at a time; the replies are large (every worker's
@@ -234,7 +261,7 @@ static void packet_callback(dspqueue_t q, AEEResult error, void *context) {
 
 static void error_callback(dspqueue_t q, AEEResult error, void *context) {
     (void)q;
-    fprintf(stderr, "hxfuse skel: queue %d error (AEE %d)\n", ((const queue_ctx *)context)->index, error);
+    FARF(ERROR, "hxfuse skel: queue %d error (AEE 0x%x)", ((const queue_ctx *)context)->index, (unsigned)error);
 }
 
 /* ---- methods ------------------------------------------------------------ */
@@ -276,6 +303,7 @@ static int setup(const hx_wire_setup_req *req, uint32_t blob_bytes, hx_wire_setu
     do {                                                                                                               \
         r->status = (code);                                                                                            \
         snprintf(r->error, sizeof r->error, __VA_ARGS__);                                                              \
+        FARF(ERROR, "hxfuse skel: SETUP refused (status %d): %s", r->status, r->error);                                \
         return AEE_SUCCESS;                                                                                            \
     } while (0)
     if (S.set_up) return AEE_EBADSTATE;
@@ -309,7 +337,7 @@ static int setup(const hx_wire_setup_req *req, uint32_t blob_bytes, hx_wire_setu
 static int start(const hx_wire_start_req *req, hx_wire_status *s) {
     if (!S.set_up || S.started) return AEE_EBADSTATE;
     if (req->nqueues != HX_WIRE_QUEUES) {
-        set_status(s, 1, "START: wrong number of queues");
+        set_status(s, 1, AEE_EBADPARM, "START: wrong number of queues");
         return AEE_SUCCESS;
     }
     for (int i = 0; i < HX_WIRE_QUEUES; i++) {
@@ -317,15 +345,15 @@ static int start(const hx_wire_start_req *req, hx_wire_status *s) {
         int rc = dspqueue_import(req->queue_id[i], packet_callback, error_callback, &S.qctx[i], &S.q[i]);
         if (rc != AEE_SUCCESS) {
             char msg[128];
-            snprintf(msg, sizeof msg, "dspqueue_import of queue %d failed (AEE %d)", i, rc);
+            snprintf(msg, sizeof msg, "dspqueue_import of queue %d failed", i);
             S.q[i] = NULL;
             close_queues();
-            set_status(s, 1, msg);
+            set_status(s, 1, rc, msg);
             return AEE_SUCCESS;
         }
     }
     S.started = 1;
-    set_status(s, 0, NULL);
+    set_status(s, 0, 0, NULL);
     return AEE_SUCCESS;
 }
 
@@ -376,7 +404,7 @@ static int end_json(char *out, size_t cap, uint64_t *len) {
 static int control(const hx_wire_ctl_req *req, hx_wire_ctl_resp *r, uint8_t *bulk, size_t bulk_cap) {
     memset(r, 0, sizeof *r);
     if (!S.set_up) return AEE_EBADSTATE;
-    int task_op = req->op == HX_CTL_POISON || req->op == HX_CTL_CHECKSUM;
+    int task_op = req->op == HX_CTL_POISON || req->op == HX_CTL_CHECKSUM || req->op == HX_CTL_CKPT;
     if (task_op && req->task >= HX_NTASKS) {
         r->status = 1;
         snprintf(r->error, sizeof r->error, "no task %u", req->task);
@@ -408,6 +436,19 @@ static int control(const hx_wire_ctl_req *req, hx_wire_ctl_resp *r, uint8_t *bul
             r->value = total;
             r->bulk_bytes = n;
         }
+    } else if (req->op == HX_CTL_CKPT) {
+        /* the task's checkpoints of this trial, after it (the replies carry
+         * only their counts: wire.h) */
+        if (bulk_cap < sizeof(hx_wire_ckpts)) {
+            r->status = 1;
+            snprintf(r->error, sizeof r->error, "CKPT: a bulk buffer of %zu bytes, %zu needed", bulk_cap,
+                     sizeof(hx_wire_ckpts));
+        } else {
+            static hx_wire_ckpts c; /* 9 KB: not on the FastRPC thread's stack; bulk may be unaligned */
+            hx_wire_pack_ckpts(&c, &X.task[req->task], &X, &S.xf);
+            memcpy(bulk, &c, sizeof c);
+            r->bulk_bytes = sizeof c;
+        }
     } else if (req->op == HX_CTL_END && bulk_cap == 0) {
         r->status = 1;
         snprintf(r->error, sizeof r->error, "END: no bulk buffer for the resources text");
@@ -430,14 +471,23 @@ static int stop(hx_wire_status *s) {
     close_queues();
     hx_exec_teardown(&X);
     S.set_up = 0;
-    set_status(s, 0, NULL);
+    set_status(s, 0, 0, NULL);
     return AEE_SUCCESS;
 }
 
+/* Method 0, open: the shape qaic generates for a remote_handle64
+ * interface's open and the one the loader calls (quic/fastrpc
+ * src/mod_table.c, open_mod_handle_open: REMOTE_SCALARS_MAKEX(0, 0, 2, 0, 0,
+ * 1)): in buffer 0 holds the URI's length as an int32 counting its NUL, in
+ * buffer 1 the URI, and the session's handle goes to out handle 0, pra[2].
+ * The generated skel checks the same: an int32 length, a URI at least that
+ * long and NUL-terminated at that length. */
 static int open_session(const remote_arg *pra, remote_handle64 *h) {
-    const char *uri = pra[0].buf.pv;
-    size_t n = pra[0].buf.nLen;
-    if (!uri || n == 0 || memchr(uri, 0, n) == NULL) return AEE_EBADPARM;
+    int32_t len = 0;
+    if (pra[0].buf.pv == NULL || pra[0].buf.nLen < sizeof len) return AEE_EBADPARM;
+    memcpy(&len, pra[0].buf.pv, sizeof len);
+    const char *uri = pra[1].buf.pv;
+    if (!uri || len <= 0 || pra[1].buf.nLen < (size_t)len || uri[len - 1] != 0) return AEE_EBADPARM;
     if (S.open) return AEE_EBADSTATE;
     memset(&S, 0, sizeof S);
     S.open = 1;
@@ -456,39 +506,43 @@ static int close_session(remote_handle64 h) {
     return AEE_SUCCESS;
 }
 
-#define BUF_IS(a, type) ((a).buf.pv != NULL && (a).buf.nLen == sizeof(type))
-
 /* The one exported symbol (the URI names it): every other name of the skel
  * and its executor stays inside the library. */
 __attribute__((visibility("default"))) int hxfuse_skel_handle_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     uint32_t m = REMOTE_SCALARS_METHOD(sc);
     if (m == HX_METHOD_OPEN) {
-        if (!scalars_are(sc, m, 1, 0, 0, 1)) return AEE_EBADPARM;
-        return open_session(pra, &pra[1].h64);
+        if (!scalars_are(sc, m)) return AEE_EBADPARM;
+        return open_session(pra, &pra[2].h64);
     }
+    /* Method 1, close: the handle as in handle 0 (mod_table.c,
+     * open_mod_handle_close: REMOTE_SCALARS_MAKEX(0, 1, 0, 0, 1, 0)). */
     if (m == HX_METHOD_CLOSE) {
-        if (!scalars_are(sc, m, 0, 0, 1, 0)) return AEE_EBADPARM;
+        if (!scalars_are(sc, m)) return AEE_EBADPARM;
         return close_session(pra[0].h64);
     }
     if (!S.open || h != S.handle) return AEE_EBADPARM;
+    if (!scalars_are(sc, m)) return m < HX_WIRE_NMETHODS ? AEE_EBADPARM : AEE_EUNSUPPORTED;
+    int32_t len[3];
+    /* pra[0] is primIn (the sequences' lengths), then the sequences */
     switch (m) {
     case HX_METHOD_SETUP:
-        if (!scalars_are(sc, m, 1, 1, 0, 0) || pra[0].buf.pv == NULL || pra[0].buf.nLen < sizeof(hx_wire_setup_req) ||
-            !BUF_IS(pra[1], hx_wire_setup_resp))
+        if (seq_lengths(pra, 2, len) || len[0] < (int32_t)sizeof(hx_wire_setup_req) ||
+            len[1] != (int32_t)sizeof(hx_wire_setup_resp))
             return AEE_EBADPARM;
-        return setup(pra[0].buf.pv, (uint32_t)(pra[0].buf.nLen - sizeof(hx_wire_setup_req)), pra[1].buf.pv);
+        return setup(pra[1].buf.pv, (uint32_t)len[0] - (uint32_t)sizeof(hx_wire_setup_req), pra[2].buf.pv);
     case HX_METHOD_START:
-        if (!scalars_are(sc, m, 1, 1, 0, 0) || !BUF_IS(pra[0], hx_wire_start_req) || !BUF_IS(pra[1], hx_wire_status))
+        if (seq_lengths(pra, 2, len) || len[0] != (int32_t)sizeof(hx_wire_start_req) ||
+            len[1] != (int32_t)sizeof(hx_wire_status))
             return AEE_EBADPARM;
-        return start(pra[0].buf.pv, pra[1].buf.pv);
+        return start(pra[1].buf.pv, pra[2].buf.pv);
     case HX_METHOD_CONTROL:
-        if (!scalars_are(sc, m, 1, 2, 0, 0) || !BUF_IS(pra[0], hx_wire_ctl_req) || !BUF_IS(pra[1], hx_wire_ctl_resp) ||
-            (pra[2].buf.nLen > 0 && pra[2].buf.pv == NULL))
+        if (seq_lengths(pra, 3, len) || len[0] != (int32_t)sizeof(hx_wire_ctl_req) ||
+            len[1] != (int32_t)sizeof(hx_wire_ctl_resp))
             return AEE_EBADPARM;
-        return control(pra[0].buf.pv, pra[1].buf.pv, pra[2].buf.pv, pra[2].buf.nLen);
+        return control(pra[1].buf.pv, pra[2].buf.pv, pra[3].buf.pv, (size_t)len[2]);
     case HX_METHOD_STOP:
-        if (!scalars_are(sc, m, 0, 1, 0, 0) || !BUF_IS(pra[0], hx_wire_status)) return AEE_EBADPARM;
-        return stop(pra[0].buf.pv);
+        if (seq_lengths(pra, 1, len) || len[0] != (int32_t)sizeof(hx_wire_status)) return AEE_EBADPARM;
+        return stop(pra[1].buf.pv);
     default: return AEE_EUNSUPPORTED;
     }
 }

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include "../hxrun/exec.h"
 
-#define HX_WIRE_VERSION 1
+#define HX_WIRE_VERSION 2           /* 2: compact replies, checkpoints by CONTROL CKPT; primIn on every method */
 #define HX_WIRE_MAGIC   0x68786675u /* "hxfu" */
 
 /* The skel library and its invoke symbol (the FastRPC URI names both). */
@@ -25,14 +25,17 @@
 #define HX_SKEL_INVOKE "hxfuse_skel_handle_invoke"
 #define HX_SKEL_URI    "file:///" HX_SKEL_LIB "?" HX_SKEL_INVOKE "&_modver=1.0"
 
-/* FastRPC methods (REMOTE_SCALARS_METHOD).  0 and 1 are open and close, as
- * in qaic-generated remote_handle64 interfaces: open gets the URI as in
- * buffer 0 and returns the handle as out handle 0 (pra[1].h64); close gets
- * the handle as in handle 0 (pra[0].h64). */
+/* FastRPC methods (REMOTE_SCALARS_METHOD), as declared in ap/hxfuse.idl.
+ * 0 and 1 are open and close, as in qaic-generated remote_handle64
+ * interfaces and as the loader calls them (quic/fastrpc src/mod_table.c,
+ * open_mod_handle_open / open_mod_handle_close): open gets the URI's length
+ * (int32, counting the NUL) as in buffer 0 and the URI as in buffer 1, and
+ * returns the handle as out handle 0 (pra[2].h64); close gets the handle as
+ * in handle 0 (pra[0].h64). */
 enum {
     HX_METHOD_OPEN = 0,
     HX_METHOD_CLOSE = 1,
-    /* in: hx_wire_setup_req + argv blob (one buffer); out: hx_wire_setup_resp */
+    /* in: hx_wire_setup_req + argv blob (one sequence); out: hx_wire_setup_resp */
     HX_METHOD_SETUP = 2,
     /* in: hx_wire_start_req; out: hx_wire_status */
     HX_METHOD_START = 3,
@@ -42,6 +45,39 @@ enum {
     HX_METHOD_STOP = 5,
 };
 
+/* The method table, as qaic generates it from ap/hxfuse.idl: each
+ * method's id and its scalars word's counts (REMOTE_SCALARS_MAKEX(0, id,
+ * in_bufs, out_bufs, in_handles, out_handles)).  qaic puts every in scalar
+ * and the int32 length of every sequence argument (in or rout) into one
+ * leading in buffer ("primIn"), then one in buffer per in sequence and one
+ * out buffer per rout sequence, in declaration order (quic/fastrpc's
+ * generated stubs, e.g. src/dspqueue/dspqueue_rpc_stub.c; method 0's primIn
+ * is the URI's length: src/mod_table.c open_mod_handle_open).  stub.c and
+ * skel.c build and check every call from this table; test_ap_idl.py checks
+ * it against the IDL. */
+typedef struct hx_wire_method {
+    const char *name;
+    uint8_t id, in_bufs, out_bufs, in_handles, out_handles;
+} hx_wire_method;
+#define HX_WIRE_METHODS                                                                                                \
+    {                                                                                                                  \
+        {"open", HX_METHOD_OPEN, 2, 0, 0, 1},       {"close", HX_METHOD_CLOSE, 0, 0, 1, 0},                            \
+        {"setup", HX_METHOD_SETUP, 2, 1, 0, 0},     {"start", HX_METHOD_START, 2, 1, 0, 0},                            \
+        {"control", HX_METHOD_CONTROL, 2, 2, 0, 0}, {"stop", HX_METHOD_STOP, 1, 1, 0, 0},                              \
+    }
+#define HX_WIRE_NMETHODS 6
+/* The primIn buffers of methods 2-5: the lengths of the sequences, in
+ * declaration order. */
+typedef struct hx_wire_prim2 {
+    int32_t len[2];
+} hx_wire_prim2; /* setup, start: req, resp/status */
+typedef struct hx_wire_prim3 {
+    int32_t len[3];
+} hx_wire_prim3; /* control: req, resp, bulk */
+typedef struct hx_wire_prim1 {
+    int32_t len[1];
+} hx_wire_prim1; /* stop: status */
+
 /* The queues: one per engine, and the fused entry rides the vec queue (the
  * entry thread is vec).  Index = the task the queue's engine runs. */
 enum { HX_WIRE_Q_M = HX_M, HX_WIRE_Q_V = HX_V, HX_WIRE_Q_D = HX_D, HX_WIRE_QUEUES = HX_NTASKS };
@@ -49,8 +85,8 @@ enum { HX_WIRE_Q_M = HX_M, HX_WIRE_Q_V = HX_V, HX_WIRE_Q_D = HX_D, HX_WIRE_QUEUE
 #define HX_WIRE_QUEUE_BYTES (256u * 1024u) /* request and response side each */
 
 typedef struct hx_wire_status {
-    int32_t status; /* 0 ok; else an error, named in error */
-    uint32_t pad;
+    int32_t status;   /* 0 ok; else an error, named in error */
+    int32_t dsp_code; /* the AEE code of the DSP call that failed, as the DSP returned it (0: none) */
     char error[512];
 } hx_wire_status;
 
@@ -119,6 +155,7 @@ enum {
     HX_CTL_CHECKSUM = 4,    /* task: value = its output checksum */
     HX_CTL_READ = 5,        /* task, arg = which buffer (HX_BUF_*), offset, length: bulk = the bytes */
     HX_CTL_END = 6,         /* bulk = JSON text of an object: {"resources": {...}, "core_cycles_per_us_end": x|null} */
+    HX_CTL_CKPT = 7,        /* task: bulk = its workers' checkpoints of this trial (hx_wire_ckpts) */
 };
 /* HX_CTL_READ buffers, for the .npy dump of the verification round; offset
  * counts from each buffer's start.  D_SRC is the last source window only
@@ -168,6 +205,10 @@ typedef struct hx_wire_req {
     uint64_t seq; /* the AP's request number, echoed in every reply */
 } hx_wire_req;
 
+/* A worker's record in a reply: its checkpoints' count, not the
+ * checkpoints.  The timed path's replies stay small (about 2 KB instead of
+ * about 10 KB with every worker's checkpoints): the AP fetches the
+ * checkpoints after the trial with CONTROL HX_CTL_CKPT, untimed. */
 typedef struct hx_wire_worker {
     char engine[16];
     uint64_t begin, end, cpu_ns;
@@ -176,8 +217,14 @@ typedef struct hx_wire_worker {
     int32_t nckpt;
     uint32_t pad;
     uint64_t ckpt_total;
-    uint64_t ckpt[HX_CKPT_CAP], ckpt_done[HX_CKPT_CAP];
 } hx_wire_worker;
+
+/* HX_CTL_CKPT's bulk: one task's checkpoints of the last trial, per worker
+ * (DSP clock; 0 stays 0). */
+typedef struct hx_wire_ckpts {
+    uint64_t ckpt[HX_MAX_VWORKERS][HX_CKPT_CAP];
+    uint64_t done[HX_MAX_VWORKERS][HX_CKPT_CAP];
+} hx_wire_ckpts;
 
 typedef struct hx_wire_task {
     uint32_t id;
@@ -229,6 +276,7 @@ uint64_t hx_wire_xform_apply(const hx_wire_xform *xf, uint64_t t);
  * ns since x->epoch; these write absolute, transformed DSP times (0 stays 0). */
 void hx_wire_fill_setup(hx_wire_setup_resp *r, const hx_exec *x, const hx_wire_xform *xf);
 void hx_wire_pack_task(hx_wire_task *w, const hx_task *t, const hx_exec *x, const hx_wire_xform *xf);
+void hx_wire_pack_ckpts(hx_wire_ckpts *c, const hx_task *t, const hx_exec *x, const hx_wire_xform *xf);
 
 /* wire_ap.c (the driver's side): the mirror executor from the set-up reply,
  * and a task record from a reply.  map(ctx, dsp_time) turns a DSP time into
@@ -239,4 +287,7 @@ int hx_wire_apply_setup(hx_exec *x, const hx_wire_setup_resp *r, char *err, size
 /* What the last applied set-up reply said of the DSP's thread CPU counters. */
 int hx_wire_thread_cpu_available(void);
 void hx_wire_unpack_task(hx_task *t, const hx_wire_task *w, hx_exec *x, hx_wire_map_fn map, void *ctx);
+/* The checkpoints fetched after the trial, into the task's workers (their
+ * counts came with the reply). */
+void hx_wire_unpack_ckpts(hx_task *t, const hx_wire_ckpts *c, hx_wire_map_fn map, void *ctx);
 #endif

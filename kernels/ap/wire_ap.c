@@ -119,9 +119,15 @@ void hx_wire_unpack_task(hx_task *t, const hx_wire_task *w, hx_exec *x, hx_wire_
         r->switches = ww->switches;
         r->nckpt = ww->nckpt < 0 ? 0 : ww->nckpt > HX_CKPT_CAP ? HX_CKPT_CAP : ww->nckpt;
         r->ckpt_total = ww->ckpt_total;
+    }
+}
+
+void hx_wire_unpack_ckpts(hx_task *t, const hx_wire_ckpts *c, hx_wire_map_fn map, void *ctx) {
+    for (int i = 0; i < t->nworkers && i < HX_MAX_VWORKERS; i++) {
+        hx_worker_rec *r = &t->workers[i];
         for (int k = 0; k < r->nckpt; k++) {
-            r->ckpt[k] = map(ctx, ww->ckpt[k]);
-            r->ckpt_done[k] = ww->ckpt_done[k];
+            r->ckpt[k] = map(ctx, c->ckpt[i][k]);
+            r->ckpt_done[k] = c->done[i][k];
         }
     }
 }

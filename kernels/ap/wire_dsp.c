@@ -99,9 +99,18 @@ static void pack_worker(hx_wire_worker *w, const hx_worker_rec *s, const hx_exec
     w->switches = s->switches;
     w->nckpt = s->nckpt < HX_CKPT_CAP ? s->nckpt : HX_CKPT_CAP;
     w->ckpt_total = s->ckpt_total;
-    for (int k = 0; k < w->nckpt; k++) {
-        w->ckpt[k] = dsp_time(x, xf, s->ckpt[k]);
-        w->ckpt_done[k] = s->ckpt_done[k];
+}
+
+void hx_wire_pack_ckpts(hx_wire_ckpts *c, const hx_task *t, const hx_exec *x, const hx_wire_xform *xf) {
+    memset(c, 0, sizeof *c);
+    int nw = t->nworkers < HX_MAX_VWORKERS ? t->nworkers : HX_MAX_VWORKERS;
+    for (int i = 0; i < nw; i++) {
+        const hx_worker_rec *s = &t->workers[i];
+        int n = s->nckpt < HX_CKPT_CAP ? s->nckpt : HX_CKPT_CAP;
+        for (int k = 0; k < n; k++) {
+            c->ckpt[i][k] = dsp_time(x, xf, s->ckpt[k]);
+            c->done[i][k] = s->ckpt_done[k];
+        }
     }
 }
 

@@ -17,16 +17,40 @@
  * opens).  Buffer references are not supported (the hxfuse wire carries
  * messages only).
  *
+ * STAND-IN contracts of the real library kept here (each cited where it is
+ * implemented): method 0 of a skel is called as the loader calls it
+ * (open_mod_handle_open); a packet callback runs under the queue's
+ * non-recursive packet mutex and a blocking dspqueue_read on a queue with a
+ * callback fails loudly instead of deadlocking (dspqueue_cpu.c, dspqueue.h);
+ * errors from the DSP side carry DSP_AEE_EOFFSET (AEEStdErr.h); a skel that
+ * exits kills the session, and the AP sees only what FastRPC shows then
+ * (AEE_ECONNRESET from calls, the queues' error callback, interrupted reads);
+ * the skel's stdout/stderr and FARF go to the DSP log, never to the AP's
+ * streams (loopback/dsp_pd.c).
+ *
  * STAND-IN test hooks (environment, read at open and at queue creation):
- *   HX_LOOPBACK_STATS=<file>  counters as JSON when the last handle closes
- *                             (or at exit, if it never closes);
- *   HX_LOOPBACK_FAULT=no-skel | queue-full | dsp-error:<method> | no-unsigned-pd. */
+ *   HX_LOOPBACK_STATS=<file>    counters as JSON when the last handle closes
+ *                               (or at exit, if it never closes);
+ *   HX_LOOPBACK_DSP_LOG=<file>  the DSP log (what logcat shows on a phone):
+ *                               FARF and the skel's stdout/stderr; discarded
+ *                               when unset;
+ *   HX_LOOPBACK_FAULT=<fault>   one first-contact fault:
+ *     no-skel            the skel is not on ADSP_LIBRARY_PATH (0x80000406)
+ *     unsigned-refused   the DSP refuses the unsigned PD (0x80000481)
+ *     no-unsigned-pd     remote_session_control refuses the request
+ *     no-vtcm            the DSP's scratch (VTCM) request fails (dsp_pd.c)
+ *     dsp-crash:<method> the PD dies in that method (0..5, as wire.h)
+ *     hang:<method>      that method never returns
+ *     dsp-error:<method> that method fails with AEE_EFAILED from the DSP
+ *     queue-full         every AP-end write finds its ring full. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
 #endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +71,71 @@ __attribute__((visibility("default"))) const char hx_loopback_stand_in[] =
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-    int no_skel, queue_full, no_unsigned_pd;
-    int dsp_error_method; /* -1: none */
-} fault = {0, 0, 0, -1};
+    int no_skel, queue_full, no_unsigned_pd, unsigned_refused, no_vtcm;
+    int dsp_error_method, crash_method, hang_method; /* -1: none */
+} fault = {0, 0, 0, 0, 0, -1, -1, -1};
+
+static int method_arg(const char *f, const char *prefix) {
+    size_t n = strlen(prefix);
+    return f && !strncmp(f, prefix, n) ? atoi(f + n) : -1;
+}
 
 static void load_faults(void) {
     const char *f = getenv("HX_LOOPBACK_FAULT");
     fault.no_skel = f && !strcmp(f, "no-skel");
     fault.queue_full = f && !strcmp(f, "queue-full");
     fault.no_unsigned_pd = f && !strcmp(f, "no-unsigned-pd");
-    fault.dsp_error_method = f && !strncmp(f, "dsp-error:", 10) ? atoi(f + 10) : -1;
+    fault.unsigned_refused = f && !strcmp(f, "unsigned-refused");
+    fault.no_vtcm = f && !strcmp(f, "no-vtcm");
+    fault.dsp_error_method = method_arg(f, "dsp-error:");
+    fault.crash_method = method_arg(f, "dsp-crash:");
+    fault.hang_method = method_arg(f, "hang:");
+}
+
+/* An error as the DSP returns it: AEEStdErr.h (quic/fastrpc inc/AEEStdErr.h)
+ * adds DSP_AEE_EOFFSET to the basic codes when compiled for Hexagon, so a
+ * DSP-side AEE_EUNABLETOLOAD reaches the AP as 0x80000406. */
+#define DSP_ERR(code) ((int)(DSP_AEE_EOFFSET + (code)))
+
+/* ---- the DSP log -------------------------------------------------------- */
+
+/* What a phone shows in logcat: FARF and the skel's stdout/stderr (a user
+ * PD has no terminal; its output never reaches the AP process's streams). */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((visibility("default"))) void hx_loopback_dsp_vlog(const char *fmt, va_list ap) {
+    const char *path = getenv("HX_LOOPBACK_DSP_LOG");
+    if (!path || !*path) return;
+    pthread_mutex_lock(&log_mu);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        vfprintf(f, fmt, ap);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&log_mu);
+}
+
+__attribute__((visibility("default"))) void hx_loopback_dsp_log(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    hx_loopback_dsp_vlog(fmt, ap);
+    va_end(ap);
+}
+
+/* FARF's back end (HAP_farf.h): one line per call, into the DSP log. */
+__attribute__((visibility("default"))) void HAP_debug_v2(int level, const char *file, int line, const char *fmt, ...) {
+    (void)level;
+    hx_loopback_dsp_log("FARF %s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    hx_loopback_dsp_vlog(fmt, ap);
+    va_end(ap);
+    hx_loopback_dsp_log("\n");
+}
+
+/* The fault dsp_pd.c's scratch allocator asks about (no-vtcm). */
+__attribute__((visibility("default"))) int hx_loopback_fault_no_vtcm(void) {
+    load_faults();
+    return fault.no_vtcm;
 }
 
 enum { N_METHODS = 6, MAX_CTL_OPS = 16 };
@@ -70,6 +149,24 @@ static struct {
     uint64_t early_wakeups;
     int written;
 } stats;
+
+/* ---- the PD's life ------------------------------------------------------ */
+
+/* Set when the skel's PD died (a skel that called exit(), or the dsp-crash
+ * fault).  From then on the AP sees what FastRPC shows after a PD crash:
+ * every call on the session fails with AEE_ECONNRESET (fastrpc_apps_user.c
+ * turns the driver's ECONNRESET into it), each queue's error callback runs
+ * once with AEE_ECONNRESET on a thread of its own and pending waits are
+ * cancelled, so a blocked dspqueue_read returns AEE_EINTERRUPTED (0x2e)
+ * (dspqueue_cpu.c: error_callback, wait_signal_locked).  The skel is never
+ * called again. */
+static int pd_dead;
+static int pd_exit_status;
+static void pd_kill(const char *why, int status);
+
+/* The invoke running on this thread, if any: a skel that exits inside it
+ * unwinds to the invoke (the PD's thread is gone), not through the AP. */
+static __thread jmp_buf *invoke_jmp;
 
 /* ---- queues ------------------------------------------------------------- */
 
@@ -101,6 +198,13 @@ struct dspqueue {
     pthread_t thread;
     int has_thread;
     uint32_t seen;
+    /* dspqueue_cpu.c (quic/fastrpc src/dspqueue/dspqueue_cpu.c): every queue
+     * has a packet_mutex, initialised with default attributes (not
+     * recursive), held by dspqueue_packet_callback_thread while it calls
+     * the packet callback and taken first by dspqueue_read.  Error-checking
+     * here, so that a read from inside the callback is seen (EDEADLK)
+     * instead of hanging. */
+    pthread_mutex_t packet_mutex;
 };
 
 /* Slots are never reused: the counters of every queue of the session
@@ -151,14 +255,27 @@ static void *callback_thread(void *arg) {
         if (!q->open) break;
         q->seen = in_ring(q)->writes;
         pthread_mutex_unlock(&p->mu);
+        /* dspqueue_packet_callback_thread: the callback runs holding the
+         * queue's packet_mutex */
+        pthread_mutex_lock(&q->packet_mutex);
         q->packet_cb(q, AEE_SUCCESS, q->ctx);
+        pthread_mutex_unlock(&q->packet_mutex);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
+static void init_packet_mutex(struct dspqueue *q) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&q->packet_mutex, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 static int start_callback(struct dspqueue *q) {
+    init_packet_mutex(q);
     if (!q->packet_cb) return AEE_SUCCESS;
     if (pthread_create(&q->thread, NULL, callback_thread, q) != 0) return AEE_ENOMEMORY;
     q->has_thread = 1;
@@ -171,6 +288,7 @@ AEEResult dspqueue_create(int domain, uint32_t flags, uint32_t req_queue_size, u
     if (!queue || flags != 0 || req_queue_size < 64 || resp_queue_size < 64) return AEE_EBADPARM;
     if (domain != CDSP_DOMAIN_ID) return AEE_EUNSUPPORTED; /* the stand-in has a cDSP only */
     load_faults();
+    if (__atomic_load_n(&pd_dead, __ATOMIC_ACQUIRE)) return AEE_ECONNRESET;
     pthread_mutex_lock(&g_mu);
     if (npairs == MAX_QUEUES) {
         pthread_mutex_unlock(&g_mu);
@@ -190,7 +308,12 @@ AEEResult dspqueue_create(int domain, uint32_t flags, uint32_t req_queue_size, u
     pthread_condattr_destroy(&ca);
     p->req.size = req_queue_size;
     p->resp.size = resp_queue_size;
-    p->ap = (struct dspqueue){p, 0, 1, packet_callback, error_callback, callback_context, 0, 0, 0};
+    p->ap = (struct dspqueue){.pair = p,
+                              .dsp = 0,
+                              .open = 1,
+                              .packet_cb = packet_callback,
+                              .error_cb = error_callback,
+                              .ctx = callback_context};
     int rc = start_callback(&p->ap);
     if (rc != AEE_SUCCESS) return rc;
     *queue = &p->ap;
@@ -215,7 +338,12 @@ AEEResult dspqueue_import(uint64_t queue_id, dspqueue_callback_t packet_callback
         return AEE_EBADSTATE;
     }
     p->imported = 1;
-    p->dsp = (struct dspqueue){p, 1, 1, packet_callback, error_callback, callback_context, 0, 0, 0};
+    p->dsp = (struct dspqueue){.pair = p,
+                               .dsp = 1,
+                               .open = 1,
+                               .packet_cb = packet_callback,
+                               .error_cb = error_callback,
+                               .ctx = callback_context};
     pthread_mutex_unlock(&p->mu);
     int rc = start_callback(&p->dsp);
     if (rc != AEE_SUCCESS) return rc;
@@ -242,8 +370,10 @@ AEEResult dspqueue_close(dspqueue_t queue) {
     pthread_mutex_unlock(&p->mu);
     if (queue->has_thread) {
         /* closing from inside its own callback: the thread ends when the
-         * callback returns, nobody is left to join it */
-        if (pthread_equal(queue->thread, pthread_self())) pthread_detach(queue->thread);
+         * callback returns, nobody is left to join it; the DSP end of a dead
+         * PD: its callback thread may be stuck in the skel, gone with it */
+        if (pthread_equal(queue->thread, pthread_self()) || (queue->dsp && __atomic_load_n(&pd_dead, __ATOMIC_ACQUIRE)))
+            pthread_detach(queue->thread);
         else pthread_join(queue->thread, NULL);
         queue->has_thread = 0;
     }
@@ -278,7 +408,15 @@ static AEEResult queue_write(dspqueue_t q, uint32_t flags, uint32_t num_buffers,
     struct timespec dl;
     if (block && timeout_us != DSPQUEUE_TIMEOUT_NONE) deadline_after(&dl, timeout_us);
     pthread_mutex_lock(&p->mu);
+    if (pd_dead) {
+        pthread_mutex_unlock(&p->mu);
+        return AEE_ECONNRESET;
+    }
     while (q->open && (full_fault || r->used + cost > r->size)) {
+        if (pd_dead) {
+            pthread_mutex_unlock(&p->mu);
+            return AEE_EINTERRUPTED;
+        }
         if (!block) {
             pthread_mutex_unlock(&p->mu);
             return AEE_EWOULDBLOCK;
@@ -328,15 +466,44 @@ AEEResult dspqueue_write(dspqueue_t queue, uint32_t flags, uint32_t num_buffers,
     return queue_write(queue, flags, num_buffers, message_length, message, 1, timeout_us);
 }
 
+/* The rule of dspqueue.h (quic/fastrpc inc/dspqueue.h, dspqueue_create's
+ * packet_callback): "Clients cannot use blocking read calls if a packet
+ * callback has been set."  In dspqueue_cpu.c dspqueue_read locks the
+ * queue's packet_mutex, which dspqueue_packet_callback_thread holds while
+ * the callback runs: a blocking read from inside the callback deadlocks the
+ * callback thread on a phone (and from another thread it races the callback
+ * for the packets).  The stand-in ends the process with the rule named
+ * rather than hang the test or let it pass. */
+static void blocking_read_allowed(struct dspqueue *q) {
+    if (!q->packet_cb) return;
+    int inside = pthread_mutex_lock(&q->packet_mutex) == EDEADLK;
+    if (!inside) pthread_mutex_unlock(&q->packet_mutex);
+    fprintf(stderr,
+            "cdsprpc loopback (stand-in): FATAL: dspqueue_read (blocking) on a queue that has a packet callback%s. "
+            "dspqueue.h: \"Clients cannot use blocking read calls if a packet callback has been set\"; libcdsprpc "
+            "runs the callback holding the queue's non-recursive packet mutex, which dspqueue_read takes: %s. Read "
+            "with dspqueue_read_noblock inside the callback, or create the queue without a callback and read it "
+            "from a thread of your own.\n",
+            inside ? ", called from inside that callback" : "",
+            inside ? "on a phone this deadlocks the callback thread and every later wait times out"
+                   : "on a phone it competes with the callback for the packets");
+    abort();
+}
+
 static AEEResult queue_read(dspqueue_t q, uint32_t *flags, uint32_t *num_buffers, uint32_t max_len, uint32_t *len,
                             uint8_t *msg, int block, uint32_t timeout_us) {
     if (!q || !len) return AEE_EBADPARM;
     lb_pair *p = q->pair;
     ring *r = in_ring(q);
+    if (block) blocking_read_allowed(q);
     struct timespec dl;
     if (block && timeout_us != DSPQUEUE_TIMEOUT_NONE) deadline_after(&dl, timeout_us);
     pthread_mutex_lock(&p->mu);
     while (q->open && !r->head) {
+        if (pd_dead && !q->dsp) { /* a cancelled wait (dspqueue_cpu.c wait_signal_locked) */
+            pthread_mutex_unlock(&p->mu);
+            return AEE_EINTERRUPTED;
+        }
         if (!block) {
             pthread_mutex_unlock(&p->mu);
             return AEE_EWOULDBLOCK;
@@ -408,9 +575,82 @@ AEEResult dspqueue_get_stat(dspqueue_t queue, enum dspqueue_stat stat, uint64_t 
     return rc;
 }
 
+/* ---- the PD dying ------------------------------------------------------- */
+
+static void pause_forever(void) {
+    struct timespec ts = {3600, 0};
+    nanosleep(&ts, NULL);
+}
+
+typedef struct err_cb_arg {
+    struct dspqueue *q;
+} err_cb_arg;
+
+static void *error_callback_thread(void *arg) {
+    struct dspqueue *q = ((err_cb_arg *)arg)->q;
+    free(arg);
+    q->error_cb(q, AEE_ECONNRESET, q->ctx);
+    return NULL;
+}
+
+/* dspqueue_cpu.c error_callback: once per domain, every queue's pending
+ * waits cancelled and its error callback called on a thread of its own
+ * (so that the callback may close the queue), with AEE_ECONNRESET when the
+ * process died. */
+static void pd_kill(const char *why, int status) {
+    if (__atomic_exchange_n(&pd_dead, 1, __ATOMIC_ACQ_REL)) return;
+    pd_exit_status = status;
+    hx_loopback_dsp_log("loopback DSP: the skel's PD died: %s (status %d)\n", why, status);
+    pthread_mutex_lock(&g_mu);
+    int n = npairs;
+    pthread_mutex_unlock(&g_mu);
+    for (int i = 0; i < n; i++) {
+        lb_pair *p = &pairs[i];
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->cv);
+        int call = p->ap.open && p->ap.error_cb;
+        pthread_mutex_unlock(&p->mu);
+        if (!call) continue;
+        err_cb_arg *a = malloc(sizeof *a);
+        pthread_t t;
+        if (!a) continue;
+        a->q = &p->ap;
+        if (pthread_create(&t, NULL, error_callback_thread, a) == 0) pthread_detach(t);
+        else free(a);
+    }
+}
+
+/* A skel's exit() (dsp_pd.c wraps it): on the DSP, exit in a user PD ends
+ * the PD, every thread of it, and the AP's session with it.  Here the
+ * thread that called it is ended: back to its invoke (which returns
+ * AEE_ECONNRESET) or, for a thread of the skel's own, pthread_exit.  The AP
+ * process lives on and sees a dead session. */
+__attribute__((visibility("default"), noreturn)) void hx_loopback_pd_exit(int status) {
+    char why[64];
+    snprintf(why, sizeof why, "the skel called exit(%d)", status);
+    pd_kill(why, status);
+    if (invoke_jmp) longjmp(*invoke_jmp, 1);
+    pthread_exit(NULL);
+}
+
 /* ---- FastRPC handles ---------------------------------------------------- */
 
 typedef int (*invoke_fn)(remote_handle64, uint32_t, remote_arg *);
+
+/* One call into the skel on this thread.  A skel that exits inside it
+ * (hx_loopback_pd_exit) comes back here: the PD is dead and the caller gets
+ * AEE_ECONNRESET, as from a FastRPC call whose PD crashed. */
+static int call_skel(invoke_fn inv, remote_handle64 h, uint32_t sc, remote_arg *pra) {
+    jmp_buf jb, *outer = invoke_jmp;
+    if (setjmp(jb)) {
+        invoke_jmp = outer;
+        return AEE_ECONNRESET;
+    }
+    invoke_jmp = &jb;
+    int rc = inv(h, sc, pra);
+    invoke_jmp = outer;
+    return rc;
+}
 #define MAX_HANDLES 16
 static struct {
     int used;
@@ -446,14 +686,15 @@ static void write_stats(void) {
         lb_pair *p = &pairs[i];
         pthread_mutex_lock(&p->mu);
         fprintf(f,
-                "%s{\"id\": %llu, \"requests\": %llu, \"responses\": %llu, \"request_ops\": {\"task\": %llu, "
-                "\"fused\": %llu}, \"max_request_depth\": %u}",
+                "%s{\"id\": %llu, \"requests\": %llu, \"responses\": %llu, \"response_bytes\": %llu, "
+                "\"request_ops\": {\"task\": %llu, \"fused\": %llu}, \"max_request_depth\": %u}",
                 i ? ", " : "", (unsigned long long)p->id, (unsigned long long)p->req.packets,
-                (unsigned long long)p->resp.packets, (unsigned long long)p->req_task, (unsigned long long)p->req_fused,
-                p->req.max_depth);
+                (unsigned long long)p->resp.packets, (unsigned long long)p->resp.bytes, (unsigned long long)p->req_task,
+                (unsigned long long)p->req_fused, p->req.max_depth);
         pthread_mutex_unlock(&p->mu);
     }
-    fprintf(f, "], \"early_wakeups\": %llu}\n", (unsigned long long)stats.early_wakeups);
+    fprintf(f, "], \"early_wakeups\": %llu, \"pd_died\": %s}\n", (unsigned long long)stats.early_wakeups,
+            __atomic_load_n(&pd_dead, __ATOMIC_ACQUIRE) ? "true" : "false");
     fclose(f);
     stats.written = 1;
 }
@@ -526,28 +767,33 @@ int remote_handle64_open(const char *name, remote_handle64 *ph) {
         fprintf(stderr, "cdsprpc loopback (stand-in): '%s': only the cDSP (%s) is stood in for\n", name, CDSP_DOMAIN);
         return AEE_EUNSUPPORTED;
     }
+    if (__atomic_load_n(&pd_dead, __ATOMIC_ACQUIRE)) return AEE_ECONNRESET;
     pthread_mutex_lock(&g_mu);
     int unsigned_pd = stats.unsigned_pd;
     pthread_mutex_unlock(&g_mu);
-    if (!unsigned_pd) {
-        /* the skel is an unsigned module: a signed PD will not load it */
-        fprintf(stderr,
-                "cdsprpc loopback (stand-in): %s is unsigned: enable unsigned PD "
-                "(remote_session_control DSPRPC_CONTROL_UNSIGNED_MODULE) before opening it\n",
-                lib);
-        return AEE_EBADSTATE;
+    /* What the DSP's loader answers is all the AP gets back (its reasons go
+     * to the DSP log, as they go to logcat on a phone).  The skel is an
+     * unsigned module: a signed PD, or a phone that refuses unsigned PDs,
+     * will not load it without a test signature (AEE_EUNSIGNEDMOD,
+     * 0x80000481); a skel not found on ADSP_LIBRARY_PATH fails to load
+     * (AEE_EUNABLETOLOAD, 0x80000406). */
+    if (!unsigned_pd || fault.unsigned_refused) {
+        hx_loopback_dsp_log("loopback DSP loader: %s is unsigned and the PD is %s: refused%s\n", lib,
+                            unsigned_pd ? "unsigned but this DSP refuses unsigned PDs" : "signed",
+                            fault.unsigned_refused ? " (HX_LOOPBACK_FAULT=unsigned-refused)" : "");
+        return DSP_ERR(0x081);
     }
     void *h = find_skel(lib, tried, sizeof tried);
     if (!h) {
-        fprintf(stderr, "cdsprpc loopback (stand-in): skel %s not found%s (searched: %s)\n", lib,
-                fault.no_skel ? " (HX_LOOPBACK_FAULT=no-skel)" : "", tried);
-        return AEE_ENOSUCHMOD;
+        hx_loopback_dsp_log("loopback DSP loader: skel %s not found%s (searched: %s)\n", lib,
+                            fault.no_skel ? " (HX_LOOPBACK_FAULT=no-skel)" : "", tried);
+        return DSP_ERR(0x006);
     }
     invoke_fn inv = (invoke_fn)dlsym(h, sym);
     if (!inv) {
-        fprintf(stderr, "cdsprpc loopback (stand-in): %s has no symbol %s\n", lib, sym);
+        hx_loopback_dsp_log("loopback DSP loader: %s has no symbol %s\n", lib, sym);
         dlclose(h);
-        return AEE_ENOSUCH;
+        return DSP_ERR(0x042); /* AEE_ENOSUCHSYMBOL */
     }
     pthread_mutex_lock(&g_mu);
     int slot = -1;
@@ -561,12 +807,18 @@ int remote_handle64_open(const char *name, remote_handle64 *ph) {
     handles[slot].used = 1;
     stats.invokes[HX_METHOD_OPEN]++;
     pthread_mutex_unlock(&g_mu);
-    /* the open method, as the framework calls it: URI in, handle out */
-    remote_arg a[2];
-    a[0].buf.pv = (void *)name;
-    a[0].buf.nLen = strlen(name) + 1;
-    a[1].h64 = 0;
-    int rc = inv(0, REMOTE_SCALARS_MAKEX(0, HX_METHOD_OPEN, 1, 0, 0, 1), a);
+    /* Method 0, exactly as the loader calls it (quic/fastrpc src/mod_table.c,
+     * open_mod_handle_open): two in buffers, the URI's length as an int32
+     * (counting its NUL) and the URI, and one out handle, args[2].h64;
+     * scalars REMOTE_SCALARS_MAKEX(0, 0, 2, 0, 0, 1), handle 0. */
+    remote_arg a[3];
+    int32_t len = (int32_t)strlen(name) + 1;
+    a[0].buf.pv = &len;
+    a[0].buf.nLen = sizeof len;
+    a[1].buf.pv = (void *)name;
+    a[1].buf.nLen = (size_t)len;
+    a[2].h64 = 0;
+    int rc = call_skel(inv, 0, REMOTE_SCALARS_MAKEX(0, 0, 2, 0, 0, 1), a);
     pthread_mutex_lock(&g_mu);
     if (rc != AEE_SUCCESS) {
         handles[slot].used = 0;
@@ -576,7 +828,7 @@ int remote_handle64_open(const char *name, remote_handle64 *ph) {
     }
     handles[slot].lib = h;
     handles[slot].invoke = inv;
-    handles[slot].skel = a[1].h64;
+    handles[slot].skel = a[2].h64;
     nopen++;
     pthread_mutex_unlock(&g_mu);
     *ph = 0x6862000000000000ull | (uint64_t)(slot + 1);
@@ -600,21 +852,31 @@ int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     }
     uint32_t m = REMOTE_SCALARS_METHOD(sc);
     stats.invokes[m < N_METHODS ? m : N_METHODS]++;
-    if (m == HX_METHOD_CONTROL && REMOTE_SCALARS_INBUFS(sc) >= 1 && pra && pra[0].buf.pv &&
-        pra[0].buf.nLen >= sizeof(hx_wire_ctl_req)) {
-        uint32_t op = ((const hx_wire_ctl_req *)pra[0].buf.pv)->op;
+    /* pra[0] is primIn, pra[1] the request (wire.h's method table) */
+    if (m == HX_METHOD_CONTROL && REMOTE_SCALARS_INBUFS(sc) >= 2 && pra && pra[1].buf.pv &&
+        pra[1].buf.nLen >= sizeof(hx_wire_ctl_req)) {
+        uint32_t op = ((const hx_wire_ctl_req *)pra[1].buf.pv)->op;
         if (op < MAX_CTL_OPS) stats.ctl_ops[op]++;
     }
     invoke_fn inv = handles[s].invoke;
     remote_handle64 skel = handles[s].skel;
     int fail = fault.dsp_error_method >= 0 && (uint32_t)fault.dsp_error_method == m;
+    int crash = fault.crash_method >= 0 && (uint32_t)fault.crash_method == m;
+    int hang = fault.hang_method >= 0 && (uint32_t)fault.hang_method == m;
     hx_lb_legs_load();
     uint64_t out_leg = hx_lb_legs.out_ns + hx_lb_legs_jitter(), back_leg = hx_lb_legs.back_ns + hx_lb_legs_jitter();
     pthread_mutex_unlock(&g_mu);
-    if (fail) return AEE_EFAILED;
+    if (__atomic_load_n(&pd_dead, __ATOMIC_ACQUIRE)) return AEE_ECONNRESET;
+    if (fail) return DSP_ERR(0x001);
+    if (crash) {
+        pd_kill("HX_LOOPBACK_FAULT=dsp-crash: the PD crashed in this method", -1);
+        return AEE_ECONNRESET;
+    }
+    if (hang) /* a DSP thread stuck for good: the call never returns */
+        for (;;) pause_forever();
     hx_lb_legs_wait(out_leg);
     /* in-process: the buffers are the caller's own, passed as they are */
-    int rc = inv(skel, sc, pra);
+    int rc = call_skel(inv, skel, sc, pra);
     hx_lb_legs_wait(back_leg);
     return rc;
 }
@@ -630,8 +892,15 @@ int remote_handle64_close(remote_handle64 h) {
     remote_arg a[1];
     a[0].h64 = handles[s].skel;
     stats.invokes[HX_METHOD_CLOSE]++;
+    int hang = fault.hang_method == HX_METHOD_CLOSE;
     pthread_mutex_unlock(&g_mu);
-    int rc = inv(handles[s].skel, REMOTE_SCALARS_MAKEX(0, HX_METHOD_CLOSE, 0, 0, 1, 0), a);
+    if (hang)
+        for (;;) pause_forever();
+    /* Method 1 as mod_table.c's open_mod_handle_close calls it: the handle
+     * as in handle 0.  A dead PD is not called: the handle is released. */
+    int rc = __atomic_load_n(&pd_dead, __ATOMIC_ACQUIRE)
+                 ? AEE_ECONNRESET
+                 : call_skel(inv, handles[s].skel, REMOTE_SCALARS_MAKEX(0, 1, 0, 0, 1, 0), a);
     pthread_mutex_lock(&g_mu);
     /* the skel stays loaded: its threads may still be ending, and the real
      * framework keeps a module loaded for the life of the PD too */

@@ -14,6 +14,9 @@
 #include "../ap/wire.h"
 #include "test_check.h"
 
+/* An error as the DSP returns it (AEEStdErr.h: DSP_AEE_EOFFSET + code). */
+#define DSP(code) ((int)(DSP_AEE_EOFFSET + (code)))
+
 static remote_handle64 H;
 static dspqueue_t Q[HX_WIRE_QUEUES];
 static hx_wire_resp R;
@@ -40,19 +43,24 @@ static int setup(const char *const *args, int argc, hx_wire_setup_resp *resp) {
         at += n;
     }
     req->argv_bytes = (uint32_t)(at - sizeof *req);
-    remote_arg a[2];
-    a[0].buf.pv = buf, a[0].buf.nLen = at;
-    a[1].buf.pv = resp, a[1].buf.nLen = sizeof *resp;
-    return remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 1, 1), a);
+    /* the IDL's shape: primIn (the sequences' lengths), then the sequences */
+    hx_wire_prim2 prim = {{(int32_t)at, (int32_t)sizeof *resp}};
+    remote_arg a[3];
+    a[0].buf.pv = &prim, a[0].buf.nLen = sizeof prim;
+    a[1].buf.pv = buf, a[1].buf.nLen = at;
+    a[2].buf.pv = resp, a[2].buf.nLen = sizeof *resp;
+    return remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 1), a);
 }
 
 static int control(uint32_t op, uint32_t task, uint64_t arg, uint64_t offset, uint64_t length, hx_wire_ctl_resp *r) {
     hx_wire_ctl_req req = {op, task, arg, offset, length};
-    remote_arg a[3];
-    a[0].buf.pv = &req, a[0].buf.nLen = sizeof req;
-    a[1].buf.pv = r, a[1].buf.nLen = sizeof *r;
-    a[2].buf.pv = bulk, a[2].buf.nLen = sizeof bulk;
-    return remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_CONTROL, 1, 2), a);
+    hx_wire_prim3 prim = {{(int32_t)sizeof req, (int32_t)sizeof *r, (int32_t)sizeof bulk}};
+    remote_arg a[4];
+    a[0].buf.pv = &prim, a[0].buf.nLen = sizeof prim;
+    a[1].buf.pv = &req, a[1].buf.nLen = sizeof req;
+    a[2].buf.pv = r, a[2].buf.nLen = sizeof *r;
+    a[3].buf.pv = bulk, a[3].buf.nLen = sizeof bulk;
+    return remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_CONTROL, 2, 2), a);
 }
 
 static void send_pkt(int q, uint32_t op, uint32_t task_or_mask, uint32_t flags, uint64_t seq, uint32_t magic) {
@@ -94,19 +102,22 @@ int main(void) {
                                        "64,256", "--d-shape", "64,256",    "--d-src-stride", "384",      "--warmup",
                                        "0",      "--rounds",  "1",         "--antagonist",   "1"};
     struct remote_rpc_control_unsigned_module um = {CDSP_DOMAIN_ID, 1};
-    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), AEE_EBADSTATE); /* signed PD: the unsigned skel is refused */
+    /* signed PD: the unsigned skel is refused (AEE_EUNSIGNEDMOD from the DSP) */
+    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), DSP(0x081));
     RC(remote_session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, &um, sizeof um), AEE_SUCCESS);
+    /* method 0 as the loader calls it (two in buffers, one out handle) */
     RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), AEE_SUCCESS);
     remote_handle64 h2;
-    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &h2), AEE_EBADSTATE); /* one session */
+    RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &h2), DSP(0x00D)); /* one session: the skel's AEE_EBADSTATE */
     struct remote_rpc_control_latency lat = {RPC_PM_QOS, 100};
     RC(remote_handle64_control(H, DSPRPC_CONTROL_LATENCY, &lat, sizeof lat), AEE_SUCCESS);
     printf("ok open\n");
 
     /* a scalars word that does not match the method's */
-    remote_arg bad[2] = {{.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}};
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 0), bad), AEE_EBADPARM);
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 1, 1), bad), AEE_EBADPARM); /* sizes */
+    remote_arg bad[3] = {{.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}};
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 0), bad), DSP(0x00E));
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 1, 1), bad), DSP(0x00E)); /* no primIn */
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 2, 1), bad), DSP(0x00E)); /* sizes */
     static const char *const badopt[] = {"hxrun", "--out", "/dev/null", "--no-such-option"};
     RC(setup(badopt, 4, &S), AEE_SUCCESS);
     CHECK(S.status == 2 && strstr(S.error, "no-such-option"), "bad option: %d %s", S.status, S.error);
@@ -126,7 +137,7 @@ int main(void) {
           "device_json %s", S.device_json);
     printf("ok setup %s\n", S.device_json);
 
-    remote_arg st[2];
+    remote_arg st[3];
     hx_wire_start_req sr = {HX_WIRE_QUEUES, 0, {0}};
     for (int i = 0; i < HX_WIRE_QUEUES; i++) {
         RC(dspqueue_create(CDSP_DOMAIN_ID, 0, HX_WIRE_QUEUE_BYTES, HX_WIRE_QUEUE_BYTES, NULL, NULL, NULL, &Q[i]),
@@ -134,9 +145,11 @@ int main(void) {
         RC(dspqueue_export(Q[i], &sr.queue_id[i]), AEE_SUCCESS);
     }
     hx_wire_status status;
-    st[0].buf.pv = &sr, st[0].buf.nLen = sizeof sr;
-    st[1].buf.pv = &status, st[1].buf.nLen = sizeof status;
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 1, 1), st), AEE_SUCCESS);
+    hx_wire_prim2 sprim = {{(int32_t)sizeof sr, (int32_t)sizeof status}};
+    st[0].buf.pv = &sprim, st[0].buf.nLen = sizeof sprim;
+    st[1].buf.pv = &sr, st[1].buf.nLen = sizeof sr;
+    st[2].buf.pv = &status, st[2].buf.nLen = sizeof status;
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_START, 2, 1), st), AEE_SUCCESS);
     CHECK(status.status == 0, "start: %s", status.error);
     hx_wire_ctl_resp c;
     uint64_t before = now_ns();
@@ -212,16 +225,20 @@ int main(void) {
               strstr((const char *)bulk, "\"core_cycles_per_us_end\":null}"),
           "END: %s", (const char *)bulk);
     hx_wire_ctl_req end = {HX_CTL_END, 0, 0, 0, 0};
-    remote_arg nobulk[3] = {{.buf = {&end, sizeof end}}, {.buf = {&c, sizeof c}}, {.buf = {NULL, 0}}};
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_CONTROL, 1, 2), nobulk), AEE_SUCCESS);
+    hx_wire_prim3 nprim = {{(int32_t)sizeof end, (int32_t)sizeof c, 0}};
+    remote_arg nobulk[4] = {
+        {.buf = {&nprim, sizeof nprim}}, {.buf = {&end, sizeof end}}, {.buf = {&c, sizeof c}}, {.buf = {NULL, 0}}};
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_CONTROL, 2, 2), nobulk), AEE_SUCCESS);
     CHECK(c.status != 0 && strstr(c.error, "bulk"), "END without a bulk buffer: %d %s", c.status, c.error);
     RC(control(77, 0, 0, 0, 0, &c), AEE_SUCCESS);
     CHECK(c.status != 0, "unknown control op passed");
     printf("ok control %s\n", (const char *)bulk);
 
-    remote_arg sp[1];
-    sp[0].buf.pv = &status, sp[0].buf.nLen = sizeof status;
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_STOP, 0, 1), sp), AEE_SUCCESS);
+    remote_arg sp[2];
+    hx_wire_prim1 pprim = {{(int32_t)sizeof status}};
+    sp[0].buf.pv = &pprim, sp[0].buf.nLen = sizeof pprim;
+    sp[1].buf.pv = &status, sp[1].buf.nLen = sizeof status;
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_STOP, 1, 1), sp), AEE_SUCCESS);
     CHECK(status.status == 0, "stop: %s", status.error);
     for (int i = 0; i < HX_WIRE_QUEUES; i++) RC(dspqueue_close(Q[i]), AEE_SUCCESS);
     /* after STOP the session takes a new SETUP; a plan that cannot work is hxrun's exit 3 */
@@ -239,7 +256,7 @@ int main(void) {
         fclose(f);
         CHECK(strstr((const char *)bulk, "\"stop\": 1"), "stats after close: %s", (const char *)bulk);
     }
-    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_STOP, 0, 1), sp), AEE_EBADPARM); /* closed */
+    RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_STOP, 1, 1), sp), AEE_EBADPARM); /* closed */
     printf("ok stop_close\n");
     return 0;
 }

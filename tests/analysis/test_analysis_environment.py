@@ -247,9 +247,11 @@ def test_loaded_machine_warns_in_summary_and_report(synth, tmp_path):
     w = d_row(s)["env_warning"]
     assert "loaded before (1-min load 1.70 > 1.00 = 0.5 x 2 cores)" in w
     assert "engines exceed cores" in w
-    # Other work on the machine withholds the verdict, naming why; the
-    # structural "engines exceed cores" alone would not.
-    assert d_row(s)["verdict_key"] == "inconclusive"
+    # Other work on the machine in every replicate (here the only one):
+    # "machine too busy", naming why; the structural "engines exceed cores"
+    # alone would not.
+    assert d_row(s)["verdict_key"] == "machine-busy"
+    assert d_row(s)["verdict"] == "machine too busy: 1 of 1 replicates disturbed"
     assert "loaded before" in d_row(s)["inconclusive_reason"]
     assert "engines exceed" not in d_row(s)["inconclusive_reason"]
     csv = tmp_path / "summary.csv"
@@ -257,8 +259,8 @@ def test_loaded_machine_warns_in_summary_and_report(synth, tmp_path):
     rows = report.write_verdicts(csv, tmp_path / "v.html", tmp_path / "v.csv")
     page = (tmp_path / "v.html").read_text()
     assert "loaded before (1-min load 1.70" in page
-    assert "add rounds or replicates, quiet the machine" in page  # next step
-    assert list(rows["verdict"]) == ["inconclusive"]
+    assert "rerun the point on a quiet machine" in page  # next step
+    assert list(rows["verdict"]) == ["machine too busy: 1 of 1 replicates disturbed"]
     assert rows.iloc[0]["inconclusive because"].startswith("loaded before")
     r = rows.iloc[0]
     # 2 cores: k = 2, bound = max(100, 240 / 2)
@@ -305,7 +307,9 @@ def test_device_fallback_is_counted_and_withholds_the_verdict(synth):
     d = d_row(s)
     assert d["device_fallbacks"] == 2
     assert "device fallbacks: 2" in d["env_warning"]
-    assert d["verdict_key"] == "inconclusive" and "device fallbacks" in d["inconclusive_reason"]
+    assert d["verdict_key"] == "machine-busy" and "device fallbacks" in d["inconclusive_reason"]
+    # a fallback measured something else: not called a busy machine
+    assert d["verdict"] == "no clean replicate: 1 of 1 replicates disturbed"
     # the host writes resources with null fields: nothing to report
     _, s = summary(synth, end={"resources": {"fallbacks": None}})
     assert math.isnan(d_row(s)["device_fallbacks"]) and "fallback" not in d_row(s)["env_warning"]

@@ -129,14 +129,16 @@ def test_bias_bounds_widen_instead_of_veto():
     clean = 1.5 * (1 + 0.05 * rng.standard_normal(120))
     assert st.relation_bias(clean, None, 0.03)[0] == 0.0
     # a third of the rounds hit by interference: a bound well above 1.5%,
-    # which widens the interval (lo - b m, hi + b m) rather than vetoing it
+    # which widens the interval on the log scale (lo / (1 + b), hi (1 + b))
+    # rather than vetoing it
     hit = clean.copy()
     hit[::3] *= 1.6
     b = st.relation_bias(hit, None, 0.03)[0]
     assert b > 0.015
     e = st.Estimate(1.5, 1.45, 1.55, 120)
     w = st.widen(e, b)
-    assert (w.lo, w.hi) == pytest.approx((1.45 - b * 1.5, 1.55 + b * 1.5))
+    assert (w.lo, w.hi) == pytest.approx((1.45 / (1 + b), 1.55 * (1 + b)))
+    assert w.lo > 0 and st.widen(st.Estimate(0.2, 0.1, 0.3, 9), 5.0).lo > 0
     assert st.widen(e, float("nan")) == e and st.widen(e, 0.0) == e
 
 

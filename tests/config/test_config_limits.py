@@ -207,6 +207,16 @@ def test_min_effect_in_the_schema():
             validate(c)
 
 
+def test_decision_settings_in_the_schema():
+    cfg = validate(copy.deepcopy(TINY))
+    assert cfg["analysis"]["min_replicates"] == 2 and cfg["analysis"]["overlap_min_fraction"] == 0.10
+    for key, bad in (("min_replicates", 0), ("overlap_min_fraction", 0), ("overlap_min_fraction", 1.5)):
+        c = copy.deepcopy(TINY)
+        c["analysis"] = {key: bad}
+        with pytest.raises(hxload.ConfigError, match=rf"config\.analysis\.{key}"):
+            validate(c)
+
+
 # --------------------------------------------------------------------------
 # every runner option is a point parameter
 

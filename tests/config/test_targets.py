@@ -48,6 +48,8 @@ KNOWN = {
         "its fp32 path is scalar reference code, not HVX/HMX",
         {"arch": "v73"},
     ),
+    "gpu": (False, False, True, False, False, "nvcc", None, {}),
+    "gpu-graph": (False, False, True, False, False, "nvcc", None, {}),
 }
 
 

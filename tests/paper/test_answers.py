@@ -76,9 +76,12 @@ def test_answers_count_verdicts_and_intervals_apart():
     assert "1.37 [1.31, 1.43]" in a["C"]
     # the inconclusive point is counted among interval relations only, labelled
     assert "D faster than C (interval above 1 + 0.03) on 3 of 4 points (2 of them carry a verdict)" in a["C"]
-    assert "Progress overlap (D's parallelism interval above 1 + 0.03 and, from the tasks' checkpoints" in a["C"]
+    assert "Progress overlap (from the tasks' checkpoints: at least two tasks each advancing" in a["C"]
     assert "holds on 2 of those 3 points" in a["C"]
-    assert "D $\\sim$ B (interval inside 1 $\\pm$ 0.03) on 3 of 4 points, 3 of them with a verdict" in a["B"]
+    assert (
+        "D $\\sim$ B (interval inside [1/(1 + 0.03), 1 + 0.03]: equivalent by two one-sided tests) "
+        "on 3 of 4 points, 3 of them with a verdict" in a["B"]
+    )
     assert "undetermined on 1" in a["B"]
     assert "3 of 4 points carry a verdict" in a["summary"] and "1 are without one" in a["summary"]
     # named with its reason
@@ -178,3 +181,30 @@ def test_end_to_end_speedup_is_said_beside_the_makespan_one():
     assert "D over C has a median of 1.10 over the one point" in a["C"]
     # a summary without the end-to-end columns: nothing said, nothing invented
     assert "End to end" not in answers.answers(VERDICTS, 0.03)["A"]
+
+
+def test_the_summary_leads_with_d_against_b():
+    # on the host, what the data carry first is how D stood against the
+    # backend's own concurrency (B), before any count of rows
+    s = answers.answers(VERDICTS, 0.03, "host")["summary"]
+    assert s.startswith(r"On target \texttt{host}, D against the backend's own concurrency (B): equivalent on 3")
+    assert s.index("D against the backend") < s.index("carry a verdict")
+
+
+def test_machine_too_busy_is_not_a_row():
+    busy = _v("p9", "machine-busy", "D<A D~B D<C C~A")
+    a = answers.answers([*VERDICTS, busy], 0.03, "host")
+    assert r"\texttt{ratio/mv/p9}" in a["inconclusive"]
+
+
+def test_the_paper_claims_no_npu_answer():
+    # the data are threads on a host: no sentence may say they answer the
+    # NPU question, nor that this study asks it "on one NPU's engines"
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "paper"
+    text = " ".join((root / f).read_text() for f in ("main.tex", "related.tex"))
+    text = " ".join(text.split())
+    for claim in ("answers the question on a stand-in", "asks the same question on one NPU", "has net benefit"):
+        assert claim not in text, claim
+    assert "This phase gives no NPU answer" in text

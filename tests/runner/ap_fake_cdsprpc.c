@@ -107,6 +107,7 @@ static int nvworkers;
 static const char *const engine_of[HX_NTASKS] = {"mx", "vec", "dma"};
 
 static unsigned replies_sent;
+static hx_wire_ckpts ckpts[HX_NTASKS]; /* each task's last run */
 
 static void reply(struct dspqueue *q, hx_wire_resp *r) {
     r->magic = HX_WIRE_MAGIC;
@@ -147,8 +148,9 @@ static void run_task(struct dspqueue *q, int task, uint64_t seq, uint64_t recv, 
         k->begin = w->begin, k->end = w->end, k->cpu_ns = w->cpu_ns;
         k->cpu_begin = k->cpu_end = -1;
         k->nckpt = 2, k->ckpt_total = 10;
-        k->ckpt[0] = w->begin, k->ckpt_done[0] = 0;
-        k->ckpt[1] = w->end, k->ckpt_done[1] = 10;
+        /* the checkpoints themselves: fetched after the trial (CKPT) */
+        ckpts[task].ckpt[i][0] = w->begin, ckpts[task].done[i][0] = 0;
+        ckpts[task].ckpt[i][1] = w->end, ckpts[task].done[i][1] = 10;
     }
     checkpoints_of_run++;
     reply(q, r);
@@ -243,10 +245,13 @@ AEEResult dspqueue_write(dspqueue_t q, uint32_t flags, uint32_t num_buffers, str
     return 0;
 }
 
-AEEResult dspqueue_read(dspqueue_t q, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
-                        struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
-                        uint8_t *message, uint32_t timeout_us) {
-    (void)max_buffers, (void)buffers, (void)timeout_us;
+/* Only the non-blocking read exists here: the driver reads inside its
+ * packet callbacks, where libcdsprpc forbids a blocking dspqueue_read
+ * (inc/dspqueue.h); a driver that asks for dspqueue_read fails to load. */
+AEEResult dspqueue_read_noblock(dspqueue_t q, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
+                                struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
+                                uint8_t *message) {
+    (void)max_buffers, (void)buffers;
     pthread_mutex_lock(&q->lock);
     if (q->resp_head == q->resp_tail) {
         pthread_mutex_unlock(&q->lock);
@@ -331,6 +336,11 @@ static int do_control(remote_arg *a) {
             ((uint8_t *)a[2].buf.pv)[i] = (uint8_t)((req->arg * 31 + req->offset + i) & 0xff);
         r->bulk_bytes = req->length;
         break;
+    case HX_CTL_CKPT:
+        if (req->task >= HX_NTASKS || a[2].buf.nLen < sizeof(hx_wire_ckpts)) return AEE_EBADPARM;
+        memcpy(a[2].buf.pv, &ckpts[req->task], sizeof(hx_wire_ckpts));
+        r->bulk_bytes = sizeof(hx_wire_ckpts);
+        break;
     case HX_CTL_END:
         r->bulk_bytes = (uint64_t)snprintf(
             (char *)a[2].buf.pv, a[2].buf.nLen,
@@ -345,14 +355,13 @@ static int do_control(remote_arg *a) {
 int remote_handle64_invoke(remote_handle64 h, uint32_t sc, remote_arg *pra) {
     if (h != 0x5eed) return AEE_EBADPARM;
     int m = (int)REMOTE_SCALARS_METHOD(sc);
-    /* the shapes wire.h documents */
-    static const uint32_t shape[] = {
-        [HX_METHOD_SETUP] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_SETUP, 1, 1, 0, 0),
-        [HX_METHOD_START] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_START, 1, 1, 0, 0),
-        [HX_METHOD_CONTROL] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_CONTROL, 1, 2, 0, 0),
-        [HX_METHOD_STOP] = REMOTE_SCALARS_MAKEX(0, HX_METHOD_STOP, 0, 1, 0, 0),
-    };
-    if (m < HX_METHOD_SETUP || m > HX_METHOD_STOP || sc != shape[m]) return AEE_EBADPARM;
+    /* the shapes of wire.h's method table (the IDL's, as qaic generates
+     * them): pra[0] is primIn, the sequences follow; the fake reads them */
+    static const hx_wire_method t[HX_WIRE_NMETHODS] = HX_WIRE_METHODS;
+    if (m < HX_METHOD_SETUP || m > HX_METHOD_STOP ||
+        sc != REMOTE_SCALARS_MAKEX(0, t[m].id, t[m].in_bufs, t[m].out_bufs, t[m].in_handles, t[m].out_handles))
+        return AEE_EBADPARM;
+    pra++;
     switch (m) {
     case HX_METHOD_SETUP: do_setup(pra); return 0;
     case HX_METHOD_START: {

@@ -195,13 +195,13 @@ def test_the_verify_round_dumps_what_the_dsp_returned(built, tmp_path):
         ({"FAKE_SETUP_STATUS": "2"}, 2, "rejected by the fake DSP (status 2)"),
         ({"FAKE_SETUP_STATUS": "3"}, 3, "status 3"),
         ({"FAKE_SETUP_STATUS": "1"}, 1, "status 1"),
-        ({"FAKE_FULL": "1"}, 1, "dspqueue_write on queue V failed: AEE_EEXPIRED (12)"),
+        ({"FAKE_FULL": "1"}, 1, "dspqueue_write on queue V failed: AEE_EEXPIRED (0xc); hint: the queue stayed full"),
         ({"FAKE_DROP": "1"}, 1, "timed out after 1 s waiting for the DSP's ENTRY_DONE"),
-        ({"FAKE_VERSION": "2"}, 1, "the DSP skel speaks wire version 2, this hxrun-ap speaks 1"),
+        ({"FAKE_VERSION": "9"}, 1, "the DSP skel speaks wire version 9, this hxrun-ap speaks 2"),
         ({"FAKE_BAD_ENGINE": "1"}, 1, "the DSP runs task M on an engine this driver does not know ('hmx0')"),
         ({"FAKE_START_STATUS": "1"}, 1, "hxfuse START: the DSP refused: cannot import the queues (fake)"),
         ({"FAKE_ENTRY_FAIL": "1"}, 1, "fused entry rejected the plan: scratch plan conflict (fake)"),
-        ({"FAKE_REFUSE": "unsigned"}, 1, "DSPRPC_CONTROL_UNSIGNED_MODULE, cdsp) refused: AEE_EUNSUPPORTED (20)"),
+        ({"FAKE_REFUSE": "unsigned"}, 1, "AEE_EUNSUPPORTED (0x14); hint: this FastRPC library refuses unsigned PDs"),
         ({"FAKE_REFUSE": "open"}, 1, "remote_handle64_open(file:///libhxfuse_skel.so?"),
     ],
 )
@@ -244,7 +244,7 @@ def test_an_option_name_given_as_a_value_stays_a_value(built, tmp_path):
     assert recs[0]["args"]["npy_dir"] == "--ap-timeout-s"
 
 
-LADDER = ["library", "session", "setup", "queues", "ping", "threads", "request", "fused"]
+LADDER = ["library", "session", "setup", "queues", "ping", "threads", "request", "fused", "teardown"]
 
 
 def selftest(built, out, *args, env=None, lib=True):
@@ -293,7 +293,7 @@ def test_selftest_watchdog_names_a_hung_step(built, tmp_path):
     proc, recs = selftest(built, tmp_path / "st.jsonl", "--selftest-step-timeout", "1", env={"FAKE_DROP": "1"})
     assert proc.returncode == 5, proc.stderr
     assert recs[-1]["status"] == "hang" and recs[-1]["hung"] == "request"
-    assert recs[-1]["not_run"] == ["fused"]
+    assert recs[-1]["not_run"] == ["fused", "teardown"]
 
 
 def test_selftest_bad_arguments_exit_2(built, tmp_path):
@@ -309,6 +309,8 @@ def test_a_missing_library_or_symbol_is_named(built, tmp_path):
     if libm:
         proc, _ = run_ap(built, tmp_path / "r.jsonl", "--cdsprpc", libm, lib=False)
         assert proc.returncode == 1 and "missing symbol remote_handle64_open" in proc.stderr
+        # a library older than the interface: the hint says so (the rpcmem_alloc2 case)
+        assert "hint: this FastRPC library is older than the interface" in proc.stderr
     proc, _ = run_ap(built, tmp_path / "r.jsonl", lib=False, env={"HX_CDSPRPC_LIB": "/nope/x.so"})
     assert proc.returncode == 1 and "cannot load /nope/x.so" in proc.stderr
 

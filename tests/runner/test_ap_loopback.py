@@ -105,6 +105,15 @@ def test_each_group_crosses_the_boundary_with_its_request_pattern(ap_build, tmp_
         assert t["checksums_ok"]
         # the driver's own count agrees: requests per trial
         assert t["host"]["requests"] == (3 if group in ("A", "B") else 1)
+        # the checkpoints, fetched after the trial, lie within their worker's run
+        for task in t["tasks"]:
+            for w in task["workers"]:
+                assert w["checkpoints"], task
+                assert all(w["begin"] <= c <= w["end"] for c in w["checkpoints"]), (task["task"], w)
+    # the timed path's replies are compact: a reply carries the checkpoints'
+    # counts, not the checkpoints (about 2 KB, was about 10 KB)
+    for q in stats["queues"]:
+        assert q["responses"] and q["response_bytes"] / q["responses"] < 4096, q
 
 
 def test_records_have_hxruns_schema_and_the_dsps_checksums(ap_build, hxrun, tmp_path):

@@ -24,6 +24,7 @@ def repo_path(*parts):
     return os.path.relpath(REPO.joinpath(*parts))
 
 
+import hxfuse.analysis.environment as hxenv
 import hxfuse.config.load as hxload
 import hxfuse.config.params as hxparams
 import hxfuse.config.points as hxpoints

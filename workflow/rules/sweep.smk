@@ -60,6 +60,13 @@ rule run:
         # target_settings.<target>.run.timeout_s over run.timeout_s; a string
         # because Snakemake resources are integers or strings)
         timeout_s=lambda wc: str(float(hxparams.run_settings(config, wc.target)["timeout_s"])),
+        # measure, don't veto (hxfuse.runner.quiet): the bounded wait for a
+        # quiet machine and the reruns of a disturbed replicate; not params,
+        # so changing them reruns nothing
+        quiet_wait_s=lambda wc: str(float(hxparams.run_settings(config, wc.target).get("quiet_wait_s", 0))),
+        max_reruns=lambda wc: str(int(hxparams.run_settings(config, wc.target).get("max_reruns", 0))),
+        # the analysis's limit of other work (hxfuse.analysis.environment)
+        busy_per_core=str(hxenv.BUSY_PER_CORE),
     threads: all_cores
     log:
         f"logs/{{target}}/run/{REP_WC}.log",

@@ -21,5 +21,10 @@ sys.exit(
         emulated=sm.params.emulated,
         # the config key a timeout names (the service mode's is serve.timeout_s)
         timeout_setting=sm.params.get("timeout_setting", "run.timeout_s"),
+        # the run rule's bounded wait for a quiet machine and reruns of a
+        # disturbed replicate (graph and serve runs have neither)
+        quiet_wait_s=float(sm.resources.get("quiet_wait_s", 0)),
+        max_reruns=int(sm.resources.get("max_reruns", 0)),
+        busy_per_core=float(b) if (b := sm.resources.get("busy_per_core")) is not None else None,
     )
 )
