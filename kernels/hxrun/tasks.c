@@ -122,10 +122,9 @@ static void v_rows(hx_exec *x, int r0, int r1) {
 
 /* Rows [r0, r1) of V on the calling thread, recorded in rec (exec_device.c
  * splits V over the entry thread and the extra vector workers with it).
- * The rows run in row blocks with a checkpoint
- * after each (rows are independent, so the blocks change no output); the
- * work done counts rows of the whole array, so a worker's last checkpoint
- * is its share of V. */
+ * The rows run in blocks with a checkpoint after each (rows are
+ * independent, so the blocks change no output); the work done counts rows
+ * of the whole array, so a worker's last checkpoint is its share of V. */
 void hx_task_work_v_rows(hx_exec *x, int r0, int r1, hx_worker_rec *rec) {
     int K = x->cfg->checkpoints;
     if (!K) {
