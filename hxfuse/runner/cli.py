@@ -6,11 +6,14 @@ integer bounds or named values, and the runner's own default.  What the
 pipeline needs is derived from it: :data:`RUNNER_LIMITS`,
 :data:`RUNNER_CHOICES` and :data:`RUNNER_DEFAULTS` (the schema's bounds must
 equal them, ``hxfuse.config.schema.schema_limit_problems``) and
-:func:`argv`, the command line of one run.  tests/runner/test_runner_cli.py
-holds the table to the built runner: its ``--help`` lists exactly these
+:func:`argv`, the command line of one run.  The runner's C side is derived
+from it too: :mod:`hxfuse.runner.cli_c` writes the bounds, defaults and
+named values as kernels/hxrun/options.h, which args.c parses with (make
+regenerates it when this file changes), so a changed bound, default or
+named value is one edit here.  tests/runner/test_runner_cli.py holds the
+table to the built runner as well: its ``--help`` lists exactly these
 options and named values, and a run given no options records exactly these
-defaults in ``meta.args``.  A change to args.c fails that test until the
-table follows.
+defaults in ``meta.args`` (a new option still needs its branch in args.c).
 
 Standard library only, and no other hxfuse import: the config, the search
 and the ONNX Runtime harness all read this table.

@@ -35,7 +35,7 @@ SAMPLE_S = 0.2
 
 def _jiffies(stat: str = "/proc/stat") -> tuple[int, int] | None:
     """(total, idle + iowait) of the machine's first ``cpu`` line, as the
-    runner reads them (kernels/common/platform_posix.c, read_cpu_jiffies);
+    runner reads them (kernels/common/platform_posix_machine.c, read_cpu_jiffies);
     None where unreadable."""
     try:
         with open(stat) as f:

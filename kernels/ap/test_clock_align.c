@@ -22,7 +22,7 @@ static uint64_t dsp_at(uint64_t t, int64_t off, double ppm, uint64_t t0) {
     return (uint64_t)((int64_t)t + off + (int64_t)llround(ppm * (double)(int64_t)(t - t0) / 1e6));
 }
 
-int main(void) {
+static void fit_min_rtt(void) {
     /* Symmetric pings: the offset is exact, uncertainty rtt/2. */
     hx_ping p[4] = {
         {1000000, 0, 1000400}, /* rtt 400 */
@@ -62,7 +62,9 @@ int main(void) {
     hx_ping bad = {500, 0, 400};
     CHECK(hx_clock_fit_samples(&bad, 1, &f) == -1, "a backwards sample fitted");
     CHECK(hx_clock_fit_samples(p, 0, &f) == -1, "zero samples fitted");
+}
 
+static void drift(void) {
     /* Drift: 20 ppm over 1 s of AP time moves the offset by 20 us. */
     uint64_t t0 = 1000000000ull;
     hx_ping a = {t0, 0, t0 + 100}, b = {t0 + 1000000000ull, 0, t0 + 1000000100ull};
@@ -79,7 +81,9 @@ int main(void) {
     b.dsp = dsp_at(t0 + 1000000050ull, 5000, -3.5, t0 + 50);
     hx_clock_fit_samples(&b, 1, &fe);
     CHECK(fabs(hx_clock_drift_ppm(&fs, &fe) + 3.5) < 1e-9, "drift %.12f != -3.5", hx_clock_drift_ppm(&fs, &fe));
+}
 
+static void bound_and_map(void) {
     /* Refusal at the bound: |end - start| == bound holds, bound + 1 does not. */
     hx_clock_fit x0 = {.offset_ns = 1000}, x1 = {.offset_ns = 6000}, x2 = {.offset_ns = 6001},
                  x3 = {.offset_ns = -4001};
@@ -98,7 +102,10 @@ int main(void) {
     hx_clock_fit neg = {.offset_ns = -123456789};
     CHECK(hx_clock_map(&neg, 200000000, 200000000 - 123456789 + 1000) == 1000, "negative-offset map %" PRIu64,
           hx_clock_map(&neg, 200000000, 200000000 - 123456789 + 1000));
+}
 
+static void interval_and_method(void) {
+    hx_clock_fit f;
     /* The offsets every sample allows: [max(dsp - recv), min(dsp - send)]. */
     hx_ping c[3] = {{1000, 1030, 1100}, {2000, 2010, 2040}, {3000, 3090, 3100}};
     CHECK(hx_clock_fit_samples(c, 3, &f) == 0, "consistent fit failed");
@@ -127,7 +134,9 @@ int main(void) {
     c[1].dsp += 1000;
     CHECK(hx_clock_fit_samples(c, 3, &f) == 0 && f.lo_ns > f.hi_ns, "a jump left [%" PRId64 ", %" PRId64 "]", f.lo_ns,
           f.hi_ns);
+}
 
+static void verdict(void) {
     /* The verdict.  Ping, no drift, the end's estimate 30 ns from the
      * start's with 20 ns uncertainty each: noise, not drift (old code:
      * refused at bound 5). */
@@ -165,7 +174,9 @@ int main(void) {
           v.unexplained_ns, v.error_bound_ns);
     hx_clock_assess(&sc, &ep, 359, &v);
     CHECK(!v.aligned, "a resolved drift of 360 ns held at bound 359");
+}
 
+static void ticks(void) {
     /* Counter ticks scale as the DSP scales its QTimer: one second of
      * 19.2 MHz ticks is 1e9 ns, one tick 52 ns (floored), large counts exact. */
     CHECK(hx_clock_ticks_to_ns(19200000ull, HX_CLOCK_QTIMER_HZ) == 1000000000ull, "1 s of ticks");
@@ -174,7 +185,15 @@ int main(void) {
     CHECK(hx_clock_ticks_to_ns(19200000ull * 86400ull * 365ull + 12, HX_CLOCK_QTIMER_HZ) ==
               86400ull * 365ull * 1000000000ull + 625,
           "a year of ticks");
+}
 
+int main(void) {
+    fit_min_rtt();
+    drift();
+    bound_and_map();
+    interval_and_method();
+    verdict();
+    ticks();
     if (failures) return 1;
     printf("clock_align: all checks passed\n");
     return 0;

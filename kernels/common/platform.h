@@ -1,8 +1,9 @@
 /* Platform layer: the only place that knows about the OS.
  *
  * The executor, kernels and protocol call these functions and nothing else
- * OS-specific.  platform_posix.c implements them for Linux (host and
- * hexagon-linux-musl under QEMU); hexagon/platform_qurt.c implements them on
+ * OS-specific.  platform_posix*.c implement them for Linux (host and
+ * hexagon-linux-musl under QEMU; four files by concern, platform_posix.c
+ * lists them); hexagon/platform_qurt.c implements them on
  * the cDSP with QuRT and HAP (SDK only). */
 #ifndef HX_PLATFORM_H
 #define HX_PLATFORM_H

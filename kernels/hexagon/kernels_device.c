@@ -12,32 +12,13 @@
  *       (it holds no HVX context) and counted in the resources record.
  *   fp32 = the scalar reference, as on every HVX build.
  */
-#define FARF_ALWAYS 1
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <HAP_farf.h>
 #include "../common/platform.h"
 #include "../common/json.h"
 #include "dma_plan.h"
 #include "kernels_hexagon.h"
 #include "vtcm_qurt.h"
-
-/* Reports, never exits (platform.h, hx_failure_set): FARF reaches the phone's
- * log even from a FastRPC user PD, where stderr goes nowhere; the runner
- * turns the recorded reason into its error or end record.  The caller
- * returns at once and leaves its outputs alone. */
-void hx_device_fatal(const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    FARF(ALWAYS, "hxrun: error: %s", msg);
-    fprintf(stderr, "hxrun: error: %s\n", msg);
-    fflush(stderr);
-    hx_failure_set(msg);
-}
 
 static unsigned dma_fallbacks, dma_refused;
 unsigned hx_kernels_device_fallbacks(void) { return dma_fallbacks; }

@@ -59,9 +59,11 @@ int hx_st_hvx_gemm(char *detail, size_t len);
 struct hx_json;
 void hx_kernels_device_resources(struct hx_json *j);
 unsigned hx_kernels_device_fallbacks(void);
-/* Where a kernel cannot deliver what the run asked for and no fallback is
- * allowed: logs "hxrun: error: ..." (FARF and stderr) and records it as the
- * run's failure (platform.h, hx_failure_set).  Returns: it never ends the
- * process from a worker; the caller returns at once. */
+/* device_fatal.c (its own unit: kernels_hmx.c needs it, and kernels_device.c
+ * needs kernels_hmx.c).  Where a kernel cannot deliver what the run asked
+ * for and no fallback is allowed: logs "hxrun: error: ..." (FARF and stderr)
+ * and records it as the run's failure (platform.h, hx_failure_set).
+ * Returns: it never ends the process from a worker; the caller returns at
+ * once. */
 void hx_device_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #endif

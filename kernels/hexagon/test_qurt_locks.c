@@ -163,6 +163,126 @@ static int runner(int stop_first) {
     return 0;
 }
 
+static int mode_threads(void) {
+    /* HX_STANDIN_HW_THREADS=5: host + vec, mx, dma + one antagonist fit;
+     * a V worker more does not, and is refused before it starts */
+    char err[400] = "";
+    static hx_engine e[4];
+    static const char *names[4] = {"vec", "mx", "dma", "vec1"};
+    int started = 0;
+    for (int i = 0; i < 3; i++) started += hx_engine_start(&e[i], names[i], -1, &wait, err, sizeof err) == 0;
+    hx_thread *bw = hx_thread_start(idle, NULL, "bw0", -1, err, sizeof err);
+    expect(started == 3 && bw != NULL, "host + 3 engines + 1 antagonist fit 5 hardware threads");
+    err[0] = 0;
+    expect(hx_engine_start(&e[3], names[3], -1, &wait, err, sizeof err) != 0 && strstr(err, "hardware threads"),
+           "a sixth ready thread on 5 hardware threads is refused, naming them");
+    printf("refused: %s\n", err);
+    const standin_created *c;
+    int nc = standin_threads(&c), host = qurt_thread_get_priority(qurt_thread_get_id());
+    for (int i = 0; i < nc; i++) {
+        if (!strcmp(c[i].name, "bw0")) expect(c[i].prio > host, "the antagonist below the host and engines");
+        else expect(c[i].prio == host, "engines at the host's priority");
+    }
+    static const hx_wait_policy spin = {HX_WAIT_SPIN, 0};
+    static hx_engine s1;
+    err[0] = 0;
+    expect(hx_engine_start(&s1, "vec9", -1, &spin, err, sizeof err) != 0 && strstr(err, "--wait spin"),
+           "--wait spin refused where threads are not time-sliced");
+    __atomic_store_n(&idle_stop, 1u, __ATOMIC_RELEASE);
+    hx_thread_join(bw);
+    for (int i = 0; i < 3; i++) hx_engine_stop(&e[i]);
+    return 0;
+}
+
+static int mode_fatal(void) {
+    /* HX_STANDIN_HEXKL_FAIL=1: a HexKL error on the mx engine thread is
+     * reported (FARF, hx_failure) and the process goes on: no exit() from
+     * a worker, the engine and the resources are given back normally */
+    int on_chip = 0;
+    void *arena = hx_scratch_alloc(1u << 20, &on_chip);
+    void *ph = prepare();
+    char err[300] = "";
+    if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) return 1;
+    static run_job j;
+    for (int round = 0; round < 2; round++) {
+        j.job.run = run_m, j.prep = ph;
+        hx_event_reset(&j.done);
+        hx_engine_push(&mx, &j.job);
+        hx_event_wait(&j.done, &wait);
+    }
+    expect(hx_failure() && strstr(hx_failure(), "HexKL HMX call failed"), "the failure is recorded with its reason");
+    expect(standin_mm_calls() == 1, "after the failure, later runs issue nothing");
+    printf("failure: %s\n", hx_failure() ? hx_failure() : "(none)");
+    hx_engine_stop(&mx);
+    hx_scratch_free(arena);
+    expect(standin_hmx_owner() == 0, "HMX given back after the failure");
+    hx_free(ph);
+    return 0;
+}
+
+static int mode_nonresident(void) {
+    /* weights too large to stay in the HMX region: each column strip is
+     * copied in per run by HVX on the mx thread (the stand-in checks it
+     * holds a context only for HexKL's calls; the copy's result is
+     * checked through C) */
+    enum { BM = 64, BN = 1024, BK = 1024 };
+    static uint8_t a[BM * BK];
+    static int8_t b[BK * BN];
+    static int32_t c[BM * BN], r[BM * BN];
+    for (int i = 0; i < BM * BK; i++) a[i] = (uint8_t)(i * 13 + 5);
+    for (int i = 0; i < BK * BN; i++) b[i] = (int8_t)(i * 7 - 3);
+    int on_chip = 0;
+    void *arena = hx_scratch_alloc(1u << 20, &on_chip);
+    void *ph = hx_alloc(hx_hmx_u8i8_prep_bytes(BM, BN, BK), 2048);
+    hx_hmx_u8i8_prepare(a, b, BM, BN, BK, ph);
+    void *pr = hx_alloc(hx_kernels_ref.gemm_u8i8_prep_bytes(BM, BN, BK), 64);
+    hx_kernels_ref.gemm_u8i8_prepare(a, b, BM, BN, BK, pr);
+    hx_kernels_ref.gemm_u8i8_run(pr, r, BM, BN, BK);
+    char err[300] = "";
+    if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) return 1;
+    static big_job bj;
+    bj.job.run = run_big, bj.prep = ph, bj.C = c, bj.m = BM, bj.n = BN, bj.k = BK;
+    hx_event_reset(&bj.done);
+    hx_engine_push(&mx, &bj.job);
+    hx_event_wait(&bj.done, &wait);
+    const hx_hmx_stats *st = hx_hmx_stats_get();
+    expect(!st->weights_resident, "the weights do not all fit: copied per run");
+    expect(st->weight_copy_bytes == (uint64_t)BN * BK, "one copy of every weight tile per run");
+    expect(!memcmp(c, r, sizeof c), "M with weights copied in by HVX equals the reference");
+    hx_engine_stop(&mx);
+    hx_scratch_free(arena);
+    hx_free(ph), hx_free(pr);
+    return 0;
+}
+
+static int mode_power(void) {
+    /* HX_STANDIN_REFUSE_POWER names the HMX request type: the refusal is
+     * recorded with its code, the granted votes too */
+    char err[300] = "";
+    int rc = hx_power_vote(1, err, sizeof err);
+    const char *const *made, *const *ref;
+    const int *codes;
+    int nm = hx_power_votes(&made), nr = hx_power_refused(&ref, &codes);
+    printf("vote rc %d: %s; made %d, refused %d%s%s\n", rc, err, nm, nr, nr ? ": " : "", nr ? ref[0] : "");
+    expect(nm == 3 && !strcmp(made[2], "hvx=on"), "apptype, DCVS and HVX granted and recorded");
+    expect(nr >= 1 && !strncmp(ref[0], "hmx", 3) && codes[0] != 0, "the HMX vote recorded as refused, with its code");
+    char gov[64];
+    hx_cpu_governor(gov, sizeof gov); /* the meta record's short form */
+    printf("governor: %s\n", gov);
+    expect(strstr(gov, "1 refused") != NULL, "the meta record's cpu_governor counts the refused vote");
+    hx_power_release();
+    return 0;
+}
+
+static int mode_host_run(void) {
+    int on_chip = 0;
+    hx_scratch_alloc(1u << 20, &on_chip);
+    void *ph = prepare();
+    hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
+    expect(0, "the stand-in let M run on a thread with no HVX context");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "";
     if (!strcmp(what, "ladder")) {
@@ -172,112 +292,15 @@ int main(int argc, char **argv) {
     } else if (!strcmp(what, "runner") || !strcmp(what, "teardown")) {
         if (runner(!strcmp(what, "teardown"))) return 1;
     } else if (!strcmp(what, "threads")) {
-        /* HX_STANDIN_HW_THREADS=5: host + vec, mx, dma + one antagonist fit;
-         * a V worker more does not, and is refused before it starts */
-        char err[400] = "";
-        static hx_engine e[4];
-        static const char *names[4] = {"vec", "mx", "dma", "vec1"};
-        int started = 0;
-        for (int i = 0; i < 3; i++) started += hx_engine_start(&e[i], names[i], -1, &wait, err, sizeof err) == 0;
-        hx_thread *bw = hx_thread_start(idle, NULL, "bw0", -1, err, sizeof err);
-        expect(started == 3 && bw != NULL, "host + 3 engines + 1 antagonist fit 5 hardware threads");
-        err[0] = 0;
-        expect(hx_engine_start(&e[3], names[3], -1, &wait, err, sizeof err) != 0 && strstr(err, "hardware threads"),
-               "a sixth ready thread on 5 hardware threads is refused, naming them");
-        printf("refused: %s\n", err);
-        const standin_created *c;
-        int nc = standin_threads(&c), host = qurt_thread_get_priority(qurt_thread_get_id());
-        for (int i = 0; i < nc; i++) {
-            if (!strcmp(c[i].name, "bw0")) expect(c[i].prio > host, "the antagonist below the host and engines");
-            else expect(c[i].prio == host, "engines at the host's priority");
-        }
-        static const hx_wait_policy spin = {HX_WAIT_SPIN, 0};
-        static hx_engine s1;
-        err[0] = 0;
-        expect(hx_engine_start(&s1, "vec9", -1, &spin, err, sizeof err) != 0 && strstr(err, "--wait spin"),
-               "--wait spin refused where threads are not time-sliced");
-        __atomic_store_n(&idle_stop, 1u, __ATOMIC_RELEASE);
-        hx_thread_join(bw);
-        for (int i = 0; i < 3; i++) hx_engine_stop(&e[i]);
+        if (mode_threads()) return 1;
     } else if (!strcmp(what, "fatal")) {
-        /* HX_STANDIN_HEXKL_FAIL=1: a HexKL error on the mx engine thread is
-         * reported (FARF, hx_failure) and the process goes on: no exit() from
-         * a worker, the engine and the resources are given back normally */
-        int on_chip = 0;
-        void *arena = hx_scratch_alloc(1u << 20, &on_chip);
-        void *ph = prepare();
-        char err[300] = "";
-        if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) return 1;
-        static run_job j;
-        for (int round = 0; round < 2; round++) {
-            j.job.run = run_m, j.prep = ph;
-            hx_event_reset(&j.done);
-            hx_engine_push(&mx, &j.job);
-            hx_event_wait(&j.done, &wait);
-        }
-        expect(hx_failure() && strstr(hx_failure(), "HexKL HMX call failed"),
-               "the failure is recorded with its reason");
-        expect(standin_mm_calls() == 1, "after the failure, later runs issue nothing");
-        printf("failure: %s\n", hx_failure() ? hx_failure() : "(none)");
-        hx_engine_stop(&mx);
-        hx_scratch_free(arena);
-        expect(standin_hmx_owner() == 0, "HMX given back after the failure");
-        hx_free(ph);
+        if (mode_fatal()) return 1;
     } else if (!strcmp(what, "nonresident")) {
-        /* weights too large to stay in the HMX region: each column strip is
-         * copied in per run by HVX on the mx thread (the stand-in checks it
-         * holds a context only for HexKL's calls; the copy's result is
-         * checked through C) */
-        enum { BM = 64, BN = 1024, BK = 1024 };
-        static uint8_t a[BM * BK];
-        static int8_t b[BK * BN];
-        static int32_t c[BM * BN], r[BM * BN];
-        for (int i = 0; i < BM * BK; i++) a[i] = (uint8_t)(i * 13 + 5);
-        for (int i = 0; i < BK * BN; i++) b[i] = (int8_t)(i * 7 - 3);
-        int on_chip = 0;
-        void *arena = hx_scratch_alloc(1u << 20, &on_chip);
-        void *ph = hx_alloc(hx_hmx_u8i8_prep_bytes(BM, BN, BK), 2048);
-        hx_hmx_u8i8_prepare(a, b, BM, BN, BK, ph);
-        void *pr = hx_alloc(hx_kernels_ref.gemm_u8i8_prep_bytes(BM, BN, BK), 64);
-        hx_kernels_ref.gemm_u8i8_prepare(a, b, BM, BN, BK, pr);
-        hx_kernels_ref.gemm_u8i8_run(pr, r, BM, BN, BK);
-        char err[300] = "";
-        if (hx_engine_start(&mx, "mx", -1, &wait, err, sizeof err) != 0) return 1;
-        static big_job bj;
-        bj.job.run = run_big, bj.prep = ph, bj.C = c, bj.m = BM, bj.n = BN, bj.k = BK;
-        hx_event_reset(&bj.done);
-        hx_engine_push(&mx, &bj.job);
-        hx_event_wait(&bj.done, &wait);
-        const hx_hmx_stats *st = hx_hmx_stats_get();
-        expect(!st->weights_resident, "the weights do not all fit: copied per run");
-        expect(st->weight_copy_bytes == (uint64_t)BN * BK, "one copy of every weight tile per run");
-        expect(!memcmp(c, r, sizeof c), "M with weights copied in by HVX equals the reference");
-        hx_engine_stop(&mx);
-        hx_scratch_free(arena);
-        hx_free(ph), hx_free(pr);
+        if (mode_nonresident()) return 1;
     } else if (!strcmp(what, "power")) {
-        /* HX_STANDIN_REFUSE_POWER names the HMX request type: the refusal is
-         * recorded with its code, the granted votes too */
-        char err[300] = "";
-        int rc = hx_power_vote(1, err, sizeof err);
-        const char *const *made, *const *ref;
-        const int *codes;
-        int nm = hx_power_votes(&made), nr = hx_power_refused(&ref, &codes);
-        printf("vote rc %d: %s; made %d, refused %d%s%s\n", rc, err, nm, nr, nr ? ": " : "", nr ? ref[0] : "");
-        expect(nm == 3 && !strcmp(made[2], "hvx=on"), "apptype, DCVS and HVX granted and recorded");
-        expect(nr >= 1 && !strncmp(ref[0], "hmx", 3) && codes[0] != 0,
-               "the HMX vote recorded as refused, with its code");
-        char gov[64];
-        hx_cpu_governor(gov, sizeof gov); /* the meta record's short form */
-        printf("governor: %s\n", gov);
-        expect(strstr(gov, "1 refused") != NULL, "the meta record's cpu_governor counts the refused vote");
-        hx_power_release();
+        if (mode_power()) return 1;
     } else if (!strcmp(what, "host_run")) {
-        int on_chip = 0;
-        hx_scratch_alloc(1u << 20, &on_chip);
-        void *ph = prepare();
-        hx_hmx_u8i8_run(ph, C, M, N, K); /* the stand-in stops this */
-        expect(0, "the stand-in let M run on a thread with no HVX context");
+        if (mode_host_run()) return 1;
     } else {
         fprintf(stderr, "usage: test_qurt_locks ladder|runner|teardown|threads|power|fatal|nonresident|host_run\n");
         return 2;

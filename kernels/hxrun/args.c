@@ -1,10 +1,14 @@
-/* Command-line parsing and validation.  Every error names the option. */
+/* Command-line parsing and validation.  Every error names the option.
+ * Bounds, defaults and named values come from options.h, generated from
+ * hxfuse/runner/cli.py (the one table of hxrun's options); the asserts
+ * below hold the runner's own limits and enums to it at compile time. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "config.h"
+#include "options.h"
 #include "platform.h"
 
 const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
@@ -14,7 +18,33 @@ const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
 size_t hx_elem_bytes_v(const hx_config *cfg) { return cfg->precision == HX_FP32 ? 4 : 2; }
 const char *const hx_group_names[HX_NGROUPS + 1] = {"A", "B", "C", "D", "alone"};
 const char *const hx_engine_names[HX_NENG_NAMED] = {"host", "vec", "mx", "dma"};
-const char *const hx_v_variant_names[HX_NV_VARIANTS] = {"compute", "onchip", "ddr", "stream"};
+const char *const hx_v_variant_names[HX_NV_VARIANTS] = HX_OPT_V_VARIANT_CHOICES;
+
+#define HX_STR_(x) #x
+#define HX_STR(x)  HX_STR_(x)
+/* The table's named values in the order of the runner's enums (a value's
+ * index is its enum), and its bounds where the runner sizes arrays. */
+_Static_assert(HX_OPT_V_VARIANT_NCHOICES == HX_NV_VARIANTS && HX_V_ONCHIP == 1, "--v-variant: table and enum");
+_Static_assert(HX_OPT_PRECISION_NCHOICES == 2 && HX_FP32 == 0 && HX_U8I8 == 1, "--precision: table and enum");
+_Static_assert(HX_OPT_V_RELEASE_NCHOICES == 2 && HX_V_RELEASE_AT_COMPLETION == 0 && HX_V_RELEASE_AT_ENTRY_END == 1,
+               "--v-release: table and enum");
+_Static_assert(HX_OPT_WAIT_NCHOICES == 2 && HX_WAIT_SPIN == 0 && HX_WAIT_SPIN_BLOCK == 1, "--wait: table and enum");
+_Static_assert(HX_OPT_INJECT_CONFLICT_NCHOICES == 2 && HX_INJECT_V_OUT_M_OUT == 1 && HX_INJECT_D_DST_V_SCRATCH == 2,
+               "--inject-conflict: table and enum (index + 1)");
+_Static_assert(HX_OPT_V_WORKERS_HI == HX_MAX_VWORKERS, "--v-workers: table and HX_MAX_VWORKERS");
+_Static_assert(HX_OPT_ANTAGONIST_HI == HX_MAX_ANTAGONISTS && HX_OPT_ANTAGONIST_DEFAULT == 0, "--antagonist");
+_Static_assert(HX_OPT_CHECKPOINTS_HI == HX_MAX_CKPT && HX_OPT_CHECKPOINTS_DEFAULT == HX_CKPT_DEFAULT, "--checkpoints");
+_Static_assert(HX_OPT_WINDOW_HI == HX_NTASKS, "--window: table and HX_NTASKS");
+/* the messages that say "positive" or ">= 0" */
+_Static_assert(HX_OPT_D_SRC_STRIDE_LO == 1 && HX_OPT_D_DESC_ROWS_LO == 1 && HX_OPT_ROUNDS_LO == 1, "positive");
+_Static_assert(HX_OPT_WARMUP_LO == 0, ">= 0");
+
+/* Index of s among n named values, or -1. */
+static int choice(const char *s, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
 
 const char *hx_workload_name(uint32_t mask) {
     switch (mask) {
@@ -198,25 +228,26 @@ static void set_defaults(hx_config *c) {
     memset(c, 0, sizeof *c);
     c->nworkloads = 1;
     c->workloads[0] = HX_BIT(HX_M) | HX_BIT(HX_V) | HX_BIT(HX_D);
-    c->precision = HX_FP32;
-    c->m = c->n = c->k = 256;
-    c->v_variant = HX_V_ONCHIP;
-    c->v_rows = -1, c->v_cols = -1, c->v_passes = -1, c->v_workers = 1;
-    c->d_rows = 1024, c->d_row_bytes = 2048, c->d_src_stride = -1, c->d_desc_rows = 64, c->d_repeat = 1;
-    c->d_buffers = 1;
+    c->precision = HX_OPT_PRECISION_DEFAULT_INDEX;
+    c->m = HX_OPT_M_SHAPE_DEFAULT_0, c->n = HX_OPT_M_SHAPE_DEFAULT_1, c->k = HX_OPT_M_SHAPE_DEFAULT_2;
+    c->v_variant = HX_OPT_V_VARIANT_DEFAULT_INDEX;
+    c->v_rows = -1, c->v_cols = -1, c->v_passes = -1, c->v_workers = HX_OPT_V_WORKERS_DEFAULT;
+    c->d_rows = HX_OPT_D_SHAPE_DEFAULT_0, c->d_row_bytes = HX_OPT_D_SHAPE_DEFAULT_1, c->d_src_stride = -1;
+    c->d_desc_rows = HX_OPT_D_DESC_ROWS_DEFAULT, c->d_repeat = HX_OPT_D_REPEAT_DEFAULT;
+    c->d_buffers = HX_OPT_D_BUFFERS_DEFAULT;
     c->preempt_at_trial = -1;
     c->m_tile = HX_M_TILE_DEFAULT;
-    c->v_release = HX_V_RELEASE_AT_COMPLETION;
-    c->window = 0;
-    c->antagonist_bytes = 64u << 20;
-    c->scratch_bytes = 8u << 20;
-    c->warmup = 5, c->rounds = 30, c->seed = 1;
-    c->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000};
+    c->v_release = HX_OPT_V_RELEASE_DEFAULT_INDEX;
+    c->window = 0; /* all */
+    c->antagonist_bytes = HX_OPT_ANTAGONIST_BYTES_DEFAULT;
+    c->scratch_bytes = HX_OPT_SCRATCH_BYTES_DEFAULT;
+    c->warmup = HX_OPT_WARMUP_DEFAULT, c->rounds = HX_OPT_ROUNDS_DEFAULT, c->seed = HX_OPT_SEED_DEFAULT;
+    c->wait = (hx_wait_policy){(hx_wait_strategy)HX_OPT_WAIT_DEFAULT_INDEX, HX_OPT_SPIN_NS_DEFAULT};
     for (int i = 0; i < HX_NENG_ALL; i++) c->affinity[i] = -1;
     c->affinity_spec = "none";
-    c->early_completion = 1;
+    c->early_completion = HX_OPT_EARLY_COMPLETION_DEFAULT;
     c->groups = 0xF;
-    c->checkpoints = HX_CKPT_DEFAULT;
+    c->checkpoints = HX_OPT_CHECKPOINTS_DEFAULT;
 }
 
 /* The tasks' work: precision, shapes, V's variant and quota, D's pattern. */
@@ -224,42 +255,51 @@ static int parse_task_option(const char *o, const char *v, hx_config *c, char *e
     long L;
     int t[3];
     if (!strcmp(o, "--precision")) {
-        if (!strcmp(v, "fp32")) c->precision = HX_FP32;
-        else if (!strcmp(v, "u8i8")) c->precision = HX_U8I8;
-        else return fail(err, n, o, "expected fp32 or u8i8", v);
+        static const char *const names[] = HX_OPT_PRECISION_CHOICES;
+        if ((c->precision = choice(v, names, HX_OPT_PRECISION_NCHOICES)) < 0)
+            return fail(err, n, o, "expected fp32 or u8i8", v);
     } else if (!strcmp(o, "--m-shape")) {
-        if (parse_ints(v, 3, 1, 8192, t)) return fail(err, n, o, "expected M,N,K each in [1, 8192]", v);
+        if (parse_ints(v, 3, HX_OPT_M_SHAPE_LO, HX_OPT_M_SHAPE_HI, t))
+            return fail(err, n, o, "expected M,N,K each in " HX_OPT_M_SHAPE_RANGE, v);
         c->m = t[0], c->n = t[1], c->k = t[2];
     } else if (!strcmp(o, "--m-tile")) {
-        if (parse_long(v, 8, 8192, &L) || L % 8)
-            return fail(err, n, o, "expected the GEMM k-block depth: a multiple of 8 in [8, 8192]", v);
+        if (parse_long(v, HX_OPT_M_TILE_LO, HX_OPT_M_TILE_HI, &L) || L % HX_OPT_M_TILE_MULTIPLE)
+            return fail(err, n, o,
+                        "expected the GEMM k-block depth: a multiple of " HX_STR(
+                            HX_OPT_M_TILE_MULTIPLE) " in " HX_OPT_M_TILE_RANGE,
+                        v);
         c->m_tile = (int)L, c->m_tile_set = 1;
     } else if (!strcmp(o, "--v-variant")) {
-        int found = -1;
-        for (int i = 0; i < HX_NV_VARIANTS; i++)
-            if (!strcmp(v, hx_v_variant_names[i])) found = i;
+        int found = choice(v, hx_v_variant_names, HX_NV_VARIANTS);
         if (found < 0) return fail(err, n, o, "expected compute, onchip, ddr or stream", v);
         c->v_variant = found;
     } else if (!strcmp(o, "--v-shape")) {
-        if (parse_ints(v, 2, 1, 1 << 16, t)) return fail(err, n, o, "expected ROWS,COLS each in [1, 65536]", v);
+        if (parse_ints(v, 2, HX_OPT_V_SHAPE_LO, HX_OPT_V_SHAPE_HI, t))
+            return fail(err, n, o, "expected ROWS,COLS each in " HX_OPT_V_SHAPE_RANGE, v);
         c->v_rows = t[0], c->v_cols = t[1], c->v_shape_set = 1;
     } else if (!strcmp(o, "--v-passes")) {
-        if (parse_long(v, 1, 4096, &L)) return fail(err, n, o, "expected an integer in [1, 4096]", v);
+        if (parse_long(v, HX_OPT_V_PASSES_LO, HX_OPT_V_PASSES_HI, &L))
+            return fail(err, n, o, "expected an integer in " HX_OPT_V_PASSES_RANGE, v);
         c->v_passes = (int)L;
     } else if (!strcmp(o, "--v-workers")) {
-        if (parse_long(v, 1, HX_MAX_VWORKERS, &L)) return fail(err, n, o, "expected an integer in [1, 8]", v);
+        if (parse_long(v, HX_OPT_V_WORKERS_LO, HX_OPT_V_WORKERS_HI, &L))
+            return fail(err, n, o, "expected an integer in " HX_OPT_V_WORKERS_RANGE, v);
         c->v_workers = (int)L;
     } else if (!strcmp(o, "--d-shape")) {
-        if (parse_ints(v, 2, 1, 1 << 24, t)) return fail(err, n, o, "expected ROWS,ROW_BYTES each >= 1", v);
+        if (parse_ints(v, 2, HX_OPT_D_SHAPE_LO, HX_OPT_D_SHAPE_HI, t))
+            return fail(err, n, o, "expected ROWS,ROW_BYTES each >= " HX_STR(HX_OPT_D_SHAPE_LO), v);
         c->d_rows = t[0], c->d_row_bytes = t[1];
     } else if (!strcmp(o, "--d-src-stride")) {
-        if (parse_long(v, 1, 1 << 26, &L)) return fail(err, n, o, "expected a positive integer", v);
+        if (parse_long(v, HX_OPT_D_SRC_STRIDE_LO, HX_OPT_D_SRC_STRIDE_HI, &L))
+            return fail(err, n, o, "expected a positive integer", v);
         c->d_src_stride = (int)L;
     } else if (!strcmp(o, "--d-repeat")) {
-        if (parse_long(v, 1, 1 << 20, &L)) return fail(err, n, o, "expected an integer in [1, 1048576]", v);
+        if (parse_long(v, HX_OPT_D_REPEAT_LO, HX_OPT_D_REPEAT_HI, &L))
+            return fail(err, n, o, "expected an integer in " HX_OPT_D_REPEAT_RANGE, v);
         c->d_repeat = (int)L;
     } else if (!strcmp(o, "--d-desc-rows")) {
-        if (parse_long(v, 1, 1 << 24, &L)) return fail(err, n, o, "expected a positive integer", v);
+        if (parse_long(v, HX_OPT_D_DESC_ROWS_LO, HX_OPT_D_DESC_ROWS_HI, &L))
+            return fail(err, n, o, "expected a positive integer", v);
         c->d_desc_rows = (int)L;
     } else {
         return NOT_MINE;
@@ -272,31 +312,36 @@ static int parse_task_option(const char *o, const char *v, hx_config *c, char *e
 static int parse_schedule_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
     long L;
     if (!strcmp(o, "--v-release")) {
-        if (!strcmp(v, "at-completion")) c->v_release = HX_V_RELEASE_AT_COMPLETION;
-        else if (!strcmp(v, "at-entry-end")) c->v_release = HX_V_RELEASE_AT_ENTRY_END;
-        else return fail(err, n, o, "expected at-completion or at-entry-end", v);
+        static const char *const names[] = HX_OPT_V_RELEASE_CHOICES;
+        if ((c->v_release = choice(v, names, HX_OPT_V_RELEASE_NCHOICES)) < 0)
+            return fail(err, n, o, "expected at-completion or at-entry-end", v);
     } else if (!strcmp(o, "--window")) {
         if (!strcmp(v, "all")) c->window = 0;
-        else if (parse_long(v, 1, HX_NTASKS, &L)) return fail(err, n, o, "expected all or an integer in [1, 3]", v);
+        else if (parse_long(v, HX_OPT_WINDOW_LO, HX_OPT_WINDOW_HI, &L))
+            return fail(err, n, o, "expected all or an integer in " HX_OPT_WINDOW_RANGE, v);
         else c->window = (int)L;
     } else if (!strcmp(o, "--d-buffers")) {
-        if (parse_long(v, 1, 2, &L)) return fail(err, n, o, "expected 1 or 2", v);
+        if (parse_long(v, HX_OPT_D_BUFFERS_LO, HX_OPT_D_BUFFERS_HI, &L)) return fail(err, n, o, "expected 1 or 2", v);
         c->d_buffers = (int)L;
     } else if (!strcmp(o, "--scratch-bytes")) {
         long long LL;
-        if (hx_parse_ll(v, 0, 0, (long long)(SIZE_MAX > 0xFFFFFFFFu ? (1LL << 34) : 0x7FFFFFFF), &LL))
+        if (hx_parse_ll(v, 0, HX_OPT_SCRATCH_BYTES_LO,
+                        (long long)(SIZE_MAX > 0xFFFFFFFFu ? HX_OPT_SCRATCH_BYTES_HI : 0x7FFFFFFF), &LL))
             return fail(err, n, o, "expected a byte count", v);
         c->scratch_bytes = (size_t)LL;
     } else if (!strcmp(o, "--antagonist")) {
-        if (parse_long(v, 0, HX_MAX_ANTAGONISTS, &L)) return fail(err, n, o, "expected an integer in [0, 8]", v);
+        if (parse_long(v, HX_OPT_ANTAGONIST_LO, HX_OPT_ANTAGONIST_HI, &L))
+            return fail(err, n, o, "expected an integer in " HX_OPT_ANTAGONIST_RANGE, v);
         c->antagonists = (int)L;
     } else if (!strcmp(o, "--antagonist-bytes")) {
-        if (parse_long(v, 1 << 20, 1L << 30, &L)) return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
+        if (parse_long(v, HX_OPT_ANTAGONIST_BYTES_LO, HX_OPT_ANTAGONIST_BYTES_HI, &L))
+            return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
         c->antagonist_bytes = (size_t)L;
     } else if (!strcmp(o, "--wait")) {
         if (hx_parse_wait(v, &c->wait.strategy)) return fail(err, n, o, "expected spin or spin-block", v);
     } else if (!strcmp(o, "--spin-ns")) {
-        if (parse_long(v, 0, 1000000000L, &L)) return fail(err, n, o, "expected ns in [0, 1e9]", v);
+        if (parse_long(v, HX_OPT_SPIN_NS_LO, HX_OPT_SPIN_NS_HI, &L))
+            return fail(err, n, o, "expected ns in [0, 1e9]", v);
         c->wait.spin_ns = (uint64_t)L;
     } else if (!strcmp(o, "--early-completion")) {
         if (!strcmp(v, "on")) c->early_completion = 1;
@@ -323,13 +368,16 @@ static int parse_run_option(const char *o, const char *v, hx_config *c, char *er
     } else if (!strcmp(o, "--groups")) {
         if (hx_parse_groups(v, &c->groups)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
     } else if (!strcmp(o, "--warmup")) {
-        if (parse_long(v, 0, 1000000, &L)) return fail(err, n, o, "expected an integer >= 0", v);
+        if (parse_long(v, HX_OPT_WARMUP_LO, HX_OPT_WARMUP_HI, &L))
+            return fail(err, n, o, "expected an integer >= 0", v);
         c->warmup = (int)L;
     } else if (!strcmp(o, "--checkpoints")) {
-        if (parse_long(v, 0, HX_MAX_CKPT, &L)) return fail(err, n, o, "expected an integer in [0, 64]", v);
+        if (parse_long(v, HX_OPT_CHECKPOINTS_LO, HX_OPT_CHECKPOINTS_HI, &L))
+            return fail(err, n, o, "expected an integer in " HX_OPT_CHECKPOINTS_RANGE, v);
         c->checkpoints = (int)L;
     } else if (!strcmp(o, "--rounds")) {
-        if (parse_long(v, 1, 10000000, &L)) return fail(err, n, o, "expected an integer >= 1", v);
+        if (parse_long(v, HX_OPT_ROUNDS_LO, HX_OPT_ROUNDS_HI, &L))
+            return fail(err, n, o, "expected an integer >= 1", v);
         c->rounds = (int)L;
     } else if (!strcmp(o, "--seed")) {
         char *end;
@@ -348,12 +396,14 @@ static int parse_run_option(const char *o, const char *v, hx_config *c, char *er
         c->label_key[c->nlabels] = key;
         c->label_val[c->nlabels++] = eq + 1;
     } else if (!strcmp(o, "--preempt-at-trial")) {
-        if (parse_long(v, 0, 2000000000L, &L)) return fail(err, n, o, "expected a trial index >= 0", v);
+        if (parse_long(v, HX_OPT_PREEMPT_AT_TRIAL_LO, HX_OPT_PREEMPT_AT_TRIAL_HI, &L))
+            return fail(err, n, o, "expected a trial index >= 0", v);
         c->preempt_at_trial = L;
     } else if (!strcmp(o, "--inject-conflict")) {
-        if (!strcmp(v, "V-out-aliases-M-out")) c->inject = HX_INJECT_V_OUT_M_OUT;
-        else if (!strcmp(v, "D-dst-aliases-V-scratch")) c->inject = HX_INJECT_D_DST_V_SCRATCH;
-        else return fail(err, n, o, "expected V-out-aliases-M-out or D-dst-aliases-V-scratch", v);
+        static const char *const names[] = HX_OPT_INJECT_CONFLICT_CHOICES;
+        int i = choice(v, names, HX_OPT_INJECT_CONFLICT_NCHOICES);
+        if (i < 0) return fail(err, n, o, "expected V-out-aliases-M-out or D-dst-aliases-V-scratch", v);
+        c->inject = i + 1;
     } else {
         return NOT_MINE;
     }

@@ -1,6 +1,7 @@
 /* The executor: tasks, their engines, the fused entry, and the host-side
  * submission of groups A-D.  Device side: exec_device.c.  Host side:
- * exec_host.c.  Task data and preparation: tasks.c. */
+ * exec_host.c.  Task data, preparation and work: tasks.c.  Clock and
+ * checkpoints: ckpt.c. */
 #ifndef HX_EXEC_H
 #define HX_EXEC_H
 #include "antagonist.h"
@@ -188,22 +189,23 @@ int hx_exec_thread_cpu_available(const hx_exec *x);
  * small, conflicting ranges), -1 for other failures. */
 int hx_tasks_prepare(hx_exec *x, char *err, size_t errlen);
 void hx_tasks_free(hx_exec *x);
-void hx_task_work(hx_task *t);   /* the task's computation (or empty / calibration) */
+void hx_task_work(hx_task *t); /* the task's computation (or empty / calibration) on this thread */
+/* V's rows [r0, r1) on this thread, with checkpoints in rec. */
+void hx_task_work_v_rows(hx_exec *x, int r0, int r1, hx_worker_rec *rec);
 void hx_task_poison(hx_task *t); /* overwrite outputs so skipped work cannot pass */
 uint64_t hx_task_checksum(const hx_task *t);
 
-/* exec_device.c */
+/* ckpt.c (hxrun-ap's driver: ap/exec_ap.c) */
 uint64_t hx_exec_now(const hx_exec *x); /* ns since the run's epoch */
-void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e);
-void hx_task_init_jobs(hx_task *t);
-/* V's work split over the entry thread and the extra vector workers; rec is
- * the entry thread's record (V's own when there is no extra worker). */
-void hx_task_work_v_split(hx_exec *x, hx_worker_rec *rec);
 /* Checkpoints: stamps one (now, done of total); the units per block that
  * split `units` (in multiples of align) into at most `blocks` blocks
  * (blocks <= 0: one block). */
 void hx_ckpt(hx_exec *x, hx_worker_rec *w, uint64_t done, uint64_t total);
 int hx_ckpt_block(int units, int align, int blocks);
+
+/* exec_device.c */
+void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e);
+void hx_task_init_jobs(hx_task *t);
 void hx_fused_init(hx_fused_req *f, hx_exec *x);
 int hx_plan_check(hx_exec *x, uint32_t mask, char *err, size_t errlen);
 

@@ -6,8 +6,6 @@
 #include <string.h>
 #include "exec.h"
 
-uint64_t hx_exec_now(const hx_exec *x) { return hx_now_ns() - x->epoch; }
-
 void hx_exec_note_wait(hx_exec *x, const char *who, const char *on, uint64_t b, uint64_t e) {
     uint32_t i = __atomic_fetch_add(&x->nwaits, 1u, __ATOMIC_RELAXED);
     if (i < HX_MAX_WAITS) x->waits[i] = (hx_wait_rec){who, on, b, e};
@@ -37,8 +35,18 @@ static void rec_close(hx_exec *x, hx_worker_rec *w, int cpu_time, uint64_t cpu0)
     w->switches = s1 >= 0 ? s1 - w->switches : -1;
 }
 
+static void work_v_split(hx_exec *x);
+
+/* The task's work on this thread; V with extra vector workers splits its
+ * rows over them (tasks.c computes each chunk). */
+static void task_work(hx_task *t) {
+    hx_exec *x = t->x;
+    if (t->id == HX_V && !t->empty && !t->calib_ns && x->nvworkers > 0) work_v_split(x);
+    else hx_task_work(t);
+}
+
 /* Runs a task on engine e.  A task whose work was split over vector workers
- * has filled its worker records itself (hx_task_work_v_split); its CPU time
+ * has filled its worker records itself (work_v_split); its CPU time
  * is theirs, not this thread's, which mostly waited for them. */
 static void run_timed(hx_task *t, hx_engine *e) {
     hx_worker_rec w;
@@ -46,7 +54,7 @@ static void run_timed(hx_task *t, hx_engine *e) {
     t->nworkers = 0;
     uint64_t cpu0 = rec_open(t->x, &w, e->name, !t->empty);
     t->rec = &w;
-    hx_task_work(t);
+    task_work(t);
     rec_close(t->x, &w, !t->empty, cpu0);
     t->begin = w.begin, t->end = w.end;
     t->cpu_begin = w.cpu_begin, t->cpu_end = w.cpu_end;
@@ -89,67 +97,18 @@ void hx_task_init_jobs(hx_task *t) {
     t->launch_job.run = launch_run;
 }
 
-void hx_ckpt(hx_exec *x, hx_worker_rec *w, uint64_t done, uint64_t total) {
-    if (w->nckpt >= HX_CKPT_CAP) return; /* unreachable: blocks are bounded by HX_MAX_CKPT */
-    w->ckpt[w->nckpt] = hx_exec_now(x);
-    w->ckpt_done[w->nckpt++] = done;
-    w->ckpt_total = total;
-}
-
-int hx_ckpt_block(int units, int align, int blocks) {
-    if (units <= 0) return 1;
-    if (blocks <= 0) return units;
-    if (align < 1) align = 1;
-    int groups = (units + align - 1) / align;
-    return (groups + blocks - 1) / blocks * align;
-}
-
-/* Rows [r0, r1) of V's array. */
-static void v_rows(hx_exec *x, int r0, int r1) {
-    const hx_config *cfg = x->cfg;
-    if (cfg->precision == HX_FP32 && cfg->v_variant == HX_V_STREAM)
-        x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax, cfg->v_cols,
-                        cfg->v_passes, r0, r1);
-    else if (cfg->precision == HX_FP32)
-        x->kern->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
-                         cfg->v_cols, cfg->v_passes, r0, r1);
-    else
-        x->kern->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum, (int16_t *)x->v.rowmax,
-                         cfg->v_cols, cfg->v_passes, r0, r1);
-}
-
-/* V with a vector quota > 1: rows are split across the entry thread and the
- * extra vector workers.  Each chunk runs in row blocks with a checkpoint
- * after each (rows are independent, so the blocks change no output); the
- * work done counts rows of the whole array, so a worker's last checkpoint
- * is its share of V. */
-static void vchunk_compute(const hx_vchunk *c, hx_worker_rec *rec) {
-    hx_exec *x = c->x;
-    int K = x->cfg->checkpoints;
-    if (!K) {
-        v_rows(x, c->r0, c->r1);
-        return;
-    }
-    uint64_t total = (uint64_t)x->cfg->v_rows;
-    int blk = hx_ckpt_block(c->r1 - c->r0, 1, K);
-    hx_ckpt(x, rec, 0, total);
-    for (int r = c->r0; r < c->r1; r += blk) {
-        int r1 = r + blk < c->r1 ? r + blk : c->r1;
-        v_rows(x, r, r1);
-        hx_ckpt(x, rec, (uint64_t)(r1 - c->r0), total);
-    }
-}
-
 /* One chunk on one thread, recorded as one of V's workers. */
 static void vchunk_run(hx_job *job, hx_engine *e) {
     hx_vchunk *c = (hx_vchunk *)job;
     uint64_t cpu0 = rec_open(c->x, &c->rec, e->name, 1);
-    vchunk_compute(c, &c->rec);
+    hx_task_work_v_rows(c->x, c->r0, c->r1, &c->rec);
     rec_close(c->x, &c->rec, 1, cpu0);
     hx_event_signal(&c->done);
 }
 
-void hx_task_work_v_split(hx_exec *x, hx_worker_rec *rec) {
+/* V with a vector quota > 1: rows are split across the entry thread and the
+ * extra vector workers, each chunk recorded as one of V's workers. */
+static void work_v_split(hx_exec *x) {
     int parts = x->nvworkers + 1, rows = x->cfg->v_rows;
     for (int i = 0; i < parts; i++) {
         hx_vchunk *c = &x->vchunk[i];
@@ -158,10 +117,6 @@ void hx_task_work_v_split(hx_exec *x, hx_worker_rec *rec) {
         c->r0 = (int)((long)rows * i / parts);
         c->r1 = (int)((long)rows * (i + 1) / parts);
         hx_event_reset(&c->done);
-    }
-    if (parts == 1) { /* the entry thread alone: run_timed's record is V's */
-        vchunk_compute(&x->vchunk[0], rec);
-        return;
     }
     for (int i = 1; i < parts; i++) hx_engine_push(&x->vworker[i - 1], &x->vchunk[i].job);
     vchunk_run(&x->vchunk[0].job, &x->vec);

@@ -106,6 +106,41 @@ static void work_d(hx_exec *x, hx_worker_rec *w) {
     }
 }
 
+/* Rows [r0, r1) of V's array. */
+static void v_rows(hx_exec *x, int r0, int r1) {
+    const hx_config *cfg = x->cfg;
+    if (cfg->precision == HX_FP32 && cfg->v_variant == HX_V_STREAM)
+        x->v.stream_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax, cfg->v_cols,
+                        cfg->v_passes, r0, r1);
+    else if (cfg->precision == HX_FP32)
+        x->kern->vec_f32((const float *)x->v.x, (float *)x->v.y, (float *)x->v.rowsum, (float *)x->v.rowmax,
+                         cfg->v_cols, cfg->v_passes, r0, r1);
+    else
+        x->kern->vec_i16((const int16_t *)x->v.x, (int16_t *)x->v.y, (int32_t *)x->v.rowsum, (int16_t *)x->v.rowmax,
+                         cfg->v_cols, cfg->v_passes, r0, r1);
+}
+
+/* Rows [r0, r1) of V on the calling thread, recorded in rec (exec_device.c
+ * splits V over the entry thread and the extra vector workers with it).
+ * The rows run in blocks with a checkpoint after each (rows are
+ * independent, so the blocks change no output); the work done counts rows
+ * of the whole array, so a worker's last checkpoint is its share of V. */
+void hx_task_work_v_rows(hx_exec *x, int r0, int r1, hx_worker_rec *rec) {
+    int K = x->cfg->checkpoints;
+    if (!K) {
+        v_rows(x, r0, r1);
+        return;
+    }
+    uint64_t total = (uint64_t)x->cfg->v_rows;
+    int blk = hx_ckpt_block(r1 - r0, 1, K);
+    hx_ckpt(x, rec, 0, total);
+    for (int r = r0; r < r1; r += blk) {
+        int e = r + blk < r1 ? r + blk : r1;
+        v_rows(x, r, e);
+        hx_ckpt(x, rec, (uint64_t)(e - r0), total);
+    }
+}
+
 void hx_task_work(hx_task *t) {
     hx_exec *x = t->x;
     if (t->empty) return;
@@ -115,7 +150,7 @@ void hx_task_work(hx_task *t) {
     }
     switch (t->id) {
     case HX_M: work_m(x, t->rec); break;
-    case HX_V: hx_task_work_v_split(x, t->rec); break;
+    case HX_V: hx_task_work_v_rows(x, 0, x->cfg->v_rows, t->rec); break;
     case HX_D: work_d(x, t->rec); break;
     }
 }

@@ -97,10 +97,7 @@ static void check_task_reply(uint32_t task, uint64_t seq, const char *engine) {
           (unsigned long long)R.scratch_peak_bytes, (unsigned long long)S.slot_bytes[task]);
 }
 
-int main(void) {
-    static const char *const good[] = {"hxrun",  "--out",     "/dev/null", "--m-shape",      "64,64,64", "--v-shape",
-                                       "64,256", "--d-shape", "64,256",    "--d-src-stride", "384",      "--warmup",
-                                       "0",      "--rounds",  "1",         "--antagonist",   "1"};
+static void open_session(void) {
     struct remote_rpc_control_unsigned_module um = {CDSP_DOMAIN_ID, 1};
     /* signed PD: the unsigned skel is refused (AEE_EUNSIGNEDMOD from the DSP) */
     RC(remote_handle64_open(HX_SKEL_URI CDSP_DOMAIN, &H), DSP(0x081));
@@ -112,7 +109,9 @@ int main(void) {
     struct remote_rpc_control_latency lat = {RPC_PM_QOS, 100};
     RC(remote_handle64_control(H, DSPRPC_CONTROL_LATENCY, &lat, sizeof lat), AEE_SUCCESS);
     printf("ok open\n");
+}
 
+static void setup_refusals(void) {
     /* a scalars word that does not match the method's */
     remote_arg bad[3] = {{.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}, {.buf = {&S, sizeof S}}};
     RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_SETUP, 2, 0), bad), DSP(0x00E));
@@ -125,7 +124,12 @@ int main(void) {
     RC(setup(cap, 4, &S), AEE_SUCCESS);
     CHECK(S.status == 2 && strstr(S.error, "publication"), "check-at-publish: %d %s", S.status, S.error);
     printf("ok setup_refusals\n");
+}
 
+static void setup_good(void) {
+    static const char *const good[] = {"hxrun",  "--out",     "/dev/null", "--m-shape",      "64,64,64", "--v-shape",
+                                       "64,256", "--d-shape", "64,256",    "--d-src-stride", "384",      "--warmup",
+                                       "0",      "--rounds",  "1",         "--antagonist",   "1"};
     uint64_t t_setup = now_ns();
     RC(setup(good, (int)(sizeof good / sizeof good[0]), &S), AEE_SUCCESS);
     CHECK(S.status == 0, "setup: %s", S.error);
@@ -136,7 +140,9 @@ int main(void) {
     CHECK(S.device_json[0] == '{' && strstr(S.device_json, "\"target\":") && strstr(S.device_json, "\"clock\":{"),
           "device_json %s", S.device_json);
     printf("ok setup %s\n", S.device_json);
+}
 
+static void start_and_ping(void) {
     remote_arg st[3];
     hx_wire_start_req sr = {HX_WIRE_QUEUES, 0, {0}};
     for (int i = 0; i < HX_WIRE_QUEUES; i++) {
@@ -156,7 +162,9 @@ int main(void) {
     RC(control(HX_CTL_PING, 0, 0, 0, 0, &c), AEE_SUCCESS);
     CHECK(c.value > before + 500000000u, "PING %llu does not carry the 1 s offset", (unsigned long long)c.value);
     printf("ok start_ping\n");
+}
 
+static void groups_b_d_c(void) {
     /* group B: one packet on each engine's queue, written at once */
     begin_trial();
     const char *eng[HX_NTASKS] = {"mx", "vec", "dma"};
@@ -194,7 +202,9 @@ int main(void) {
     read_resp(HX_WIRE_Q_ENTRY);
     CHECK(R.op == HX_RESP_ENTRY_DONE && R.status == 0, "C entry: %s", R.error);
     printf("ok group_c\n");
+}
 
+static void bad_packets(void) {
     /* bad packets get an error reply, and the queue goes on */
     send_pkt(HX_WIRE_Q_M, HX_PKT_TASK, HX_M, 0, 40, 0xdeadbeefu);
     read_resp(HX_WIRE_Q_M);
@@ -206,7 +216,10 @@ int main(void) {
     read_resp(HX_WIRE_Q_M);
     CHECK(R.status != 0 && strstr(R.error, "op"), "unknown op: %d %s", R.status, R.error);
     printf("ok bad_packets\n");
+}
 
+static void control_ops(void) {
+    hx_wire_ctl_resp c;
     RC(control(HX_CTL_CHECKSUM, HX_M, 0, 0, 0, &c), AEE_SUCCESS);
     uint64_t cs = c.value;
     RC(control(HX_CTL_POISON, HX_M, 0, 0, 0, &c), AEE_SUCCESS);
@@ -233,7 +246,10 @@ int main(void) {
     RC(control(77, 0, 0, 0, 0, &c), AEE_SUCCESS);
     CHECK(c.status != 0, "unknown control op passed");
     printf("ok control %s\n", (const char *)bulk);
+}
 
+static void stop_and_close(void) {
+    hx_wire_status status;
     remote_arg sp[2];
     hx_wire_prim1 pprim = {{(int32_t)sizeof status}};
     sp[0].buf.pv = &pprim, sp[0].buf.nLen = sizeof pprim;
@@ -258,5 +274,16 @@ int main(void) {
     }
     RC(remote_handle64_invoke(H, REMOTE_SCALARS_MAKE(HX_METHOD_STOP, 1, 1), sp), AEE_EBADPARM); /* closed */
     printf("ok stop_close\n");
+}
+
+int main(void) {
+    open_session();
+    setup_refusals();
+    setup_good();
+    start_and_ping();
+    groups_b_d_c();
+    bad_packets();
+    control_ops();
+    stop_and_close();
     return 0;
 }

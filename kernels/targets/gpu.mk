@@ -12,7 +12,7 @@ CC_NAME := $(shell $(CC) --version | head -n1)
 CFLAGS := -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread
 LDFLAGS := -pthread -lm -ldl
 FAST_SRC :=
-PLATFORM_SRC := common/platform_posix.c
+PLATFORM_SRC := $(POSIX_PLATFORM_SRC)
 SELFTEST_SRC :=
 RUN_PREFIX :=
 # Group B: one stream per task (gpu) or one CUDA graph with a parallel

@@ -42,7 +42,7 @@ LDFLAGS := -static -pthread -lm
 # Every record of this target says it is emulated (see protocol.c).
 TARGET_DEFS := -DHX_EMULATED=1 -DHX_CPU_MODEL='"Hexagon $(HEXAGON_QEMU_CPU) emulated by qemu-hexagon"'
 FAST_SRC := hexagon/kernels_hvx.c
-PLATFORM_SRC := common/platform_posix.c
+PLATFORM_SRC := $(POSIX_PLATFORM_SRC)
 # --selftest: the POSIX steps plus HVX against the reference and the user-DMA
 # descriptors under the software model (no DMA engine in QEMU).
 SELFTEST_SRC := hxrun/selftest_posix.c hexagon/selftest_hvx.c hexagon/dma_plan.c

@@ -85,7 +85,7 @@ CFLAGS := -m$(HEXAGON_ARCH) -mhvx -mhvx-length=128B -O2 -G0 -fPIC -std=gnu11 -Wa
 # libc/libm symbols against the system image (as Qualcomm's hexagon-mlir
 # links its device libraries: -shared -fPIC -G0 only).
 LDFLAGS := -shared -G0
-FAST_SRC := hexagon/kernels_hvx.c hexagon/kernels_device.c
+FAST_SRC := hexagon/kernels_hvx.c hexagon/kernels_device.c hexagon/device_fatal.c
 PLATFORM_SRC := hexagon/platform_qurt.c hexagon/clock_qurt.c hexagon/vtcm_qurt.c hexagon/power_qurt.c hexagon/dma_hexagon.c \
                 hexagon/dma_plan.c
 # --selftest: the QuRT/HAP steps (VTCM, power, HVX contexts, DMA engine,

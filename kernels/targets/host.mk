@@ -25,6 +25,6 @@ FAST_SRC := common/kernels_host.c common/kernels_host_x86.c common/kernels_host_
 else
 FAST_SRC := common/kernels_host.c common/kernels_host_any.c
 endif
-PLATFORM_SRC := common/platform_posix.c
+PLATFORM_SRC := $(POSIX_PLATFORM_SRC)
 SELFTEST_SRC := hxrun/selftest_posix.c hxrun/selftest_host.c
 RUN_PREFIX :=

@@ -31,7 +31,8 @@ QEMU = shutil.which(os.environ.get("QEMU_HEXAGON") or "qemu-hexagon")
 SOURCES = [
     "hexagon/test_qurt_locks.c", "hexagon/standin_qurt.c", "hexagon/platform_qurt.c", "hexagon/vtcm_qurt.c",
     "hexagon/power_qurt.c", "hexagon/clock_qurt.c", "hexagon/kernels_hmx.c", "hexagon/kernels_hvx.c",
-    "hexagon/kernels_device.c", "hexagon/dma_hexagon.c", "hexagon/dma_plan.c", "hexagon/selftest_qurt.c",
+    "hexagon/kernels_device.c", "hexagon/device_fatal.c", "hexagon/dma_hexagon.c",
+    "hexagon/dma_plan.c", "hexagon/selftest_qurt.c",
     "hexagon/selftest_hvx.c", "common/kernels_ref.c", "common/engine.c", "common/event.c", "common/json.c",
     "common/release.c",
 ]  # fmt: skip

@@ -11,16 +11,20 @@ each bound + 1 refused).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from runner_util import build_runner, run_runner
 
 from hxfuse.config.params import POINT_KEYS
 from hxfuse.model import V_VARIANT_DEFAULTS
-from hxfuse.runner import cli
+from hxfuse.runner import cli, cli_c
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +133,34 @@ def test_every_option_from_a_point_is_a_point_parameter():
     run_keys = {"workloads", "warmup", "rounds", "seed", "groups"}
     assert set(POINT_KEYS) == set(cli.BY_KEY) - run_keys
     assert len(POINT_KEYS) == len(set(POINT_KEYS))
+
+
+def test_the_c_options_header_is_generated_from_the_table():
+    """kernels/hxrun/options.h is what hxfuse.runner.cli_c writes from the
+    table: a bound, default or named value changed in cli.py without
+    regenerating (make -C kernels does it) fails here."""
+    committed = (REPO / cli_c.HEADER).read_text()
+    assert committed == cli_c.header(), (
+        f"{cli_c.HEADER} is stale: regenerate it with `python3 -m hxfuse.runner.cli_c > {cli_c.HEADER}` "
+        "(make -C kernels does it)"
+    )
+
+
+def test_the_header_follows_a_changed_table(monkeypatch):
+    """A known answer: one edited bound reaches the C header's bound and the
+    range its error message prints."""
+
+    def defined(text: str, name: str) -> str:
+        return re.search(rf"^#define {name}\s+(.*)$", text, re.M).group(1)
+
+    text = cli_c.header()
+    assert defined(text, "HX_OPT_V_WORKERS_RANGE") == '"[1, 8]"'
+    assert defined(text, "HX_OPT_PRECISION_CHOICES") == '{"fp32", "u8i8"}'
+    assert defined(text, "HX_OPT_V_VARIANT_DEFAULT_INDEX") == "1"
+    assert defined(text, "HX_OPT_SEED_HI") == "18446744073709551615ULL"
+    assert defined(text, "HX_OPT_M_SHAPE_DEFAULT_2") == "256"
+    changed = tuple(dataclasses.replace(o, hi=6) if o.flag == "--v-workers" else o for o in cli.OPTIONS)
+    monkeypatch.setattr(cli_c, "OPTIONS", changed)
+    text = cli_c.header()
+    assert defined(text, "HX_OPT_V_WORKERS_HI") == "6"
+    assert defined(text, "HX_OPT_V_WORKERS_RANGE") == '"[1, 6]"'

@@ -37,8 +37,15 @@ REPO = Path(__file__).resolve().parents[2]
 LIMIT = 80
 PY_LIMIT = 60
 REASON = "long:"
-# The runners' C: the shared core and each runner's own sources.
-C_DIRS = ("common", "hxrun", "hxgraph", "hxserve")
+# The runners' C: the shared core, each runner's own sources, hxrun-ap's
+# driver and skel (ap/), the Hexagon platform and backends (hexagon/) and the
+# FastRPC loopback stand-in (loopback/), their test programs included.
+C_DIRS = ("common", "hxrun", "hxgraph", "hxserve", "ap", "hexagon", "loopback")
+# Long functions that may not carry a "long:" comment (a file another
+# branch is reworking): (path, declaration as reported) -> why.  Empty now;
+# an entry that no longer matches a long function fails the test, so the
+# list only shrinks.
+C_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _has_reason(lines: list[str], first: int) -> bool:
@@ -112,21 +119,30 @@ def c_long_functions(text: str) -> list[tuple[str, int, int, bool]]:
     return out
 
 
-def violations(root: Path = REPO) -> list[str]:
-    """Every function in *root*'s hxfuse/ and runner C sources over LIMIT lines without a reason."""
+def violations(root: Path = REPO, exceptions: dict | None = None) -> list[str]:
+    """Every function in *root*'s hxfuse/ and runner C sources over LIMIT lines
+    without a reason (or an entry in *exceptions*, C_EXCEPTIONS by default)."""
+    exceptions = C_EXCEPTIONS if exceptions is None else exceptions
     sources = [(p, python_long_functions, PY_LIMIT, "statement lines") for p in sorted((root / "hxfuse").rglob("*.py"))]
     sources += [
         (p, c_long_functions, LIMIT, "lines")
         for p in sorted(p for d in C_DIRS for p in (root / "kernels" / d).glob("*.c"))
     ]
-    bad = []
+    bad, excepted = [], set()
     for path, find, limit, unit in sources:
         for name, first, length, reason in find(path.read_text()):
-            if not reason:
+            key = (str(path.relative_to(root)), name)
+            if key in exceptions:
+                excepted.add(key)
+            elif not reason:
                 bad.append(
                     f"{path.relative_to(root)}:{first}: {name} is {length} {unit} (> {limit}) "
                     f"without a '{REASON}' comment on the line above"
                 )
+    bad += [
+        f"{p}: {n}: listed as a long-function exception but no longer long: drop it"
+        for p, n in sorted(set(exceptions) - excepted)
+    ]
     return bad
 
 
@@ -198,12 +214,27 @@ def test_the_repository_scan_sees_planted_functions(tmp_path):
     c_body = "int planted(void) {\n    int a = 0;\n" + "    a++;\n" * (LIMIT - 3) + "    return a;\n}\n"
     py.write_text(py_body)
     c.write_text(c_body)
-    assert violations(tmp_path) == [
+    assert violations(tmp_path, {}) == [
         f"hxfuse/planted.py:1: planted is {PY_LIMIT + 1} statement lines (> {PY_LIMIT}) without a 'long:' comment "
         "on the line above",
         f"kernels/common/planted.c:1: int planted(void) is {LIMIT + 1} lines (> {LIMIT}) without a 'long:' comment "
         "on the line above",
     ]
+    # a named exception covers it; one that matches nothing is reported
+    assert violations(tmp_path, {("kernels/common/planted.c", "int planted(void)"): "why"}) == [
+        f"hxfuse/planted.py:1: planted is {PY_LIMIT + 1} statement lines (> {PY_LIMIT}) without a 'long:' comment "
+        "on the line above",
+    ]
+    assert violations(tmp_path, {("kernels/common/gone.c", "int gone(void)"): "why"})[-1] == (
+        "kernels/common/gone.c: int gone(void): listed as a long-function exception but no longer long: drop it"
+    )
+    # every runner folder is scanned
+    for d in ("ap", "hexagon", "loopback"):
+        other = tmp_path / "kernels" / d / "planted.c"
+        other.parent.mkdir()
+        other.write_text(c_body)
+        assert any(v.startswith(f"kernels/{d}/planted.c:1:") for v in violations(tmp_path, {})), d
+        other.unlink()
     py.write_text("# long: planted\n" + py_body)
     c.write_text("/* long: planted */\n" + c_body)
-    assert violations(tmp_path) == []
+    assert violations(tmp_path, {}) == []
