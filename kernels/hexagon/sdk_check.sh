@@ -161,7 +161,7 @@ replay() {
         esac
     done
     n=$((n + 1))
-    if [ "$kind" = dsp ]; then target="-target hexagon-linux-musl -mcpu=$ZIG_CPU"; else target="-target aarch64-linux-gnu"; fi
+    if [ "$kind" = dsp ]; then target="-target hexagon-linux-musl -mcpu=${DSP_CPU:-$ZIG_CPU}"; else target="-target aarch64-linux-gnu"; fi
     # shellcheck disable=SC2086 # target: two words
     (cd "$KERNELS" && $ZIG cc $target -std=gnu11 -Werror -Werror=implicit-function-declaration "${cmd[@]}" \
         -o "$work/zig-$n.o") 2> "$work/zig-$n.err"
@@ -176,6 +176,18 @@ for name in hexagon hexagon-hexkl; do
     done < <(compiles_of "$work/$name.log")
 done
 echo "sdk-check: $n device compiles for $ARCH (zig cc -mcpu=$ZIG_CPU -Werror; hxrun and libhxfuse_skel.so) OK"
+# v75 (Snapdragon 8 Gen 3) takes other code paths: HMX powered with
+# HAP_power_set_HMX_v2 and its clock voted (power_qurt.c, on
+# __HEXAGON_ARCH__ >= 75).  Replay the HexKL build's device compiles once more
+# for v75 so those paths compile too.
+v75=$n
+while IFS= read -r line; do
+    if ! DSP_CPU=hexagonv75+hvxv75+hvx_length128b replay dsp "$line"; then
+        cat "$work/zig-$n.err" >&2
+        fail "$src does not compile for v75 with the open toolchain (hexagon-hexkl build flags)"
+    fi
+done < <(compiles_of "$work/hexagon-hexkl.log")
+echo "sdk-check: $((n - v75)) device compiles for v75 (zig cc -mcpu=hexagonv75+hvxv75+hvx_length128b -Werror; the HMX v2 power path) OK"
 m=$n
 while IFS= read -r line; do
     if ! replay ap "$line"; then

@@ -288,6 +288,7 @@ def test_sdk_check_passes():
     r = subprocess.run(["make", "-C", str(KERNELS), "sdk-check"], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "device compiles for v73" in r.stdout and "sdk-check: OK" in r.stdout
+    assert "device compiles for v75" in r.stdout  # the HMX v2 power path
     assert "AP compiles for aarch64" in r.stdout
     assert "sdk-check: a planted undeclared call fails the AP compile" in r.stdout
     assert "sdk-check: a planted undeclared call fails the skel compile" in r.stdout
