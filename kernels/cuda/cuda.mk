@@ -11,7 +11,7 @@ NVCC ?= nvcc
 CUDA_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .'),90)
 NVCCFLAGS ?= -O3 -std=c++17 -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) -Xcompiler -Wall
 CUDA_TARGET_NAME := $(if $(filter 1,$(HX_CUDA)),$(TARGET),gpu)
-CUDA_C_SRC := common/json.c common/npy.c common/checksum.c common/cli.c common/record.c $(POSIX_PLATFORM_SRC)
+CUDA_C_SRC := common/json.c common/npy.c common/checksum.c common/cli.c common/record.c common/release.c $(POSIX_PLATFORM_SRC)
 CUDA_C_OBJ := $(patsubst %.c,$(OBJDIR)/%.o,$(CUDA_C_SRC))
 CUDA_SRC := cuda/hxrun_cuda.cu
 CUDA_H := $(wildcard cuda/*.cuh) $(COMMON_H)

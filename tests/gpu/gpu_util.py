@@ -13,7 +13,7 @@ from hxfuse.config import gpu as hxgpu
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "kernels"
-COMMON_C = ["json.c", "npy.c", "checksum.c", "cli.c", "record.c"]
+COMMON_C = ["json.c", "npy.c", "checksum.c", "cli.c", "record.c", "release.c"]
 # the POSIX platform layer, one file per concern (kernels/Makefile, POSIX_PLATFORM_SRC)
 COMMON_C += ["platform_posix.c", "platform_posix_clock.c", "platform_posix_thread.c", "platform_posix_machine.c"]
 NO_NVCC = f"nvcc not found: {hxgpu.INSTALL_HINT} (or set NVCC)"
