@@ -142,6 +142,7 @@ def test_records_have_hxruns_schema_and_the_dsps_checksums(ap_build, hxrun, tmp_
     assert meta["device"]["kernels"] == ref[0]["kernels"]
 
 
+@pytest.mark.timing
 def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path):
     # M much longer than V.  The fused entry runs V inline and publishes it
     # at once (--v-release at-completion); M and D, launched to their
@@ -154,7 +155,7 @@ def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path)
     args += ("--warmup", "0", "--rounds", "6", "--groups", "D")
     for mode in ("on", "off"):
         recs = ok(*run_ap(tmp_path, *args, "--early-completion", mode, name=mode)[:2])
-        early = 0
+        early = v_first = 0
         for t in trials(recs, group="D", workload="mvd"):
             tasks = {x["task"]: x for x in t["tasks"]}
             for x in tasks.values():
@@ -170,6 +171,11 @@ def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path)
             else:
                 assert len(set(seen.values())) == 1, seen
             early += seen["V"] < tasks["M"]["end"]
+            v_first += tasks["V"]["end"] < tasks["M"]["end"]
+        if mode == "on" and not v_first:
+            # the premise: V ended before M in some trial (the machine may
+            # have taken the entry thread's core after it launched M in all)
+            pytest.skip("V never ended before M in 6 trials: the machine took the entry thread's core each time")
         # truly early: the AP had V's reply while M still ran (a skel that
         # forwarded only at the entry's return would never do so; a loaded
         # machine may delay some replies, not all six)
