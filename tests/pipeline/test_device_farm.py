@@ -220,6 +220,10 @@ def farm_config(tmp: Path, serials, mode: str = "dsp-only") -> dict:
     cfg["targets"] = ["hexagon"]
     cfg["run"]["replicates"] = 1
     cfg["run"]["rounds"] = 3
+    # the fake phones all run on this machine, so each run's own samples see
+    # the other phone's run as other work: no reruns here (every run job runs
+    # once, which the farm's counts below rely on)
+    cfg["run"]["max_reruns"] = 0
     cfg["target_settings"] = {
         "hexagon": {
             "sdk_root": str(tmp / "sdk"),
@@ -612,7 +616,8 @@ def test_mode_ap_end_to_end_on_a_fake_phone_pushes_both_halves_and_runs_hxrun_ap
     log = (wd / f"logs/hexagon/run/{POINTS[0]}/rep0.log").read_text()
     assert "kernels/hexagon/device.sh run -- results/hexagon/stage/hxrun-ap --" in log, log[:3000]
     shells = (tmp_path / "phones/cmd.log").read_text()
-    assert f"s1 cd {DEVDIR} && LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{DEVDIR};" in shells
+    # the runner started in the background with its pid kept (device.sh launch_line)
+    assert f"s1 cd {DEVDIR} || exit 1; LD_LIBRARY_PATH=/vendor/lib64 ADSP_LIBRARY_PATH='{DEVDIR};" in shells
     assert "./hxrun-ap --out" in shells and "./hxrun-ap --selftest --out" in shells
     assert "this ladder is the DSP's, hxrun --selftest" in (wd / "logs/hexagon/selftest.log").read_text()
     assert json.loads((wd / "results/hexagon/selftest-ap.jsonl").read_text().splitlines()[-1])["status"] == "ok"

@@ -399,7 +399,11 @@ RULES_OF_MODULE = {
     "serve/table": {"serve_table"},
     "serve/plots": {"serve_figures"},
     "serve/trace": {"serve_trace", "serve_check"},
+    # the intervals every figure and table prints are log-ratio intervals
+    # decided there (the figures' and tables' one interval per relation)
     "analysis/stats": {"aggregate", "serve_check", "serve_summary", "graph_summary", "graph_figure_timeline"}
+    | {"table", "external_table", "graph_table", "serve_table"}
+    | FIG
     | COMPARE
     | SEARCH_ANALYSIS
     | PAPER,
@@ -422,7 +426,21 @@ RULES_OF_MODULE = {
     | {"search_table"}
     | PAPER,
     "analysis/timeline": FIG | {"perfetto", "ort_perfetto"},
-    "analysis/verdicts": {"aggregate", "graph_summary", "graph_figure_timeline"} | COMPARE | PAPER,
+    # the rule table: rendering reads which rows state D against B from it
+    "analysis/verdicts": {"aggregate", "graph_summary", "graph_figure_timeline"}
+    | {"table", "external_table", "graph_table", "serve_table", "search_table"}
+    | COMPARE
+    | PAPER,
+    # is B concurrent? (the summary's group_b_concurrency)
+    "analysis/transport": {"aggregate"},
+    # the evidence figures and their data
+    "render/evidence": PAPER,
+    # measure, don't veto: the run wrapper's wait for a quiet machine and reruns
+    "runner/quiet": {"run", "graph_run", "serve_run"} | SEARCH_RUN,
+    # the GPU target's probes: the Snakefile's preflight, no job script
+    "config/gpu": set(),
+    # generates kernels/hxrun/options.h from the option table (make), no job script
+    "runner/cli_c": set(),
 }
 
 
