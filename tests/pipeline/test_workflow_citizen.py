@@ -37,12 +37,12 @@ def hxfuse_frames(out):
 @pytest.mark.parametrize(
     "extra, key",
     [
-        ({"targets": ["host", "gpu"]}, "config.targets[1]: 'gpu' is not one of"),
+        ({"targets": ["host", "tpu"]}, "config.targets[1]: 'tpu' is not one of"),
         ({"targets": [3]}, "config.targets[0]: 3 is not of type 'string'"),
         ({"targets": "host"}, "config.targets: 'host' is not of type 'array'"),
         ({"targets": []}, "config.targets: [] should be non-empty"),
         ({"targets": ["host", "host"]}, "config.targets: ['host', 'host'] has non-unique elements"),
-        ({"target_settings": {"gpu": {}}}, "config.target_settings: unknown key(s) 'gpu'"),
+        ({"target_settings": {"tpu": {}}}, "config.target_settings: unknown key(s) 'tpu'"),
         ({"target_settings": {"host": {"run": {"rounds": 0}}}}, "config.target_settings.host.run.rounds: 0 is less"),
         (
             {"targets": ["host", "gpu"], "target_settings": {"hexagon-sim": {"tools_root": 5}}},
