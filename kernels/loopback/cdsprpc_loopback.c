@@ -769,6 +769,20 @@ static int parse_uri(const char *uri, char *lib, size_t liblen, char *sym, size_
     return 0;
 }
 
+/* A free handle slot, marked used (and the open counted), or -1. */
+static int claim_slot(void) {
+    pthread_mutex_lock(&g_mu);
+    int slot = -1;
+    for (int i = 0; i < MAX_HANDLES && slot < 0; i++)
+        if (!handles[i].used) slot = i;
+    if (slot >= 0) {
+        handles[slot].used = 1;
+        stats.invokes[HX_METHOD_OPEN]++;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return slot;
+}
+
 int remote_handle64_open(const char *name, remote_handle64 *ph) {
     if (!name || !ph) return AEE_EBADPARM;
     load_faults();
@@ -810,18 +824,11 @@ int remote_handle64_open(const char *name, remote_handle64 *ph) {
         dlclose(h);
         return DSP_ERR(0x042); /* AEE_ENOSUCHSYMBOL */
     }
-    pthread_mutex_lock(&g_mu);
-    int slot = -1;
-    for (int i = 0; i < MAX_HANDLES && slot < 0; i++)
-        if (!handles[i].used) slot = i;
+    int slot = claim_slot();
     if (slot < 0) {
-        pthread_mutex_unlock(&g_mu);
         dlclose(h);
         return AEE_ENOMEMORY;
     }
-    handles[slot].used = 1;
-    stats.invokes[HX_METHOD_OPEN]++;
-    pthread_mutex_unlock(&g_mu);
     /* Method 0, exactly as the loader calls it (quic/fastrpc src/mod_table.c,
      * open_mod_handle_open): two in buffers, the URI's length as an int32
      * (counting its NUL) and the URI, and one out handle, args[2].h64;

@@ -49,10 +49,11 @@ CATEGORIES = {
     "Service mode": {"host/serve"},
     "ONNX Runtime": {"Timelines", "Perfetto traces"},
 }
-# 6 points: a timeline and a trace each; speedup, slowdown, family, evidence;
-# 3 graph figures (one graph point), 3 service-mode figures; ONNX Runtime's
-# timeline and trace at the 3 default points; the verdict and environment pages
-N_RESULTS = 6 * 2 + 4 + 3 + 3 + 3 * 2 + 2
+# 6 points: a timeline and a trace each; speedup, slowdown, family, the two
+# evidence figures (overall and per point); 3 graph figures (one graph point),
+# 3 service-mode figures; ONNX Runtime's timeline and trace at the 3 default
+# points; the verdict and environment pages
+N_RESULTS = 6 * 2 + 5 + 3 + 3 + 3 * 2 + 2
 
 # Appended to a copy of the report: once the report has rendered, show every image
 # result through the report's own image view (app.setView, what a click on a

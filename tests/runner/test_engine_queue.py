@@ -57,7 +57,8 @@ def test_a_full_queue_refuses_the_job_and_loses_none(tmp_path):
     src.write_text(PROGRAM)
     exe = tmp_path / "queue"
     posix = ["platform_posix.c", "platform_posix_clock.c", "platform_posix_thread.c", "platform_posix_machine.c"]
-    parts = ["engine.c", "event.c", "json.c", *posix]
+    # release.c: the cross-platform state the POSIX layer reports (hx_failure)
+    parts = ["engine.c", "event.c", "json.c", "release.c", *posix]
     cmd = ["cc", "-O1", "-std=c11", "-D_GNU_SOURCE", "-pthread", f"-I{COMMON}", str(src)]
     subprocess.run([*cmd, *(str(COMMON / p) for p in parts), "-o", str(exe), "-lm"], check=True)
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)

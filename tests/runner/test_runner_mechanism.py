@@ -199,6 +199,12 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
     med = lambda g, f: statistics.median(f(t) for t in clean[g])
     c_busy, d_busy = med("C", _busy_union_us), med("D", _busy_union_us)
     assert c_busy >= 0.95 * total, (c_busy, d_busy)
+    if c_busy > 1.5 * total:
+        # the same premise seen from the tasks: serial C's busy-waits far
+        # beyond their nominal sum means something the runner's interference
+        # evidence cannot see took the cores (an oversubscribed VM's other
+        # tenants; seen on a 2-vCPU VM, C at 330-365 us for its 180, D alike)
+        pytest.skip(f"the busy-waits did not get their cores: serial C took {c_busy:.0f} us for {total} us of work")
     # at least half the overlap opportunity, as a ratio to C measured in the
     # same run: another process preempting the busy-waits stretches C and D
     # alike (C at 217 us for its 180 on a loaded CI machine, D at 149), so
