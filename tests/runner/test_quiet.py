@@ -57,6 +57,9 @@ FAKE = """\
 # a runner stand-in: the first {loaded} invocations see other work before
 import json, sys
 from pathlib import Path
+# this checkout's package, whatever the interpreter has installed (an
+# editable install may point at another checkout, or none)
+sys.path.insert(0, {repo!r})
 from hxfuse.runner.integrity import fnv1a64
 out = Path(sys.argv[sys.argv.index("--out") + 1])
 count = Path({count!r})
@@ -73,7 +76,8 @@ out.write_bytes(head + (json.dumps(end) + "\\n").encode())
 
 def _run(tmp_path, loaded, max_reruns):
     runner = tmp_path / "fake_runner"
-    runner.write_text(FAKE.format(python=sys.executable, loaded=loaded, count=str(tmp_path / "count")))
+    repo = str(Path(__file__).resolve().parents[2])
+    runner.write_text(FAKE.format(python=sys.executable, repo=repo, loaded=loaded, count=str(tmp_path / "count")))
     runner.chmod(0o755)
     point = {"target": "host", "sweep": "s", "workload": "mv", "point": "p", "replicate": 0, "x": 1, "params": {}}
     out = tmp_path / "rep0.jsonl"
