@@ -11,15 +11,17 @@ static const hx_opt *find(const hx_opt *opts, int nopts, const char *name) {
     return NULL;
 }
 
-static int choice(const char *const *choices, const char *v) {
-    for (int i = 0; choices && choices[i]; i++)
-        if (!strcmp(choices[i], v)) return i;
+static int choice(const hx_opt *o, const char *v) {
+    for (int i = 0; o->choices && (o->nchoices ? i < o->nchoices : o->choices[i] != NULL); i++)
+        if (!strcmp(o->choices[i], v)) return i;
     return -1;
 }
 
 int hx_opt_bad(const hx_opt_style *st, const hx_opt *o, const char *why, const char *v, char *err, size_t n) {
     char gen[128];
-    if (!why) {
+    if (!why && !st->int_why) {
+        why = "bad value";
+    } else if (!why) {
         snprintf(gen, sizeof gen, st->int_why, o->lo, o->hi);
         why = gen;
     }
@@ -53,9 +55,11 @@ static int set_value(const hx_opt *o, const hx_opt_style *st, const char *v, cha
     switch (o->kind) {
     case HX_OPT_INT:
     case HX_OPT_I64:
+    case HX_OPT_SIZE:
         if (hx_parse_ll(v, st->base, o->lo, o->hi, &x)) return hx_opt_bad(st, o, o->why, v, err, n);
         if (o->kind == HX_OPT_INT) *(int *)o->dst = (int)x;
-        else *(int64_t *)o->dst = (int64_t)x;
+        else if (o->kind == HX_OPT_I64) *(int64_t *)o->dst = (int64_t)x;
+        else *(size_t *)o->dst = (size_t)x;
         return 0;
     case HX_OPT_U64:
         if (parse_u64(v, (uint64_t *)o->dst)) return hx_opt_bad(st, o, o->why, v, err, n);
@@ -64,11 +68,11 @@ static int set_value(const hx_opt *o, const hx_opt_style *st, const char *v, cha
         if (parse_double(v, o->dlo, o->dhi, (double *)o->dst)) return hx_opt_bad(st, o, o->why, v, err, n);
         return 0;
     case HX_OPT_STR:
-        if (o->choices && choice(o->choices, v) < 0) return hx_opt_bad(st, o, o->why, v, err, n);
+        if (o->choices && choice(o, v) < 0) return hx_opt_bad(st, o, o->why, v, err, n);
         *(const char **)o->dst = v;
         return 0;
     case HX_OPT_ENUM:
-        if ((i = choice(o->choices, v)) < 0) return hx_opt_bad(st, o, o->why, v, err, n);
+        if ((i = choice(o, v)) < 0) return hx_opt_bad(st, o, o->why, v, err, n);
         *(int *)o->dst = i;
         return 0;
     case HX_OPT_CUSTOM:

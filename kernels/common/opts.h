@@ -1,4 +1,4 @@
-/* One table-driven option parser for the runners (hxgraph, hxserve): each
+/* One table-driven option parser for the runners (hxrun, hxgraph, hxserve): each
  * runner lists its options once, as an array of hx_opt (name, kind, where
  * the value goes, bounds, the message for a bad value, the help line), and
  * hx_opts_parse walks argv against it.  What differs between the runners'
@@ -15,6 +15,7 @@ typedef enum hx_opt_kind {
     HX_OPT_INT,    /* int, within [lo, hi] */
     HX_OPT_I64,    /* int64_t (or uint64_t: the same object's unsigned view), within [lo, hi] */
     HX_OPT_U64,    /* uint64_t, the whole unsigned range, base 10; no sign */
+    HX_OPT_SIZE,   /* size_t, within [lo, hi] */
     HX_OPT_DOUBLE, /* double, within [dlo, dhi] */
     HX_OPT_STR,    /* const char *: the argument itself; with choices, one of them */
     HX_OPT_FLAG,   /* int set to 1; takes no value */
@@ -27,9 +28,10 @@ struct hx_opt {
     const char *name; /* "--rounds" */
     hx_opt_kind kind;
     void *dst;
-    long long lo, hi;           /* HX_OPT_INT, HX_OPT_I64 */
+    long long lo, hi;           /* HX_OPT_INT, HX_OPT_I64, HX_OPT_SIZE */
     double dlo, dhi;            /* HX_OPT_DOUBLE */
-    const char *const *choices; /* HX_OPT_ENUM, HX_OPT_STR: NULL-terminated */
+    const char *const *choices; /* HX_OPT_ENUM, HX_OPT_STR: nchoices of them, or NULL-terminated */
+    int nchoices;
     /* a bad value's reason ("expected spin or spin-block"); NULL for a
      * bounded integer: the style's int_why with lo and hi */
     const char *why;
