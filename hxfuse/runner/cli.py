@@ -13,7 +13,7 @@ regenerates it when this file changes), so a changed bound, default or
 named value is one edit here.  tests/runner/test_runner_cli.py holds the
 table to the built runner as well: its ``--help`` lists exactly these
 options and named values, and a run given no options records exactly these
-defaults in ``meta.args`` (a new option still needs its branch in args.c).
+defaults in ``meta.args`` (a new option still needs its entry in args.c's table).
 
 Standard library only, and no other hxfuse import: the config, the search
 and the ONNX Runtime harness all read this table.

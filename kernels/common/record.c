@@ -1,4 +1,5 @@
 #include "record.h"
+#include "json.h"
 #include "platform.h"
 #include "rng.h"
 

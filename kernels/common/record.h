@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "json.h"
 
 typedef struct hx_out {
     FILE *f;
@@ -24,14 +23,19 @@ int hx_out_open(hx_out *o, const char *prog, const char *path);
  * path and returns rc (1 if the rename fails, with a message). */
 int hx_out_close(hx_out *o, int rc, const char *err);
 
+/* The record helpers take the JSON writer (json.h) by pointer only, so a
+ * unit that only opens the output or shuffles (hxrun's protocol) does not
+ * see the writer. */
+struct hx_json;
+
 /* The meta record's load_average_before and other_busy_cores_before (the
  * latter idles 200 ms to measure); hx_record_after: the end record's
  * load_average_after and other_busy_cores_after. */
-void hx_record_before(hx_json *j);
-void hx_record_after(hx_json *j);
+void hx_record_before(struct hx_json *j);
+void hx_record_after(struct hx_json *j);
 /* Opens the end record (record count and digest, hx_json_begin_end_record)
  * and writes its status. */
-void hx_record_end_begin(hx_json *j, FILE *f, const char *status);
+void hx_record_end_begin(struct hx_json *j, FILE *f, const char *status);
 
 /* The end record's clock_drift: the core clock calibrated at start and at
  * the end (cycles per us, platform.h), their relative change and whether it
@@ -41,10 +45,10 @@ void hx_record_end_begin(hx_json *j, FILE *f, const char *status);
 /* "emulated": whether this build's timings are functional emulation
  * (HX_EMULATED: qemu, the simulator, the loopback stand-in), never
  * performance. */
-void hx_record_emulated(hx_json *j);
+void hx_record_emulated(struct hx_json *j);
 
 #define HX_CLOCK_DRIFT_TOL 0.02
-void hx_record_clock_drift(hx_json *j, double start, double end);
+void hx_record_clock_drift(struct hx_json *j, double start, double end);
 
 /* Fisher-Yates over a[0..n) from the splitmix64 stream *state: the order of
  * a round's trials (hxrun, hxgraph) or of a repetition's policies (hxserve),

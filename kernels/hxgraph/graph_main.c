@@ -11,7 +11,6 @@
  *
  * Output: JSON Lines (meta, verify, one trial record per trial, end with the
  * record count and digest), written to FILE.tmp and renamed when complete. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "graph.h"
 #include "json.h"
 #include "npy.h"
+#include "opts.h"
 #include "platform.h"
 #include "record.h"
 #include "rng.h"
@@ -47,16 +47,9 @@ static void usage(FILE *f) {
                "               [--affinity spread|none] [--label KEY=VALUE ...]\n");
 }
 
-static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out, char *err, size_t n) {
-    if (hx_parse_ll(s, 10, lo, hi, out)) {
-        snprintf(err, n, "%s: expected an integer in [%lld, %lld] (got '%s')", opt, lo, hi, s);
-        return -1;
-    }
-    return 0;
-}
-
 /* --label KEY=VALUE: at most 16, the key of letters, digits and _. */
-static int add_label(opts *o, const char *v, char *err, size_t n) {
+static int add_label(const hx_opt *opt, const char *v, char *err, size_t n) {
+    opts *o = opt->dst;
     if (!strchr(v, '=') || v[0] == '=' || o->nlabels == 16) {
         snprintf(err, n, "--label: expected KEY=VALUE, at most 16 (got '%s')", v);
         return -1;
@@ -70,62 +63,56 @@ static int add_label(opts *o, const char *v, char *err, size_t n) {
     return 0;
 }
 
+static int wait_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    (void)err, (void)n;
+    return hx_parse_wait(v, o->dst);
+}
+
+static int groups_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    (void)err, (void)n;
+    return hx_parse_groups(v, o->dst);
+}
+
+/* The wording hxgraph's errors have always had. */
+static const hx_opt_style STYLE = {
+    .int_why = "expected an integer in [%lld, %lld]",
+    .unknown = "unknown option %s",
+    .missing = "%s: missing value (or unknown option)",
+    .base = 10,
+};
+
 static int parse(int argc, char **argv, opts *o, char *err, size_t n) {
+    static const char *const affinities[] = {"spread", "none", NULL};
     memset(o, 0, sizeof *o);
     o->warmup = 2, o->rounds = 10, o->seed = 1, o->groups = 0xF, o->affinity = "spread";
     o->wait = (hx_wait_policy){HX_WAIT_SPIN_BLOCK, 20000}; /* the sweep points' default */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
-        if (i + 1 >= argc) {
-            snprintf(err, n, "%s: missing value (or unknown option)", a);
-            return -1;
-        }
-        const char *v = argv[++i];
-        long long x;
-        if (!strcmp(a, "--graph")) o->graph = v;
-        else if (!strcmp(a, "--out")) o->out = v;
-        else if (!strcmp(a, "--npy-dir")) o->npy_dir = v;
-        else if (!strcmp(a, "--label")) {
-            if (add_label(o, v, err, n)) return -1;
-        } else if (!strcmp(a, "--warmup")) {
-            if (parse_int(a, v, 0, 1000000, &x, err, n)) return -1;
-            o->warmup = (int)x;
-        } else if (!strcmp(a, "--rounds")) {
-            if (parse_int(a, v, 1, 10000000, &x, err, n)) return -1;
-            o->rounds = (int)x;
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            o->seed = strtoull(v, &end, 10);
-            if (errno || *end || end == v || v[0] == '-') {
-                snprintf(err, n, "--seed: expected an unsigned 64-bit integer (got '%s')", v);
-                return -1;
-            }
-        } else if (!strcmp(a, "--spin-ns")) {
-            if (parse_int(a, v, 0, 1000000000, &x, err, n)) return -1;
-            o->wait.spin_ns = (uint64_t)x;
-        } else if (!strcmp(a, "--wait")) {
-            if (hx_parse_wait(v, &o->wait.strategy)) {
-                snprintf(err, n, "--wait: expected spin or spin-block (got '%s')", v);
-                return -1;
-            }
-        } else if (!strcmp(a, "--affinity")) {
-            if (strcmp(v, "spread") && strcmp(v, "none")) {
-                snprintf(err, n, "--affinity: expected spread or none (got '%s')", v);
-                return -1;
-            }
-            o->affinity = v;
-        } else if (!strcmp(a, "--groups")) {
-            if (hx_parse_groups(v, &o->groups)) {
-                snprintf(err, n, "--groups: expected a comma-separated subset of A,B,C,D (got '%s')", v);
-                return -1;
-            }
-        } else {
-            snprintf(err, n, "unknown option %s", a);
-            return -1;
-        }
-    }
+    const hx_opt table[] = {
+        {.name = "--graph", .kind = HX_OPT_STR, .dst = &o->graph},
+        {.name = "--out", .kind = HX_OPT_STR, .dst = &o->out},
+        {.name = "--npy-dir", .kind = HX_OPT_STR, .dst = &o->npy_dir},
+        {.name = "--label", .kind = HX_OPT_CUSTOM, .dst = o, .parse = add_label},
+        {.name = "--warmup", .kind = HX_OPT_INT, .dst = &o->warmup, .lo = 0, .hi = 1000000},
+        {.name = "--rounds", .kind = HX_OPT_INT, .dst = &o->rounds, .lo = 1, .hi = 10000000},
+        {.name = "--seed", .kind = HX_OPT_U64, .dst = &o->seed, .why = "expected an unsigned 64-bit integer"},
+        {.name = "--spin-ns", .kind = HX_OPT_I64, .dst = &o->wait.spin_ns, .lo = 0, .hi = 1000000000},
+        {.name = "--wait",
+         .kind = HX_OPT_CUSTOM,
+         .dst = &o->wait.strategy,
+         .parse = wait_arg,
+         .why = "expected spin or spin-block"},
+        {.name = "--affinity",
+         .kind = HX_OPT_STR,
+         .dst = &o->affinity,
+         .choices = affinities,
+         .why = "expected spread or none"},
+        {.name = "--groups",
+         .kind = HX_OPT_CUSTOM,
+         .dst = &o->groups,
+         .parse = groups_arg,
+         .why = "expected a comma-separated subset of A,B,C,D"},
+    };
+    int rc = hx_opts_parse(table, (int)(sizeof table / sizeof table[0]), &STYLE, argc, argv, err, n);
+    if (rc) return rc;
     if (!o->graph || !o->out) {
         snprintf(err, n, "--graph and --out are required");
         return -1;

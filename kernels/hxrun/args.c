@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "config.h"
 #include "options.h"
+#include "opts.h"
 #include "platform.h"
 
 const char *const hx_task_names[HX_NTASKS] = {"M", "V", "D"};
@@ -221,9 +222,6 @@ static void place_spread(hx_config *c, int cores) {
                                                                        : HX_ENG_MX];
 }
 
-/* An option a parser does not own: the next one is asked. */
-enum { NOT_MINE = 1 };
-
 static void set_defaults(hx_config *c) {
     memset(c, 0, sizeof *c);
     c->nworkloads = 1;
@@ -250,164 +248,181 @@ static void set_defaults(hx_config *c) {
     c->checkpoints = HX_OPT_CHECKPOINTS_DEFAULT;
 }
 
-/* The tasks' work: precision, shapes, V's variant and quota, D's pattern. */
-static int parse_task_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
-    long L;
+/* The options whose values need more than a bound (their own syntax, or a
+ * second field set): hx_opt custom parsers on the configuration (o->dst).
+ * A -1 with err left empty is worded from the option's `why`. */
+static int m_shape_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
     int t[3];
-    if (!strcmp(o, "--precision")) {
-        static const char *const names[] = HX_OPT_PRECISION_CHOICES;
-        if ((c->precision = choice(v, names, HX_OPT_PRECISION_NCHOICES)) < 0)
-            return fail(err, n, o, "expected fp32 or u8i8", v);
-    } else if (!strcmp(o, "--m-shape")) {
-        if (parse_ints(v, 3, HX_OPT_M_SHAPE_LO, HX_OPT_M_SHAPE_HI, t))
-            return fail(err, n, o, "expected M,N,K each in " HX_OPT_M_SHAPE_RANGE, v);
-        c->m = t[0], c->n = t[1], c->k = t[2];
-    } else if (!strcmp(o, "--m-tile")) {
-        if (parse_long(v, HX_OPT_M_TILE_LO, HX_OPT_M_TILE_HI, &L) || L % HX_OPT_M_TILE_MULTIPLE)
-            return fail(err, n, o,
-                        "expected the GEMM k-block depth: a multiple of " HX_STR(
-                            HX_OPT_M_TILE_MULTIPLE) " in " HX_OPT_M_TILE_RANGE,
-                        v);
-        c->m_tile = (int)L, c->m_tile_set = 1;
-    } else if (!strcmp(o, "--v-variant")) {
-        int found = choice(v, hx_v_variant_names, HX_NV_VARIANTS);
-        if (found < 0) return fail(err, n, o, "expected compute, onchip, ddr or stream", v);
-        c->v_variant = found;
-    } else if (!strcmp(o, "--v-shape")) {
-        if (parse_ints(v, 2, HX_OPT_V_SHAPE_LO, HX_OPT_V_SHAPE_HI, t))
-            return fail(err, n, o, "expected ROWS,COLS each in " HX_OPT_V_SHAPE_RANGE, v);
-        c->v_rows = t[0], c->v_cols = t[1], c->v_shape_set = 1;
-    } else if (!strcmp(o, "--v-passes")) {
-        if (parse_long(v, HX_OPT_V_PASSES_LO, HX_OPT_V_PASSES_HI, &L))
-            return fail(err, n, o, "expected an integer in " HX_OPT_V_PASSES_RANGE, v);
-        c->v_passes = (int)L;
-    } else if (!strcmp(o, "--v-workers")) {
-        if (parse_long(v, HX_OPT_V_WORKERS_LO, HX_OPT_V_WORKERS_HI, &L))
-            return fail(err, n, o, "expected an integer in " HX_OPT_V_WORKERS_RANGE, v);
-        c->v_workers = (int)L;
-    } else if (!strcmp(o, "--d-shape")) {
-        if (parse_ints(v, 2, HX_OPT_D_SHAPE_LO, HX_OPT_D_SHAPE_HI, t))
-            return fail(err, n, o, "expected ROWS,ROW_BYTES each >= " HX_STR(HX_OPT_D_SHAPE_LO), v);
-        c->d_rows = t[0], c->d_row_bytes = t[1];
-    } else if (!strcmp(o, "--d-src-stride")) {
-        if (parse_long(v, HX_OPT_D_SRC_STRIDE_LO, HX_OPT_D_SRC_STRIDE_HI, &L))
-            return fail(err, n, o, "expected a positive integer", v);
-        c->d_src_stride = (int)L;
-    } else if (!strcmp(o, "--d-repeat")) {
-        if (parse_long(v, HX_OPT_D_REPEAT_LO, HX_OPT_D_REPEAT_HI, &L))
-            return fail(err, n, o, "expected an integer in " HX_OPT_D_REPEAT_RANGE, v);
-        c->d_repeat = (int)L;
-    } else if (!strcmp(o, "--d-desc-rows")) {
-        if (parse_long(v, HX_OPT_D_DESC_ROWS_LO, HX_OPT_D_DESC_ROWS_HI, &L))
-            return fail(err, n, o, "expected a positive integer", v);
-        c->d_desc_rows = (int)L;
-    } else {
-        return NOT_MINE;
-    }
+    (void)err, (void)n;
+    if (parse_ints(v, 3, HX_OPT_M_SHAPE_LO, HX_OPT_M_SHAPE_HI, t)) return -1;
+    c->m = t[0], c->n = t[1], c->k = t[2];
     return 0;
 }
 
-/* How the engines and the fused entry run the tasks: scratch, buffers,
- * release, window, waiting, placement, interference. */
-static int parse_schedule_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
+static int m_tile_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
     long L;
-    if (!strcmp(o, "--v-release")) {
-        static const char *const names[] = HX_OPT_V_RELEASE_CHOICES;
-        if ((c->v_release = choice(v, names, HX_OPT_V_RELEASE_NCHOICES)) < 0)
-            return fail(err, n, o, "expected at-completion or at-entry-end", v);
-    } else if (!strcmp(o, "--window")) {
-        if (!strcmp(v, "all")) c->window = 0;
-        else if (parse_long(v, HX_OPT_WINDOW_LO, HX_OPT_WINDOW_HI, &L))
-            return fail(err, n, o, "expected all or an integer in " HX_OPT_WINDOW_RANGE, v);
-        else c->window = (int)L;
-    } else if (!strcmp(o, "--d-buffers")) {
-        if (parse_long(v, HX_OPT_D_BUFFERS_LO, HX_OPT_D_BUFFERS_HI, &L)) return fail(err, n, o, "expected 1 or 2", v);
-        c->d_buffers = (int)L;
-    } else if (!strcmp(o, "--scratch-bytes")) {
-        long long LL;
-        if (hx_parse_ll(v, 0, HX_OPT_SCRATCH_BYTES_LO,
-                        (long long)(SIZE_MAX > 0xFFFFFFFFu ? HX_OPT_SCRATCH_BYTES_HI : 0x7FFFFFFF), &LL))
-            return fail(err, n, o, "expected a byte count", v);
-        c->scratch_bytes = (size_t)LL;
-    } else if (!strcmp(o, "--antagonist")) {
-        if (parse_long(v, HX_OPT_ANTAGONIST_LO, HX_OPT_ANTAGONIST_HI, &L))
-            return fail(err, n, o, "expected an integer in " HX_OPT_ANTAGONIST_RANGE, v);
-        c->antagonists = (int)L;
-    } else if (!strcmp(o, "--antagonist-bytes")) {
-        if (parse_long(v, HX_OPT_ANTAGONIST_BYTES_LO, HX_OPT_ANTAGONIST_BYTES_HI, &L))
-            return fail(err, n, o, "expected a byte count in [1 MiB, 1 GiB]", v);
-        c->antagonist_bytes = (size_t)L;
-    } else if (!strcmp(o, "--wait")) {
-        if (hx_parse_wait(v, &c->wait.strategy)) return fail(err, n, o, "expected spin or spin-block", v);
-    } else if (!strcmp(o, "--spin-ns")) {
-        if (parse_long(v, HX_OPT_SPIN_NS_LO, HX_OPT_SPIN_NS_HI, &L))
-            return fail(err, n, o, "expected ns in [0, 1e9]", v);
-        c->wait.spin_ns = (uint64_t)L;
-    } else if (!strcmp(o, "--early-completion")) {
-        if (!strcmp(v, "on")) c->early_completion = 1;
-        else if (!strcmp(v, "off")) c->early_completion = 0;
-        else return fail(err, n, o, "expected on or off", v);
-    } else if (!strcmp(o, "--affinity")) {
-        c->affinity_spec = v;
-        c->spread = !strcmp(v, "spread");
-        if (!c->spread && parse_affinity(v, c, err, n)) return -1;
-    } else {
-        return NOT_MINE;
-    }
+    (void)err, (void)n;
+    if (parse_long(v, HX_OPT_M_TILE_LO, HX_OPT_M_TILE_HI, &L) || L % HX_OPT_M_TILE_MULTIPLE) return -1;
+    c->m_tile = (int)L, c->m_tile_set = 1;
     return 0;
 }
 
-/* The protocol: output, workloads, groups, rounds, seed, calibration,
- * labels and the deliberate conflicts of the integrity tests. */
-static int parse_run_option(const char *o, const char *v, hx_config *c, char *err, size_t n) {
-    long L;
-    if (!strcmp(o, "--out")) c->out_path = v;
-    else if (!strcmp(o, "--npy-dir")) c->npy_dir = v;
-    else if (!strcmp(o, "--workloads")) {
-        if (parse_workloads(v, c)) return fail(err, n, o, "expected a comma list of distinct mv, md, mvd", v);
-    } else if (!strcmp(o, "--groups")) {
-        if (hx_parse_groups(v, &c->groups)) return fail(err, n, o, "expected a comma list of A, B, C, D", v);
-    } else if (!strcmp(o, "--warmup")) {
-        if (parse_long(v, HX_OPT_WARMUP_LO, HX_OPT_WARMUP_HI, &L))
-            return fail(err, n, o, "expected an integer >= 0", v);
-        c->warmup = (int)L;
-    } else if (!strcmp(o, "--checkpoints")) {
-        if (parse_long(v, HX_OPT_CHECKPOINTS_LO, HX_OPT_CHECKPOINTS_HI, &L))
-            return fail(err, n, o, "expected an integer in " HX_OPT_CHECKPOINTS_RANGE, v);
-        c->checkpoints = (int)L;
-    } else if (!strcmp(o, "--rounds")) {
-        if (parse_long(v, HX_OPT_ROUNDS_LO, HX_OPT_ROUNDS_HI, &L))
-            return fail(err, n, o, "expected an integer >= 1", v);
-        c->rounds = (int)L;
-    } else if (!strcmp(o, "--seed")) {
-        char *end;
-        errno = 0;
-        c->seed = strtoull(v, &end, 0);
-        if (errno || end == v || *end) return fail(err, n, o, "expected an unsigned integer", v);
-    } else if (!strcmp(o, "--calibrate")) {
-        int seen[HX_NTASKS] = {0};
-        if (parse_named(v, hx_task_names, HX_NTASKS, 0, 1e7, c->calib_us, seen))
-            return fail(err, n, o, "expected M=us,V=us,D=us with microseconds in [0, 1e7]", v);
-        c->calibrate = 1;
-    } else if (!strcmp(o, "--label")) {
-        const char *eq = strchr(v, '=');
-        if (!eq || eq == v || c->nlabels == HX_MAX_LABELS) return fail(err, n, o, "expected KEY=VALUE (at most 16)", v);
-        char *key = strndup(v, (size_t)(eq - v));
-        c->label_key[c->nlabels] = key;
-        c->label_val[c->nlabels++] = eq + 1;
-    } else if (!strcmp(o, "--preempt-at-trial")) {
-        if (parse_long(v, HX_OPT_PREEMPT_AT_TRIAL_LO, HX_OPT_PREEMPT_AT_TRIAL_HI, &L))
-            return fail(err, n, o, "expected a trial index >= 0", v);
-        c->preempt_at_trial = L;
-    } else if (!strcmp(o, "--inject-conflict")) {
-        static const char *const names[] = HX_OPT_INJECT_CONFLICT_CHOICES;
-        int i = choice(v, names, HX_OPT_INJECT_CONFLICT_NCHOICES);
-        if (i < 0) return fail(err, n, o, "expected V-out-aliases-M-out or D-dst-aliases-V-scratch", v);
-        c->inject = i + 1;
-    } else {
-        return NOT_MINE;
-    }
+static int v_shape_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
+    int t[2];
+    (void)err, (void)n;
+    if (parse_ints(v, 2, HX_OPT_V_SHAPE_LO, HX_OPT_V_SHAPE_HI, t)) return -1;
+    c->v_rows = t[0], c->v_cols = t[1], c->v_shape_set = 1;
     return 0;
+}
+
+static int d_shape_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
+    int t[2];
+    (void)err, (void)n;
+    if (parse_ints(v, 2, HX_OPT_D_SHAPE_LO, HX_OPT_D_SHAPE_HI, t)) return -1;
+    c->d_rows = t[0], c->d_row_bytes = t[1];
+    return 0;
+}
+
+static int window_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    int *window = o->dst;
+    long L;
+    (void)err, (void)n;
+    if (!strcmp(v, "all")) L = 0;
+    else if (parse_long(v, HX_OPT_WINDOW_LO, HX_OPT_WINDOW_HI, &L)) return -1;
+    *window = (int)L;
+    return 0;
+}
+
+static int wait_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    (void)err, (void)n;
+    return hx_parse_wait(v, o->dst);
+}
+
+static int groups_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    (void)err, (void)n;
+    return hx_parse_groups(v, o->dst);
+}
+
+static int workloads_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    (void)err, (void)n;
+    return parse_workloads(v, o->dst);
+}
+
+static int affinity_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
+    c->affinity_spec = v;
+    c->spread = !strcmp(v, "spread");
+    return !c->spread && parse_affinity(v, c, err, n) ? -1 : 0;
+}
+
+/* strtoull's reading, as the pipeline has always passed it (base 0). */
+static int seed_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    char *end;
+    (void)err, (void)n;
+    errno = 0;
+    *(uint64_t *)o->dst = strtoull(v, &end, 0);
+    return errno || end == v || *end ? -1 : 0;
+}
+
+static int calibrate_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
+    int seen[HX_NTASKS] = {0};
+    (void)err, (void)n;
+    if (parse_named(v, hx_task_names, HX_NTASKS, 0, 1e7, c->calib_us, seen)) return -1;
+    c->calibrate = 1;
+    return 0;
+}
+
+static int label_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    hx_config *c = o->dst;
+    const char *eq = strchr(v, '=');
+    (void)err, (void)n;
+    if (!eq || eq == v || c->nlabels == HX_MAX_LABELS) return -1;
+    c->label_key[c->nlabels] = strndup(v, (size_t)(eq - v));
+    c->label_val[c->nlabels++] = eq + 1;
+    return 0;
+}
+
+static int inject_arg(const hx_opt *o, const char *v, char *err, size_t n) {
+    static const char *const names[] = HX_OPT_INJECT_CONFLICT_CHOICES;
+    int i = choice(v, names, HX_OPT_INJECT_CONFLICT_NCHOICES);
+    (void)err, (void)n;
+    if (i < 0) return -1;
+    *(int *)o->dst = i + 1;
+    return 0;
+}
+
+static const char *const precisions[] = HX_OPT_PRECISION_CHOICES, *const v_releases[] = HX_OPT_V_RELEASE_CHOICES,
+                         *const on_off[] = {"off", "on"};
+#define HX_NOPTS 34
+
+/* long: one flat table of hxrun's options, an entry per option (the order of the usage text) */
+static void options(hx_opt t[HX_NOPTS], hx_config *c) {
+    const hx_opt all[HX_NOPTS] = {
+        {"--out", HX_OPT_STR, .dst = &c->out_path},
+        {"--npy-dir", HX_OPT_STR, .dst = &c->npy_dir},
+        {"--workloads", HX_OPT_CUSTOM, c, .parse = workloads_arg,
+         .why = "expected a comma list of distinct mv, md, mvd"},
+        {"--precision", HX_OPT_ENUM, &c->precision, .choices = precisions, .nchoices = HX_OPT_PRECISION_NCHOICES,
+         .why = "expected fp32 or u8i8"},
+        {"--m-shape", HX_OPT_CUSTOM, c, .parse = m_shape_arg, .why = "expected M,N,K each in " HX_OPT_M_SHAPE_RANGE},
+        {"--m-tile", HX_OPT_CUSTOM, c, .parse = m_tile_arg,
+         .why = "expected the GEMM k-block depth: a multiple of " HX_STR(
+             HX_OPT_M_TILE_MULTIPLE) " in " HX_OPT_M_TILE_RANGE},
+        {"--v-variant", HX_OPT_ENUM, &c->v_variant, .choices = hx_v_variant_names, .nchoices = HX_NV_VARIANTS,
+         .why = "expected compute, onchip, ddr or stream"},
+        {"--v-shape", HX_OPT_CUSTOM, c, .parse = v_shape_arg,
+         .why = "expected ROWS,COLS each in " HX_OPT_V_SHAPE_RANGE},
+        {"--v-passes", HX_OPT_INT, &c->v_passes, HX_OPT_V_PASSES_LO, HX_OPT_V_PASSES_HI,
+         .why = "expected an integer in " HX_OPT_V_PASSES_RANGE},
+        {"--v-workers", HX_OPT_INT, &c->v_workers, HX_OPT_V_WORKERS_LO, HX_OPT_V_WORKERS_HI,
+         .why = "expected an integer in " HX_OPT_V_WORKERS_RANGE},
+        {"--v-release", HX_OPT_ENUM, &c->v_release, .choices = v_releases, .nchoices = HX_OPT_V_RELEASE_NCHOICES,
+         .why = "expected at-completion or at-entry-end"},
+        {"--window", HX_OPT_CUSTOM, &c->window, .parse = window_arg,
+         .why = "expected all or an integer in " HX_OPT_WINDOW_RANGE},
+        {"--d-shape", HX_OPT_CUSTOM, c, .parse = d_shape_arg,
+         .why = "expected ROWS,ROW_BYTES each >= " HX_STR(HX_OPT_D_SHAPE_LO)},
+        {"--d-src-stride", HX_OPT_INT, &c->d_src_stride, HX_OPT_D_SRC_STRIDE_LO, HX_OPT_D_SRC_STRIDE_HI,
+         .why = "expected a positive integer"},
+        {"--d-desc-rows", HX_OPT_INT, &c->d_desc_rows, HX_OPT_D_DESC_ROWS_LO, HX_OPT_D_DESC_ROWS_HI,
+         .why = "expected a positive integer"},
+        {"--d-repeat", HX_OPT_INT, &c->d_repeat, HX_OPT_D_REPEAT_LO, HX_OPT_D_REPEAT_HI,
+         .why = "expected an integer in " HX_OPT_D_REPEAT_RANGE},
+        {"--d-buffers", HX_OPT_INT, &c->d_buffers, HX_OPT_D_BUFFERS_LO, HX_OPT_D_BUFFERS_HI, .why = "expected 1 or 2"},
+        /* a 32-bit size_t holds at most 2^31 - 1 of the table's range */
+        {"--scratch-bytes", HX_OPT_SIZE, &c->scratch_bytes, HX_OPT_SCRATCH_BYTES_LO,
+         (long long)(SIZE_MAX > 0xFFFFFFFFu ? HX_OPT_SCRATCH_BYTES_HI : 0x7FFFFFFF), .why = "expected a byte count"},
+        {"--warmup", HX_OPT_INT, &c->warmup, HX_OPT_WARMUP_LO, HX_OPT_WARMUP_HI, .why = "expected an integer >= 0"},
+        {"--rounds", HX_OPT_INT, &c->rounds, HX_OPT_ROUNDS_LO, HX_OPT_ROUNDS_HI, .why = "expected an integer >= 1"},
+        {"--seed", HX_OPT_CUSTOM, &c->seed, .parse = seed_arg, .why = "expected an unsigned integer"},
+        {"--wait", HX_OPT_CUSTOM, &c->wait.strategy, .parse = wait_arg, .why = "expected spin or spin-block"},
+        {"--spin-ns", HX_OPT_I64, &c->wait.spin_ns, HX_OPT_SPIN_NS_LO, HX_OPT_SPIN_NS_HI,
+         .why = "expected ns in [0, 1e9]"},
+        {"--antagonist", HX_OPT_INT, &c->antagonists, HX_OPT_ANTAGONIST_LO, HX_OPT_ANTAGONIST_HI,
+         .why = "expected an integer in " HX_OPT_ANTAGONIST_RANGE},
+        {"--antagonist-bytes", HX_OPT_SIZE, &c->antagonist_bytes, HX_OPT_ANTAGONIST_BYTES_LO,
+         HX_OPT_ANTAGONIST_BYTES_HI, .why = "expected a byte count in [1 MiB, 1 GiB]"},
+        {"--affinity", HX_OPT_CUSTOM, c, .parse = affinity_arg},
+        {"--calibrate", HX_OPT_CUSTOM, c, .parse = calibrate_arg,
+         .why = "expected M=us,V=us,D=us with microseconds in [0, 1e7]"},
+        {"--early-completion", HX_OPT_ENUM, &c->early_completion, .choices = on_off, .nchoices = 2,
+         .why = "expected on or off"},
+        {"--check-at-publish", HX_OPT_FLAG, .dst = &c->check_at_publish},
+        {"--groups", HX_OPT_CUSTOM, &c->groups, .parse = groups_arg, .why = "expected a comma list of A, B, C, D"},
+        {"--label", HX_OPT_CUSTOM, c, .parse = label_arg, .why = "expected KEY=VALUE (at most 16)"},
+        {"--checkpoints", HX_OPT_INT, &c->checkpoints, HX_OPT_CHECKPOINTS_LO, HX_OPT_CHECKPOINTS_HI,
+         .why = "expected an integer in " HX_OPT_CHECKPOINTS_RANGE},
+        {"--inject-conflict", HX_OPT_CUSTOM, &c->inject, .parse = inject_arg,
+         .why = "expected V-out-aliases-M-out or D-dst-aliases-V-scratch"},
+        {"--preempt-at-trial", HX_OPT_I64, &c->preempt_at_trial, HX_OPT_PREEMPT_AT_TRIAL_LO, HX_OPT_PREEMPT_AT_TRIAL_HI,
+         .why = "expected a trial index >= 0"},
+    };
+    memcpy(t, all, sizeof all);
 }
 
 /* After every option: placement, per-variant defaults and the checks that
@@ -446,24 +461,21 @@ static int finish(hx_config *c, char *err, size_t n) {
     return 0;
 }
 
+/* The wording hxrun's errors have always had: "OPT: why (got 'VALUE')";
+ * integers in C's notations (0x.., 0..). */
+static const hx_opt_style STYLE = {
+    .unknown = "%s: unknown option (got '%s')",
+    .missing = "%s: missing value (got '')",
+    .stray = "%s: unexpected argument (got '%s')",
+    .base = 0,
+};
+
 int hx_parse_args(int argc, char **argv, hx_config *c, char *err, size_t n) {
+    hx_opt t[HX_NOPTS];
     set_defaults(c);
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) return 1;
-        if (!strcmp(o, "--check-at-publish")) {
-            c->check_at_publish = 1;
-            continue;
-        }
-        if (strncmp(o, "--", 2) != 0) return fail(err, n, o, "unexpected argument", o);
-        if (i + 1 >= argc) return fail(err, n, o, "missing value", "");
-        const char *v = argv[++i];
-        int rc = parse_task_option(o, v, c, err, n);
-        if (rc == NOT_MINE) rc = parse_schedule_option(o, v, c, err, n);
-        if (rc == NOT_MINE) rc = parse_run_option(o, v, c, err, n);
-        if (rc == NOT_MINE) return fail(err, n, o, "unknown option", o);
-        if (rc) return rc;
-    }
+    options(t, c);
+    int rc = hx_opts_parse(t, HX_NOPTS, &STYLE, argc, argv, err, n);
+    if (rc) return rc;
     if (!c->out_path) return fail(err, n, "--out", "is required", "");
     return finish(c, err, n);
 }

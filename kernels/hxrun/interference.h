@@ -6,7 +6,6 @@
 #define HX_INTERFERENCE_H
 #include <stdint.h>
 #include "config.h"
-#include "json.h"
 
 #define HX_MAX_CORES 1024
 
@@ -27,8 +26,6 @@ typedef struct hx_interf_sample {
 /* allowed: the process's cores before any thread was pinned (n < 0: unknown). */
 void hx_interf_init(hx_interf *p, const hx_config *c, int nvworkers, const int *allowed, int nallowed);
 void hx_interf_read(const hx_interf *p, hx_interf_sample *s);
-/* meta.interference: the cores, the source, its resolution and the cost of one reading. */
-void hx_interf_write_meta(hx_json *j, const hx_interf *p);
-/* trial.interference: the deltas between the two readings. */
-void hx_interf_write_trial(hx_json *j, const hx_interf_sample *a, const hx_interf_sample *b);
+/* The records' meta.interference and trial.interference (the deltas between
+ * the two readings): the reporter's (report_jsonl.c). */
 #endif

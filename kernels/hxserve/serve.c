@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "json.h"
+#include "opts.h"
 #include "platform.h"
 #include "record.h"
 #include "serve.h"
@@ -32,37 +33,18 @@ typedef struct sv_args {
     const char *label_key[MAX_LABELS], *label_val[MAX_LABELS];
 } sv_args;
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: hxserve --trace FILE --out FILE [options]\n"
-            "  --trace FILE          CSV: arrival_ns,kind,size,deadline_ns (kind compute|bandwidth)\n"
-            "  --out FILE            JSON Lines output (written to FILE.tmp, renamed when complete)\n"
-            "  --npy-dir DIR         dump every input set and one request's outputs for it (.npy)\n"
-            "  --policies LIST       comma-separated subset of A,B,D (default A,B,D)\n"
-            "  --reps N              repetitions; each replays the trace once per policy (default 2, 1..100)\n"
-            "  --window-us W         D's pairing window in microseconds (default 0, 0..10000000)\n"
-            "  --seed S              inputs and policy order (default 1)\n"
-            "  --gemm-nk N,K         compute request: C[size][N] = A[size][K] B[K][N] (default 256,256)\n"
-            "  --gemv-cols C         bandwidth request: y[size] = W[size][C] x[C] (default 2048)\n"
-            "  --copy-row-bytes R    bandwidth request: size rows of R bytes copied (default 512)\n"
-            "  --copy-src-stride S   source row pitch in bytes, >= R (default 1024)\n"
-            "  --pool P              distinct inputs per (kind, size) (default 2, 1..%d)\n"
-            "  --label KEY=VALUE     copied into the meta record (up to %d)\n",
-            SV_MAX_POOL, MAX_LABELS);
-}
-
-static int int_arg(const char *opt, const char *s, long lo, long hi, long *v, char *err, size_t errlen) {
-    long long x;
-    if (hx_parse_ll(s, 10, lo, hi, &x)) {
-        snprintf(err, errlen, "%s: '%s' is not an integer in [%ld, %ld]", opt, s, lo, hi);
-        return -1;
-    }
-    *v = (long)x;
-    return 0;
-}
+/* The wording hxserve's errors have always had. */
+static const hx_opt_style STYLE = {
+    .value_first = 1,
+    .int_why = "is not an integer in [%lld, %lld]",
+    .unknown = "unknown option '%s'",
+    .missing = "%s: missing value (or unknown option)",
+    .base = 10,
+};
 
 /* --policies: a comma-separated list of A, B and D, none twice. */
-static int parse_policies(const char *v, sv_args *a, char *err, size_t errlen) {
+static int parse_policies(const hx_opt *o, const char *v, char *err, size_t errlen) {
+    sv_args *a = o->dst;
     a->npol = 0;
     char buf[64];
     snprintf(buf, sizeof buf, "%s", v);
@@ -89,8 +71,10 @@ static int parse_policies(const char *v, sv_args *a, char *err, size_t errlen) {
 }
 
 /* --gemm-nk N,K: each in [1, 4096]. */
-static int parse_gemm_nk(const char *o, const char *v, sv_args *a, char *err, size_t errlen) {
-    long n, k;
+static int parse_gemm_nk(const hx_opt *o, const char *v, char *err, size_t errlen) {
+    sv_params *p = o->dst;
+    const hx_opt each = {.name = o->name, .lo = 1, .hi = 4096};
+    long long n, k;
     char buf[64], *c;
     snprintf(buf, sizeof buf, "%s", v);
     if (!(c = strchr(buf, ','))) {
@@ -98,9 +82,69 @@ static int parse_gemm_nk(const char *o, const char *v, sv_args *a, char *err, si
         return -1;
     }
     *c = 0;
-    if (int_arg(o, buf, 1, 4096, &n, err, errlen) || int_arg(o, c + 1, 1, 4096, &k, err, errlen)) return -1;
-    a->p.gemm_n = (int)n, a->p.gemm_k = (int)k;
+    if (hx_parse_ll(buf, 10, each.lo, each.hi, &n)) return hx_opt_bad(&STYLE, &each, NULL, buf, err, errlen);
+    if (hx_parse_ll(c + 1, 10, each.lo, each.hi, &k)) return hx_opt_bad(&STYLE, &each, NULL, c + 1, err, errlen);
+    p->gemm_n = (int)n, p->gemm_k = (int)k;
     return 0;
+}
+
+/* --label KEY=VALUE, at most MAX_LABELS. */
+static int parse_label(const hx_opt *o, const char *v, char *err, size_t errlen) {
+    sv_args *a = o->dst;
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || a->nlabels == MAX_LABELS) {
+        snprintf(err, errlen, "--label: '%s' is not KEY=VALUE (at most %d labels)", v, MAX_LABELS);
+        return -1;
+    }
+    char *key = strndup(v, (size_t)(eq - v));
+    a->label_key[a->nlabels] = key, a->label_val[a->nlabels++] = eq + 1;
+    return 0;
+}
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+enum { NOPTS = 13 };
+/* hxserve's options, in the order of the usage text; window_us is read
+ * into *window_us (the parameters hold nanoseconds). */
+static void options(hx_opt t[NOPTS], sv_args *a, int64_t *window_us) {
+    const hx_opt all[NOPTS] = {
+        {"--trace", HX_OPT_STR, &a->trace, .metavar = "FILE",
+         .help = "CSV: arrival_ns,kind,size,deadline_ns (kind compute|bandwidth)"},
+        {"--out", HX_OPT_STR, &a->out, .metavar = "FILE",
+         .help = "JSON Lines output (written to FILE.tmp, renamed when complete)"},
+        {"--npy-dir", HX_OPT_STR, &a->npy_dir, .metavar = "DIR",
+         .help = "dump every input set and one request's outputs for it (.npy)"},
+        {"--policies", HX_OPT_CUSTOM, a, .parse = parse_policies, .metavar = "LIST",
+         .help = "comma-separated subset of A,B,D (default A,B,D)"},
+        {"--reps", HX_OPT_INT, &a->reps, 1, 100, .metavar = "N",
+         .help = "repetitions; each replays the trace once per policy (default 2, 1..100)"},
+        {"--window-us", HX_OPT_I64, window_us, 0, 10000000, .metavar = "W",
+         .help = "D's pairing window in microseconds (default 0, 0..10000000)"},
+        {"--seed", HX_OPT_I64, &a->p.seed, 0, 2147483647, .metavar = "S",
+         .help = "inputs and policy order (default 1)"},
+        {"--gemm-nk", HX_OPT_CUSTOM, &a->p, .parse = parse_gemm_nk, .metavar = "N,K",
+         .help = "compute request: C[size][N] = A[size][K] B[K][N] (default 256,256)"},
+        {"--gemv-cols", HX_OPT_INT, &a->p.gemv_cols, 1, 65536, .metavar = "C",
+         .help = "bandwidth request: y[size] = W[size][C] x[C] (default 2048)"},
+        {"--copy-row-bytes", HX_OPT_INT, &a->p.copy_row_bytes, 1, 1 << 20, .metavar = "R",
+         .help = "bandwidth request: size rows of R bytes copied (default 512)"},
+        {"--copy-src-stride", HX_OPT_INT, &a->p.copy_src_stride, 1, 1 << 21, .metavar = "S",
+         .help = "source row pitch in bytes, >= R (default 1024)"},
+        {"--pool", HX_OPT_INT, &a->p.pool, 1, SV_MAX_POOL, .metavar = "P",
+         .help = "distinct inputs per (kind, size) (default 2, 1.." STR(SV_MAX_POOL) ")"},
+        {"--label", HX_OPT_CUSTOM, a, .parse = parse_label, .metavar = "KEY=VALUE",
+         .help = "copied into the meta record (up to " STR(MAX_LABELS) ")"},
+    };
+    memcpy(t, all, sizeof all);
+}
+
+static void usage(FILE *f) {
+    static sv_args dummy;
+    int64_t w;
+    hx_opt t[NOPTS];
+    options(t, &dummy, &w);
+    fputs("usage: hxserve --trace FILE --out FILE [options]\n", f);
+    hx_opts_usage(f, t, NOPTS, 21);
 }
 
 static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
@@ -115,56 +159,12 @@ static int parse(int argc, char **argv, sv_args *a, char *err, size_t errlen) {
                        .seed = 1,
                        .window_ns = 0};
     a->npol = 3, a->pol[0] = SV_POL_A, a->pol[1] = SV_POL_B, a->pol[2] = SV_POL_D;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) return 1;
-        if (i + 1 >= argc) {
-            snprintf(err, errlen, "%s: missing value (or unknown option)", o);
-            return -1;
-        }
-        const char *v = argv[++i];
-        long x;
-        if (!strcmp(o, "--trace")) a->trace = v;
-        else if (!strcmp(o, "--out")) a->out = v;
-        else if (!strcmp(o, "--npy-dir")) a->npy_dir = v;
-        else if (!strcmp(o, "--policies")) {
-            if (parse_policies(v, a, err, errlen)) return -1;
-        } else if (!strcmp(o, "--reps")) {
-            if (int_arg(o, v, 1, 100, &x, err, errlen)) return -1;
-            a->reps = (int)x;
-        } else if (!strcmp(o, "--window-us")) {
-            if (int_arg(o, v, 0, 10000000, &x, err, errlen)) return -1;
-            a->p.window_ns = (uint64_t)x * 1000u;
-        } else if (!strcmp(o, "--seed")) {
-            if (int_arg(o, v, 0, 2147483647, &x, err, errlen)) return -1;
-            a->p.seed = (uint64_t)x;
-        } else if (!strcmp(o, "--gemm-nk")) {
-            if (parse_gemm_nk(o, v, a, err, errlen)) return -1;
-        } else if (!strcmp(o, "--gemv-cols")) {
-            if (int_arg(o, v, 1, 65536, &x, err, errlen)) return -1;
-            a->p.gemv_cols = (int)x;
-        } else if (!strcmp(o, "--copy-row-bytes")) {
-            if (int_arg(o, v, 1, 1 << 20, &x, err, errlen)) return -1;
-            a->p.copy_row_bytes = (int)x;
-        } else if (!strcmp(o, "--copy-src-stride")) {
-            if (int_arg(o, v, 1, 1 << 21, &x, err, errlen)) return -1;
-            a->p.copy_src_stride = (int)x;
-        } else if (!strcmp(o, "--pool")) {
-            if (int_arg(o, v, 1, SV_MAX_POOL, &x, err, errlen)) return -1;
-            a->p.pool = (int)x;
-        } else if (!strcmp(o, "--label")) {
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || a->nlabels == MAX_LABELS) {
-                snprintf(err, errlen, "--label: '%s' is not KEY=VALUE (at most %d labels)", v, MAX_LABELS);
-                return -1;
-            }
-            char *key = strndup(v, (size_t)(eq - v));
-            a->label_key[a->nlabels] = key, a->label_val[a->nlabels++] = eq + 1;
-        } else {
-            snprintf(err, errlen, "unknown option '%s'", o);
-            return -1;
-        }
-    }
+    int64_t window_us = 0;
+    hx_opt t[NOPTS];
+    options(t, a, &window_us);
+    int rc = hx_opts_parse(t, NOPTS, &STYLE, argc, argv, err, errlen);
+    if (rc) return rc;
+    a->p.window_ns = (uint64_t)window_us * 1000u;
     if (!a->trace || !a->out) {
         snprintf(err, errlen, "--trace and --out are required");
         return -1;

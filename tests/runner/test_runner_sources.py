@@ -241,3 +241,29 @@ def test_the_os_header_check_sees_a_planted_include():
         "CLOCK_MONOTONIC",
         "clock_gettime",
     ]
+
+
+# ---- Runners apart from reporters ----
+#
+# hxrun's protocol (protocol.c, and the interference sampling it calls)
+# measures and fills the structs of hxrun/report.h; only the reporter writes
+# records, so a new output format is a new reporter and the protocol stays as
+# it is.  The executor's own contributions to the records (exec.h's
+# hx_exec_write_*: a split executor's DSP side) are called by the reporter.
+MEASURING = ("hxrun/protocol.c", "hxrun/interference.c", "hxrun/interference.h", "hxrun/protocol.h", "hxrun/report.h")
+
+
+def json_use(text: str) -> list[str]:
+    """The JSON writer's header and names that *text* uses."""
+    inc = re.findall(r'^\s*#\s*include\s*"([^"]*json\.h)"', text, re.M)
+    return inc + sorted(set(re.findall(r"\bhx_json_\w+", _blank_c(text))))
+
+
+def test_the_protocol_writes_no_record_itself():
+    found = {f: json_use((KERNELS / f).read_text()) for f in MEASURING}
+    assert not any(found.values()), f"JSON writing outside the reporter (move it to hxrun/report_jsonl.c): {found}"
+    assert json_use((KERNELS / "hxrun" / "report_jsonl.c").read_text())  # the check sees the reporter's
+    assert json_use('#include "json.h"\nvoid f(hx_json *j) { hx_json_str(j, "k", "v"); }\n') == [
+        "json.h",
+        "hx_json_str",
+    ]

@@ -70,14 +70,14 @@ def test_no_warning_no_code(hxrun, tmp_path):
 
 def test_no_python_code_matches_a_warning_text():
     """Static half of the rule: no phrase of the runner's warning texts
-    (kernels/hxrun/protocol.c, write_warnings) appears in the package or the
+    (kernels/hxrun/protocol.c, collect_warnings) appears in the package or the
     job scripts, so nothing can be keyed on the wording."""
     import re
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
     c = (repo / "kernels" / "hxrun" / "protocol.c").read_text()
-    body = c[c.index("static void write_warnings(") :]
+    body = c[c.index("static void collect_warnings(") :]
     body = body[: body.index("\n}\n")]
     assert set(re.findall(r'\(hx_warning\)\{"([a-z_]+)"', body)) == CODES
     # a text may be split over adjacent literals and lines (clang-format)
