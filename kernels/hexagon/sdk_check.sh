@@ -145,8 +145,10 @@ grep -q -- 'kernels_hmx.c' "$work/hexagon-hexkl.log" || fail "the HexKL build do
 # sdk_decls), ARGS before the source.  Sets src; zig's status is the
 # function's, its messages are in $work/zig-$n.err.
 n=0
-replay() {
-    local kind=$1 line=$2 a prev="" target
+# replay_prep KIND LINE [ARGS]: the zig command line of one recorded compile
+# (sets cmd, src and target; numbers it n).
+replay_prep() {
+    local kind=$1 line=$2 a prev=""
     shift 2
     eval "args=($line)"
     cmd=() src=""
@@ -162,18 +164,42 @@ replay() {
     done
     n=$((n + 1))
     if [ "$kind" = dsp ]; then target="-target hexagon-linux-musl -mcpu=${DSP_CPU:-$ZIG_CPU}"; else target="-target aarch64-linux-gnu"; fi
+}
+# replay_run N: compile what replay_prep set up as number N.
+replay_run() {
     # shellcheck disable=SC2086 # target: two words
     (cd "$KERNELS" && $ZIG cc $target -std=gnu11 -Werror -Werror=implicit-function-declaration "${cmd[@]}" \
-        -o "$work/zig-$n.o") 2> "$work/zig-$n.err"
+        -o "$work/zig-$1.o") 2> "$work/zig-$1.err"
+}
+replay() {
+    replay_prep "$@"
+    replay_run "$n"
 }
 compiles_of() { grep -- ' -c ' "$1" || true; }
-for name in hexagon hexagon-hexkl; do
+# replay_all KIND LOG WHAT: every compile recorded in LOG replayed, as many
+# at a time as there are cores (each is independent; one at a time the
+# replays were most of the check's time), then judged in their recorded
+# order, so the first failing source is the one named, as before.
+JOBS=$(nproc 2>/dev/null || echo 2)
+replay_all() {
+    local kind=$1 log=$2 what=$3 line i running=0
+    local -a nums=() srcs=() pids=()
     while IFS= read -r line; do
-        if ! replay dsp "$line"; then
-            cat "$work/zig-$n.err" >&2
-            fail "$src does not compile for $ARCH with the open toolchain ($name build flags)"
+        replay_prep "$kind" "$line"
+        replay_run "$n" &
+        nums+=("$n") srcs+=("$src") pids+=("$!")
+        running=$((running + 1))
+        if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+    done < <(compiles_of "$log")
+    for i in "${!pids[@]}"; do
+        if ! wait "${pids[$i]}"; then
+            cat "$work/zig-${nums[$i]}.err" >&2
+            fail "${srcs[$i]} $what"
         fi
-    done < <(compiles_of "$work/$name.log")
+    done
+}
+for name in hexagon hexagon-hexkl; do
+    replay_all dsp "$work/$name.log" "does not compile for $ARCH with the open toolchain ($name build flags)"
 done
 echo "sdk-check: $n device compiles for $ARCH (zig cc -mcpu=$ZIG_CPU -Werror; hxrun and libhxfuse_skel.so) OK"
 # v75 (Snapdragon 8 Gen 3) takes other code paths: HMX powered with
@@ -181,20 +207,11 @@ echo "sdk-check: $n device compiles for $ARCH (zig cc -mcpu=$ZIG_CPU -Werror; hx
 # __HEXAGON_ARCH__ >= 75).  Replay the HexKL build's device compiles once more
 # for v75 so those paths compile too.
 v75=$n
-while IFS= read -r line; do
-    if ! DSP_CPU=hexagonv75+hvxv75+hvx_length128b replay dsp "$line"; then
-        cat "$work/zig-$n.err" >&2
-        fail "$src does not compile for v75 with the open toolchain (hexagon-hexkl build flags)"
-    fi
-done < <(compiles_of "$work/hexagon-hexkl.log")
+DSP_CPU=hexagonv75+hvxv75+hvx_length128b replay_all dsp "$work/hexagon-hexkl.log" \
+    "does not compile for v75 with the open toolchain (hexagon-hexkl build flags)"
 echo "sdk-check: $((n - v75)) device compiles for v75 (zig cc -mcpu=hexagonv75+hvxv75+hvx_length128b -Werror; the HMX v2 power path) OK"
 m=$n
-while IFS= read -r line; do
-    if ! replay ap "$line"; then
-        cat "$work/zig-$n.err" >&2
-        fail "$src does not compile for aarch64 with the open toolchain (hxrun-ap build flags)"
-    fi
-done < <(compiles_of "$work/hexagon.ap.log")
+replay_all ap "$work/hexagon.ap.log" "does not compile for aarch64 with the open toolchain (hxrun-ap build flags)"
 echo "sdk-check: $((n - m)) AP compiles for aarch64 (zig cc -target aarch64-linux-gnu -Werror) OK"
 
 # The planted call: a forced include whose function calls an undeclared
