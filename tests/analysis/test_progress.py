@@ -2,14 +2,17 @@
 
 (a) Pure functions on synthetic checkpoint series whose answers are exact.
 (b) The real runner (marked slow): M and V pinned to one core overlap in
-    wall-clock span but never advance together; on two cores they do for
-    about the shorter task's duration.
+    wall-clock span but never advance together; on two free cores they do.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import resource
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,26 +192,66 @@ def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
     assert np.median(broken) > 0.5
 
 
+def _cpu_busy_ticks(cpus: tuple[int, ...]) -> int:
+    """Busy clock ticks (everything but idle and iowait, steal included) on *cpus*, from /proc/stat."""
+    busy = 0
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *fields = line.split()
+        if name in {f"cpu{c}" for c in cpus}:
+            v = [int(f) for f in fields]
+            busy += sum(v[:8]) - v[3] - v[4]  # user nice system idle iowait irq softirq steal
+    return busy
+
+
+def _d_trials_with_foreign_load(tmp_path, attempt: int):
+    """The two-core D trials and the share of cores 0 and 1 that anything else took meanwhile.
+
+    The premise "two free cores" is read from the kernel's per-CPU counters,
+    not from the runner's own records, so that a runner which serialises its
+    tasks (one thread waiting on the other) cannot talk its way into a skip:
+    foreign load = (busy ticks on cores 0 and 1 - the runner's own CPU time)
+    over the two cores' wall time; steal (the hypervisor running someone else
+    on our vCPU) counts as busy.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu0, busy0, wall0 = _children_cpu_s(), _cpu_busy_ticks((0, 1)), time.monotonic()
+    _, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
+    wall = time.monotonic() - wall0
+    others = (_cpu_busy_ticks((0, 1)) - busy0) / tick - (_children_cpu_s() - cpu0)
+    return d, max(0.0, others) / (2 * wall)
+
+
+def _children_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 @pytest.mark.timing
 @pytest.mark.slow
-def test_runner_two_cores_progress_concurrently_for_the_shorter_task(tmp_path):
-    # Median ~0.98 of the shorter task's alone work time on an idle 2-core VM.
-    # On a shared machine other jobs take one of the cores for part of a run;
-    # the premise "two free cores" is then checked per trial from the
-    # runner's own CPU time: trials in which both tasks ran >= 90% of their
-    # spans.  At least 3 such trials over up to 4 invocations, their median
-    # >= 0.6; none at all means the machine never gave the two cores free
-    # (a skip, not a pass).
-    shares: list[float] = []
+@pytest.mark.skipif(not Path("/proc/stat").exists() or (os.cpu_count() or 1) < 2, reason="needs Linux, 2 cores")
+def test_runner_two_cores_progress_concurrently(tmp_path):
+    # What is checked: M and V pinned to two cores advance together, where on
+    # one core (the test above) they never do (measured 0.00).  Measured
+    # median share of the shorter task's alone time: ~0.98 on an idle 2-core
+    # Xeon VM, 0.51 on a CI VM whose two vCPUs each ran the tasks at about
+    # half their alone rate (sharing one physical core, or its memory
+    # bandwidth): the 50% progress threshold then cuts through the middle.
+    # How fast two cores are is the machine's business and belongs in
+    # benchmarks/bench_runner.py; 0.3 is far above a runner that serialises
+    # its tasks (~0) and below the slowest honest pair seen.
+    # The premise, two free cores, comes from the kernel's counters
+    # (_d_trials_with_foreign_load); a run in which other jobs took more than
+    # 15% of them is retried, four at most, then skipped.
+    loads = []
     for attempt in range(4):
-        _, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
-        free = d[(d["M_run_share"] >= 0.9) & (d["V_run_share"] >= 0.9)]
-        shares += list(free["concurrent_progress_share"])
-        if len(shares) >= 5:
+        d, foreign = _d_trials_with_foreign_load(tmp_path, attempt)
+        loads.append(round(foreign, 2))
+        if foreign <= 0.15:
             break
-    if len(shares) < 3:
-        pytest.skip(f"the two cores were free for both tasks in only {len(shares)} trials")
-    assert np.median(shares) >= 0.6
+    else:
+        pytest.skip(f"other jobs took {loads} of cores 0 and 1 in every attempt")
+    assert len(d) == 10, len(d)
+    assert d["concurrent_progress_share"].median() >= 0.3, d["concurrent_progress_share"].describe()
 
 
 def test_timeline_progress_curves_and_perfetto_counters(synth):
