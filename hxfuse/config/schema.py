@@ -30,8 +30,12 @@ SCHEMA_PATH = REPO_ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def load_schema(path: Path | str = SCHEMA_PATH) -> dict:
+    # libyaml's loader where PyYAML has it: the same document, read in a
+    # tenth of the time, and every Snakemake invocation reads it (the file is
+    # the project's own, so the pure-Python loader's error messages, kept for
+    # users' configs in load.py, are not needed here)
     with open(path) as fh:
-        return yaml.safe_load(fh)
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _strict_integer(checker, instance) -> bool:
