@@ -33,18 +33,19 @@ from hxfuse.runner import jsonl
 SAMPLE_S = 0.2
 
 
-def _jiffies(stat: str = "/proc/stat") -> tuple[int, int] | None:
-    """(total, idle + iowait) of the machine's first ``cpu`` line, as the
-    runner reads them (kernels/common/platform_posix_machine.c, read_cpu_jiffies);
-    None where unreadable."""
+def _jiffies(stat: str = "/proc/stat", cpu: str = "cpu") -> tuple[int, int] | None:
+    """(total, idle + iowait) of the ``cpu`` line (the machine's; ``cpu0``,
+    ``cpu1``, ... one core's), as the runner reads them
+    (kernels/common/platform_posix_machine.c, read_cpu_jiffies); None where
+    unreadable or absent."""
     try:
         with open(stat) as f:
-            first = f.readline().split()
+            fields = next((line.split() for line in f if line.split(maxsplit=1)[:1] == [cpu]), [])
     except OSError:
         return None
-    if len(first) < 5 or first[0] != "cpu":
+    if len(fields) < 5:
         return None
-    v = [int(x) for x in first[1:9]]
+    v = [int(x) for x in fields[1:9]]
     return sum(v), v[3] + v[4]
 
 

@@ -194,13 +194,11 @@ def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
 
 def _cpu_busy_ticks(cpus: tuple[int, ...]) -> int:
     """Busy clock ticks (everything but idle and iowait, steal included) on *cpus*, from /proc/stat."""
-    busy = 0
-    for line in Path("/proc/stat").read_text().splitlines():
-        name, *fields = line.split()
-        if name in {f"cpu{c}" for c in cpus}:
-            v = [int(f) for f in fields]
-            busy += sum(v[:8]) - v[3] - v[4]  # user nice system idle iowait irq softirq steal
-    return busy
+    from hxfuse.runner.quiet import _jiffies
+
+    readings = [_jiffies(cpu=f"cpu{c}") for c in cpus]
+    assert None not in readings, f"/proc/stat has no line for one of cores {cpus}"
+    return sum(total - idle for total, idle in readings)
 
 
 def _d_trials_with_foreign_load(tmp_path, attempt: int):
