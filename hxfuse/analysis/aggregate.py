@@ -408,7 +408,8 @@ class RelationEvidence:
     """What each speedup pair X/Y of one workload rests on (keys "X/Y")."""
 
     calls: dict[str, vd.RelationCall]  # the relation decided (hxfuse.analysis.verdicts)
-    bias: dict[str, float]  # worst-case interference shift of the median (fraction)
+    bias: dict[str, float]  # worst-case interference shift of the median (fraction, larger side)
+    sides: dict[str, tuple[float, float]]  # that shift per side (down, up): what the interval is widened by
     hit_share: dict[str, float]  # share of rounds hit by interference
     hit_source: dict[str, str]  # "measured" (the runner saw it) or "mad" (the proxy)
 
@@ -432,35 +433,47 @@ def relation_evidence(
     the runner's evidence the MAD proxy stands in
     (:func:`hxfuse.analysis.stats.relation_bias`)."""
     present = set(groups)
-    ev = RelationEvidence({}, {}, {}, {})
+    ev = RelationEvidence({}, {}, {}, {}, {})
     for x, y in mx.SPEEDUP_PAIRS:
         col, key = f"speedup_{x}_over_{y}", f"{x}/{y}"
         if not (x in present and y in present and col in speed and speed[col].notna().any()):
             continue
-        ev.bias[key], ev.hit_share[key], ev.hit_source[key] = _relation_bias(speed, col, hits, x, y, min_effect)
-        d = st.relation_decision(speed[col].to_numpy(float), speed_reps, ev.bias[key], **boot)
+        ev.sides[key], ev.hit_share[key], ev.hit_source[key] = _relation_bias(speed, col, hits, x, y, min_effect)
+        ev.bias[key] = _larger(ev.sides[key])
+        d = st.relation_decision(speed[col].to_numpy(float), speed_reps, ev.sides[key], **boot)
         ev.calls[key] = vd.decide_relation(d, ev.bias[key], min_effect, min_replicates, n_total)
     return ev
 
 
 def _relation_bias(
     speed: pd.DataFrame, col: str, hits: pd.DataFrame | None, x: str, y: str, min_effect: float
-) -> tuple[float, float, str]:
-    """(bias bound, share of hit rounds, source) of one relation: from the
-    shift each round may have suffered (``shift_X_over_Y``, the runner's
-    measured displacement: :func:`hxfuse.analysis.stats.bounded_bias`) where every
-    round has it; else from the share of rounds flagged ``hit_X_over_Y``;
-    else from the MAD proxy (:func:`hxfuse.analysis.stats.relation_bias`)."""
+) -> tuple[tuple[float, float], float, str]:
+    """((down, up) bias bound, share of hit rounds, source) of one relation:
+    from the displacement each round's two trials measured
+    (``shift_down_X_over_Y``, ``shift_up_X_over_Y``:
+    :func:`hxfuse.analysis.stats.displacement_bias`, each side its own)
+    where every round has it; else Huber's bound, the same on both sides,
+    from the share of rounds flagged ``hit_X_over_Y``; else from the MAD
+    proxy (:func:`hxfuse.analysis.stats.relation_bias`)."""
     rows = speed[col].notna()
     vals = speed.loc[rows, col].to_numpy(float)
-    shift = hits.get(f"shift_{x}_over_{y}") if hits is not None else None
-    if shift is not None and len(vals) and shift[rows].notna().all():
-        b, c = st.bounded_bias(vals, shift[rows].to_numpy(float))
+    down = hits.get(f"shift_down_{x}_over_{y}") if hits is not None else None
+    up = hits.get(f"shift_up_{x}_over_{y}") if hits is not None else None
+    if down is not None and up is not None and len(vals) and down[rows].notna().all() and up[rows].notna().all():
+        b_down, b_up, c = st.displacement_bias(vals, down[rows].to_numpy(float), up[rows].to_numpy(float))
         if math.isfinite(c):
-            return b, c, "measured"
+            return (b_down, b_up), c, "measured"
     hit = hits.get(f"hit_{x}_over_{y}") if hits is not None else None
     share = mx.hit_share(hit[rows]) if hit is not None else None
-    return st.relation_bias(vals, share, min_effect)
+    b, c, source = st.relation_bias(vals, share, min_effect)
+    return (b, b), c, source
+
+
+def _larger(sides: tuple[float, float]) -> float:
+    """The larger side of a (down, up) bias bound, the one a reason quotes;
+    NaN when both are unknown."""
+    known = [b for b in sides if isinstance(b, float) and not math.isnan(b)]
+    return max(known) if known else math.nan
 
 
 def _end_to_end_speedups(

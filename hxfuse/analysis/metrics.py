@@ -713,19 +713,24 @@ def interfered_rounds(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
 
 
 def round_shifts(tm: pd.DataFrame, workload: str) -> pd.DataFrame:
-    """Per round (indexed like :func:`paired_speedups`) and relation X/Y
-    (columns ``shift_X_over_Y``): the most that interference can have moved
-    that round's ratio T_Y / T_X, as a fraction: max of the two paired
-    trials' ``displaced_share`` (other CPU time that displaced the runner,
-    over the makespan: a trial delayed by at most that much moves the ratio
-    by about as much).  NaN where a side lacks the evidence."""
+    """Per round (indexed like :func:`paired_speedups`) and relation X/Y:
+    how far interference can have moved that round's ratio T_Y / T_X, one
+    column per direction, each the ``displaced_share`` of one paired trial
+    (other CPU time that displaced the runner, over the makespan: that trial
+    took at least 1 - share of its makespan undisturbed).
+    ``shift_down_X_over_Y``: Y's share (a delayed Y can only have raised the
+    ratio); ``shift_up_X_over_Y``: X's (a delayed X can only have lowered
+    it).  :func:`hxfuse.analysis.stats.displacement_bias` turns them into
+    the bounds of the median.  NaN where a side lacks the evidence."""
     wide = paired_makespans(tm, workload, "displaced_share") if "displaced_share" in tm else None
     out = pd.DataFrame(index=paired_makespans(tm, workload).index)
     for x, y in SPEEDUP_PAIRS:
-        if wide is not None and x in wide and y in wide:
-            out[f"shift_{x}_over_{y}"] = np.fmax(wide[x], wide[y]).where(wide[x].notna() & wide[y].notna())
-        else:
-            out[f"shift_{x}_over_{y}"] = np.nan
+        for name, side in (("down", y), ("up", x)):
+            col = f"shift_{name}_{x}_over_{y}"
+            if wide is not None and x in wide and y in wide:
+                out[col] = wide[side].where(wide[x].notna() & wide[y].notna())
+            else:
+                out[col] = np.nan
     return out
 
 

@@ -141,10 +141,17 @@ def test_every_replicate_loaded_withholds(trials):
 
 
 def test_bias_bound_is_what_stats_says(trials):
-    # the column is the documented Huber bound of the per-round ratios
+    # the column is the larger side of the documented displacement bound of
+    # the per-round ratios, and that bound covers the shift planted: D
+    # doubled in 15% of the rounds (half of its makespan displaced) lowered
+    # D/A's median, and the upper side reaches back at least to where it was
     t = _hit(trials, 0.15, 2.0)
-    sp = mx.paired_speedups(t[t["workload"] == "mv"], "mv")["speedup_D_over_A"].dropna().to_numpy()
-    shifts = mx.round_shifts(t[t["workload"] == "mv"], "mv")["shift_D_over_A"].dropna().to_numpy()
-    want, share = st.bounded_bias(sp, shifts)
-    assert 0.15 <= share < 0.25
-    assert _d(t)["speedup_over_A_bias"] == pytest.approx(want)
+    sp = mx.paired_speedups(t[t["workload"] == "mv"], "mv")["speedup_D_over_A"]
+    sh = mx.round_shifts(t[t["workload"] == "mv"], "mv").loc[sp.index]
+    keep = sp.notna()
+    down, up, share = st.displacement_bias(sp[keep], sh["shift_down_D_over_A"][keep], sh["shift_up_D_over_A"][keep])
+    assert 0.15 <= share
+    assert _d(t)["speedup_over_A_bias"] == pytest.approx(max(down, up))
+    before = mx.paired_speedups(trials[trials["workload"] == "mv"], "mv")["speedup_D_over_A"].median()
+    after = sp.median()
+    assert after < before and after * (1 + up) >= before

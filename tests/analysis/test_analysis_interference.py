@@ -8,6 +8,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from hxfuse.analysis import metrics as mx
@@ -91,23 +92,79 @@ def test_displaced_time_is_what_did_not_fit_into_idle_cores():
     assert np.isnan(mx.displaced_cpu_ns([np.nan], [20e6], [10e6], 2.0)[0])
 
 
-def test_bounded_bias_uses_the_measured_magnitudes():
+def test_displacement_bias_uses_the_measured_magnitudes():
     rng = np.random.default_rng(2)
     x = 1.5 * (1 + 0.03 * rng.standard_normal(100))
+    zero = np.zeros(100)
     # nothing displaced: no bias
-    assert st.bounded_bias(x, np.zeros(100)) == (0.0, 0.0)
-    # every round moved by at most 2%: the median by at most 2%, although
-    # every round counts as hit under a yes/no flag (Huber's bound: inf)
-    b, c = st.bounded_bias(x, np.full(100, 0.02))
-    assert b == pytest.approx(0.02) and c == 0.0
+    assert st.displacement_bias(x, zero, zero) == (0.0, 0.0, 0.0)
+    # every Y trial displaced by 2%: the undisturbed ratios are 2% lower at
+    # most, so the median is, and only on that side (a yes/no flag would
+    # count every round as hit: Huber's bound inf)
+    down, up, c = st.displacement_bias(x, np.full(100, 0.02), zero)
+    assert down == pytest.approx(1 / 0.98 - 1) and up == 0.0 and c == 1.0
     assert st.median_bias_bound_from_share(x, 1.0) == math.inf
-    # 10% of the rounds moved by up to 50%, the rest untouched: Huber's
-    # bound for 10% contamination (below 50%)
-    d = np.r_[np.full(10, 0.5), np.zeros(90)]
-    b, c = st.bounded_bias(x, d)
-    assert c == pytest.approx(0.1) and b == pytest.approx(st.median_bias_bound_from_share(x, 0.1))
-    # an unknown shift: no bound from magnitudes
-    assert all(math.isnan(v) for v in st.bounded_bias(x, np.r_[np.nan, np.zeros(99)]))
+    # an unknown share: no bound from magnitudes
+    assert all(math.isnan(v) for v in st.displacement_bias(x, np.r_[np.nan, zero[1:]], zero))
+
+
+def test_displacement_bias_known_answer_for_the_sample_median():
+    # x = 1..101 (median 51); the ten largest rounds' Y trials displaced by
+    # 99%: undisturbed they may lie near 0, so the lower ends' median is the
+    # 51st of {ten values near 0 or 1} + {1..91} = 41: b_down = 51/41 - 1.
+    # Rounds displaced on X raise only the upper side.  The former bound
+    # (min over D of D + Huber(c(D)), symmetric) gave 0.229 on both sides
+    # here: below the 0.244 the sample's median can really have moved (Huber's
+    # bound is for a normal population), above the 0.196 on the upper side.
+    x = np.arange(1.0, 102.0)
+    down = np.r_[np.zeros(91), np.full(10, 0.99)]
+    # the X trials of the rounds 41..50, just below the median, displaced by
+    # half: undisturbed those ratios may be 82..100, and the upper ends'
+    # median is the 51st of {1..40} + {51..101} + {82, 84, .., 100} = 61;
+    # rounds below the median moved up without crossing it would not count
+    up = np.r_[np.zeros(40), np.full(10, 0.5), np.zeros(51)]
+    b_down, b_up, c = st.displacement_bias(x, down, up)
+    assert b_down == pytest.approx(51 / 41 - 1)
+    assert b_up == pytest.approx(61 / 51 - 1)
+    assert st.displacement_bias(x, np.zeros(101), np.r_[np.full(10, 0.5), np.zeros(91)])[1] == 0.0
+    assert c == pytest.approx(20 / 101)
+    # half the rounds displaced by their whole length: no bound on that side
+    whole = np.r_[np.ones(51), np.zeros(50)]
+    assert st.displacement_bias(x, whole, np.zeros(101))[0] == math.inf
+    # a share above 1 (two cores of other work over the span) is their whole length
+    assert st.displacement_bias(x, np.r_[np.full(51, 1.7), np.zeros(50)], np.zeros(101))[0] == math.inf
+
+
+def test_widen_by_sides():
+    e = st.Estimate(1.0, 0.98, 1.02, 100)
+    w = st.widen(e, (0.01, 0.05))
+    assert w.lo == pytest.approx(0.98 / 1.01) and w.hi == pytest.approx(1.02 * 1.05)
+    assert st.widen(e, (math.inf, 0.0)) == st.Estimate(1.0, 0.0, 1.02, 100)
+    assert st.widen(e, (math.nan, 0.0)) == e and st.widen(e, 0.01) == st.widen(e, (0.01, 0.01))
+
+
+def test_round_shifts_carry_each_trials_direction():
+    # speedup D over A = T_A / T_D: a displaced A trial can only have raised
+    # it (down side), a displaced D trial only lowered it (up side)
+    rows = []
+    for rnd in range(3):
+        for g, share in (("A", 0.1 * rnd), ("B", 0.0), ("C", 0.0), ("D", 0.05)):
+            rows.append(
+                dict(
+                    workload="mv",
+                    group=g,
+                    round=rnd,
+                    replicate=1,
+                    warmup=False,
+                    empty=False,
+                    makespan_ns=1e6,
+                    displaced_share=share,
+                    trial_id=len(rows),
+                )
+            )
+    sh = mx.round_shifts(pd.DataFrame(rows), "mv")
+    assert list(sh["shift_down_D_over_A"]) == pytest.approx([0.0, 0.1, 0.2])
+    assert list(sh["shift_up_D_over_A"]) == pytest.approx([0.05, 0.05, 0.05])
 
 
 def test_threshold_floor_and_resolution():
