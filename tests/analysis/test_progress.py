@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from hxfuse.runner import records as io
@@ -213,10 +214,32 @@ def _d_trials_with_foreign_load(tmp_path, attempt: int):
     """
     tick = os.sysconf("SC_CLK_TCK")
     cpu0, busy0, wall0 = _children_cpu_s(), _cpu_busy_ticks((0, 1)), time.monotonic()
-    _, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
+    run, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
     wall = time.monotonic() - wall0
     others = (_cpu_busy_ticks((0, 1)) - busy0) / tick - (_children_cpu_s() - cpu0)
-    return d, max(0.0, others) / (2 * wall)
+    return run, d, max(0.0, others) / (2 * wall)
+
+
+# The second premise, per trial: each task ran its instructions at the rate
+# it has alone, i.e. its CPU time in D is no more than 1 / 0.75 of its CPU
+# time alone.  On a VM whose two vCPUs the host sometimes places on two
+# hyperthreads of one physical core (invisible to this kernel, even as
+# steal), M's GEMM then runs at ~0.6 of its rate beside V while its thread
+# holds its core throughout (run share ~1): seen on a 2-core AMD EPYC KVM
+# guest in 3 of 20 quiet runs, M 13.1 ms of CPU in D against 7.7 ms alone,
+# and the 50% progress threshold reads it as no concurrent progress
+# (medians 0.00-0.05 where the other runs give 0.7-0.95).  A runner that
+# serialises its tasks leaves their CPU times as they are alone (a task
+# waiting for its turn does not run): its trials stay in the sample and fail.
+MIN_INSTRUCTION_RATE = 0.75
+
+
+def instruction_rates(run, d):
+    """Per D trial: the lower of M's and V's CPU time alone (the run's
+    median) over its CPU time in that trial (1: as fast as alone)."""
+    tm = mx.measured(mx.trial_metrics(run))
+    alone = {t: tm.loc[(tm["group"] == "alone") & (tm["workload"] == t), f"{t}_cpu_ns"].median() for t in "MV"}
+    return pd.concat([alone[t] / d[f"{t}_cpu_ns"] for t in "MV"], axis=1).min(axis=1)
 
 
 def _children_cpu_s() -> float:
@@ -237,19 +260,27 @@ def test_runner_two_cores_progress_concurrently(tmp_path):
     # How fast two cores are is the machine's business and belongs in
     # benchmarks/bench_runner.py; 0.3 is far above a runner that serialises
     # its tasks (~0) and below the slowest honest pair seen.
-    # The premise, two free cores, comes from the kernel's counters
-    # (_d_trials_with_foreign_load); a run in which other jobs took more than
-    # 15% of them is retried, four at most, then skipped.
-    loads = []
+    # The premise, two free cores, is checked twice: per run, the kernel's
+    # counters say how much of cores 0 and 1 other jobs took
+    # (_d_trials_with_foreign_load: at most 15%); per trial, the tasks' own
+    # CPU times say whether the two cores were two (instruction_rates: at
+    # least MIN_INSTRUCTION_RATE), which the counters cannot see on a VM.
+    # The trials that fail it are left out; a run with fewer than 5 of 10
+    # left, or too busy, is retried, four at most, then skipped saying what
+    # was measured.  A run whose premise held is asserted on, never retried.
+    seen = []
     for attempt in range(4):
-        d, foreign = _d_trials_with_foreign_load(tmp_path, attempt)
-        loads.append(round(foreign, 2))
-        if foreign <= 0.15:
+        run, d, foreign = _d_trials_with_foreign_load(tmp_path, attempt)
+        assert len(d) == 10, len(d)
+        rate = instruction_rates(run, d)
+        kept = d[rate >= MIN_INSTRUCTION_RATE]
+        seen.append(f"others took {foreign:.2f}, {len(kept)} of 10 trials at full instruction rate")
+        if foreign <= 0.15 and len(kept) >= 5:
             break
     else:
-        pytest.skip(f"other jobs took {loads} of cores 0 and 1 in every attempt")
-    assert len(d) == 10, len(d)
-    assert d["concurrent_progress_share"].median() >= 0.3, d["concurrent_progress_share"].describe()
+        pytest.skip("cores 0 and 1 were not two free cores in any attempt: " + "; ".join(seen))
+    share = kept["concurrent_progress_share"]
+    assert share.median() >= 0.3, (seen[-1], share.describe())
 
 
 def test_timeline_progress_curves_and_perfetto_counters(synth):
