@@ -272,7 +272,7 @@ def answers(verdicts: Sequence[Mapping], min_effect: float, target: str = "host"
         ]
         out["inconclusive"] = (
             f"{len(inc)} of {len(pts)} points carry no verdict, each with its reason:\n"
-            "\\begin{itemize}\\footnotesize\n" + "\n".join(items) + "\n\\end{itemize}"
+            "\\begin{itemize}\n" + "\n".join(items) + "\n\\end{itemize}"
         )
     else:
         out["inconclusive"] = f"All {len(pts)} points carry a verdict."
