@@ -95,7 +95,10 @@ def _finite(v) -> bool:
 
 
 def _tt(s: str) -> str:
-    return rf"\texttt{{{tex_escape(s)}}}"
+    """A point name in typewriter type that may break after each '/': a
+    sentence naming eight points (``pressure/mvd/compute``) otherwise runs
+    into the margin."""
+    return rf"\texttt{{{tex_escape(s)}}}".replace("/", r"/\allowbreak{}")
 
 
 def _names(points: Sequence[Point], rel: str | None = None, limit: int = 8) -> str:
@@ -393,8 +396,8 @@ def external_sentence(rows: Sequence[Mapping]) -> str:
     def name(r):
         v, lo, hi = (float(r[f"speedup_D_over_B_ort{k}"]) for k in ("", "_lo", "_hi"))
         return (
-            rf"\texttt{{{tex_escape(r.get('sweep', ''))}/{tex_escape(r.get('workload', ''))}/"
-            rf"{tex_escape(r.get('point', ''))}}} ({v:.2f} [{lo:.2f}, {hi:.2f}])"
+            _tt(f"{r.get('sweep', '')}/{r.get('workload', '')}/{r.get('point', '')}")
+            + f" ({v:.2f} [{lo:.2f}, {hi:.2f}])"
         )
 
     word = {"<": "D faster than B\\textsubscript{ort}", ">": "D slower", "~": "no different", "?": "undetermined"}

@@ -395,8 +395,8 @@ def graph_tex(
     out += [rf"\item {graph_point_sentence(r, m)}" for r in recs]
     out.append(r"\end{itemize}")
     if table:
-        # sideways (rotating): the table's sixteen columns are unreadable at text
-        # width; its own float page, so the text flows on
+        # sideways (rotating): at the body font its twelve columns are wider than
+        # the text (by about 140 pt); its own float page, so the text flows on
         out += [
             r"\begingroup\let\table\sidewaystable\let\endtable\endsidewaystable",
             rf"\input{{{tex_path(table)}}}",
