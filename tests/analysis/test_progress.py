@@ -163,13 +163,13 @@ def _d_trials(tmp_path, affinity: str, attempt: int):
     assert proc.returncode == 0, proc.stderr
     run = io.read_run(out)
     tm = mx.measured(mx.trial_metrics(run))
-    return run, tm[tm["group"] == "D"]
+    return run, tm, tm[tm["group"] == "D"]
 
 
 @pytest.mark.timing
 @pytest.mark.slow
 def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
-    run, d = _d_trials(tmp_path, "mx=0,vec=0", 0)
+    run, _, d = _d_trials(tmp_path, "mx=0,vec=0", 0)
     assert len(d) == 10, len(d)  # --rounds 10: the sample is there
     # the two tasks never advance together: measured ~0.00 in every trial
     assert d["concurrent_progress_share"].median() <= 0.15
@@ -214,10 +214,10 @@ def _d_trials_with_foreign_load(tmp_path, attempt: int):
     """
     tick = os.sysconf("SC_CLK_TCK")
     cpu0, busy0, wall0 = _children_cpu_s(), _cpu_busy_ticks((0, 1)), time.monotonic()
-    run, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
+    _, tm, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
     wall = time.monotonic() - wall0
     others = (_cpu_busy_ticks((0, 1)) - busy0) / tick - (_children_cpu_s() - cpu0)
-    return run, d, max(0.0, others) / (2 * wall)
+    return tm, d, max(0.0, others) / (2 * wall)
 
 
 # The second premise, per trial: each task ran its instructions at the rate
@@ -234,10 +234,10 @@ def _d_trials_with_foreign_load(tmp_path, attempt: int):
 MIN_INSTRUCTION_RATE = 0.75
 
 
-def instruction_rates(run, d):
-    """Per D trial: the lower of M's and V's CPU time alone (the run's
-    median) over its CPU time in that trial (1: as fast as alone)."""
-    tm = mx.measured(mx.trial_metrics(run))
+def instruction_rates(tm, d):
+    """Per D trial of *d*: the lower of M's and V's CPU time alone (the
+    median of the run's measured trials *tm*) over its CPU time in that
+    trial (1: as fast as alone)."""
     alone = {t: tm.loc[(tm["group"] == "alone") & (tm["workload"] == t), f"{t}_cpu_ns"].median() for t in "MV"}
     return pd.concat([alone[t] / d[f"{t}_cpu_ns"] for t in "MV"], axis=1).min(axis=1)
 
@@ -270,9 +270,9 @@ def test_runner_two_cores_progress_concurrently(tmp_path):
     # was measured.  A run whose premise held is asserted on, never retried.
     seen = []
     for attempt in range(4):
-        run, d, foreign = _d_trials_with_foreign_load(tmp_path, attempt)
+        tm, d, foreign = _d_trials_with_foreign_load(tmp_path, attempt)
         assert len(d) == 10, len(d)
-        rate = instruction_rates(run, d)
+        rate = instruction_rates(tm, d)
         kept = d[rate >= MIN_INSTRUCTION_RATE]
         seen.append(f"others took {foreign:.2f}, {len(kept)} of 10 trials at full instruction rate")
         if foreign <= 0.15 and len(kept) >= 5:

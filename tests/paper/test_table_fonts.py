@@ -25,7 +25,7 @@ SHRINKING = re.compile(r"\\(?:resizebox|scalebox|small|footnotesize|scriptsize|t
 # and the Python generators that emit LaTeX strings themselves
 SOURCES = sorted(
     [*(REPO / "workflow" / "templates").glob("*.tex.j2"), *(REPO / "paper").glob("*.tex")]
-    + [p for p in (REPO / "hxfuse").rglob("*.py") if r"\begin{" in p.read_text() or r"\item" in p.read_text()]
+    + [p for p in (REPO / "hxfuse").rglob("*.py") if any(k in p.read_text() for k in (r"\begin{", r"\item"))]
 )
 
 
