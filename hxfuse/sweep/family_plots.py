@@ -177,7 +177,9 @@ def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float) -> None:
         bottom = min(ax.get_ylim()[0], 0.95)
         ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0, label=f"no progress overlap (<= 1 + {min_effect:g})")
         ax.set_ylim(bottom=bottom)
-    ax.legend(fontsize=6.5, loc="best", frameon=False)
+    # a panel without the band (share's second) has nothing to name: no legend box
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6.5, loc="best", frameon=False)
 
 
 def _family_xaxis(ax, pts: pd.DataFrame, log_x: bool, categorical: bool) -> None:

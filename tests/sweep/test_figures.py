@@ -271,6 +271,8 @@ def test_timeline_shows_spread_and_displaced_submit(tmp_path, captured):
     assert size >= style.MIN_TEXT_PT, (size, text)
 
 
+# a legend asked of a panel with nothing labelled: matplotlib warns and draws none
+@pytest.mark.filterwarnings("error:No artists with labels found to put in legend")
 def test_family_speedups_draw_the_decision_interval_unjoined(tmp_path, captured, monkeypatch):
     from hxfuse.sweep import family_plots
 
