@@ -70,7 +70,7 @@ def family_figure(summary_csv: str, sweep: str, sweep_cfg: dict, min_effect: flo
             if panel == "speedup":
                 _speedup_panel_frame(ax, w, j, min_effect, interval)
             else:
-                _secondary_panel_frame(ax, fam, i, j, min_effect)
+                _secondary_panel_frame(ax, fam, i, j, min_effect, len(workloads))
             _family_xaxis(ax, pts, log_x, categorical)
     # one x label for the figure: at the text width, one per column collide
     fig.supxlabel("point" if categorical else x_axis_label(sweep_cfg), fontsize=8)
@@ -164,22 +164,24 @@ def _speedup_panel_frame(ax, w: str, j: int, min_effect: float, interval: str = 
         ax.set_ylabel(f"speedup T_Y / T_X\n(median, {interval})")
 
 
-def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float) -> None:
+def _secondary_panel_frame(ax, fam, i: int, j: int, min_effect: float, ncols: int = 2) -> None:
     """Title, y axis and (ratio, share) the no-overlap band of secondary panel i."""
     title, ylabel, log_y, _ = SECONDARY[fam][i - 1]
-    # wrapped: at the text width two columns' titles would run into each other
-    ax.set_title(textwrap.fill(title, 44), fontsize=7.5)
+    # wrapped to the column: at the text width neighbouring titles would run
+    # into each other (44 characters of 7.5 pt fill a third of it twice over)
+    ax.set_title(textwrap.fill(title, 44 if ncols <= 2 else 26), fontsize=7.5)
     if log_y:
         ax.set_yscale("log")
     if j == 0:
         ax.set_ylabel(ylabel)
     if fam == "ratio" or (fam == "share" and i == 1):
         bottom = min(ax.get_ylim()[0], 0.95)
-        ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0, label=f"no progress overlap (<= 1 + {min_effect:g})")
+        # short: the legend must fit inside one of three panels at the text width
+        ax.axhspan(bottom, 1 + min_effect, color="0.9", zorder=0, label=f"no overlap (≤ {1 + min_effect:g})")
         ax.set_ylim(bottom=bottom)
     # a panel without the band (share's second) has nothing to name: no legend box
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=6.5, loc="best", frameon=False)
+        ax.legend(fontsize=6.5, loc="best", frameon=False, handlelength=1.2, borderaxespad=0.3)
 
 
 def _family_xaxis(ax, pts: pd.DataFrame, log_x: bool, categorical: bool) -> None:

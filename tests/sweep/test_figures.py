@@ -43,11 +43,11 @@ def captured(monkeypatch):
         style.plt.close(f)
 
 
-def summary_frame() -> pd.DataFrame:
+def summary_frame(workloads=("mv", "md")) -> pd.DataFrame:
     """A summary with known speedups: every decision interval is wider than
     (and distinct from) the bootstrap interval, as the verdict's is."""
     rows = []
-    for w in ("mv", "md"):
+    for w in workloads:
         for i, p in enumerate(SWEEP["points"]):
             for g in ("A", "B", "C", "D"):
                 r = {
@@ -61,6 +61,9 @@ def summary_frame() -> pd.DataFrame:
                     "point_ok": True,
                     "t_serial_ns": 2e6,
                     "t_bound_ns": 1.2e6,
+                    "parallelism": 1.2 + 0.2 * i,
+                    "parallelism_lo": 1.15 + 0.2 * i,
+                    "parallelism_hi": 1.25 + 0.2 * i,
                 }
                 for y in "ABC":
                     v = 1.1 + 0.1 * i
@@ -290,3 +293,31 @@ def test_family_speedups_draw_the_decision_interval_unjoined(tmp_path, captured,
     assert fig.get_size_inches()[0] <= style.TEXT_WIDTH_IN + 1e-6
     size, text = style.smallest_text_pt(fig)
     assert size >= style.MIN_TEXT_PT, (size, text)
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_family_legends_stay_in_their_panels_and_titles_apart(tmp_path, monkeypatch):
+    """Three workloads at the text width (the default ratio family): a
+    secondary panel's legend lies inside its own axes (not over the y label
+    and ticks), and no two panel titles run into each other."""
+    from hxfuse.sweep import family_plots
+
+    captured = []
+    monkeypatch.setattr(family_plots, "save", lambda fig, out, dpi=None: captured.append(fig))
+    summary_frame(("mv", "md", "mvd")).to_csv(tmp_path / "s.csv", index=False)
+    cfg = dict(SWEEP, family="ratio", workloads=["mv", "md", "mvd"])
+    family_plots.family_figure(tmp_path / "s.csv", "ratio", cfg, 0.03, [tmp_path / "f.png"])
+    (fig,) = captured
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    legends = [ax for ax in fig.axes[3:] if ax.get_legend() is not None]
+    assert legends  # the no-overlap band is named somewhere
+    for ax in legends:
+        box, frame = ax.get_legend().get_window_extent(r), ax.get_window_extent(r)
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, (ax.get_title(), box, frame)
+    titles = [ax.title.get_window_extent(r) for ax in fig.axes if ax.get_title()]
+    assert not [(a, b) for i, a in enumerate(titles) for b in titles[i + 1 :] if _overlaps(a, b)]
+    style.plt.close(fig)
