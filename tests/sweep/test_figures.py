@@ -295,17 +295,12 @@ def test_family_speedups_draw_the_decision_interval_unjoined(tmp_path, captured,
     assert size >= style.MIN_TEXT_PT, (size, text)
 
 
-def _overlaps(a, b) -> bool:
-    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
-
-
-def test_family_legends_stay_in_their_panels_and_titles_apart(tmp_path, monkeypatch):
+def test_family_legends_stay_in_their_panels_and_titles_apart(tmp_path, captured, monkeypatch):
     """Three workloads at the text width (the default ratio family): a
     secondary panel's legend lies inside its own axes (not over the y label
     and ticks), and no two panel titles run into each other."""
     from hxfuse.sweep import family_plots
 
-    captured = []
     monkeypatch.setattr(family_plots, "save", lambda fig, out, dpi=None: captured.append(fig))
     summary_frame(("mv", "md", "mvd")).to_csv(tmp_path / "s.csv", index=False)
     cfg = dict(SWEEP, family="ratio", workloads=["mv", "md", "mvd"])
@@ -319,5 +314,4 @@ def test_family_legends_stay_in_their_panels_and_titles_apart(tmp_path, monkeypa
         box, frame = ax.get_legend().get_window_extent(r), ax.get_window_extent(r)
         assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, (ax.get_title(), box, frame)
     titles = [ax.title.get_window_extent(r) for ax in fig.axes if ax.get_title()]
-    assert not [(a, b) for i, a in enumerate(titles) for b in titles[i + 1 :] if _overlaps(a, b)]
-    style.plt.close(fig)
+    assert not [(a, b) for i, a in enumerate(titles) for b in titles[i + 1 :] if a.overlaps(b)]
