@@ -34,6 +34,19 @@ if _os.path.isfile("config.yaml") and not workflow.modifier.skip_configfile:
 configfile: "config.yaml"
 
 
+# Exit as soon as the scheduler is done: its rate-limit Timers would hold
+# the process for up to the profile's 10 s timespan (hxfuse/scheduler_exit.py).
+from hxfuse.scheduler_exit import cancel_pending_timers as _cancel_pending_timers
+
+
+onsuccess:
+    _cancel_pending_timers()
+
+
+onerror:
+    _cancel_pending_timers()
+
+
 # the report's front page (`snakemake --report report.html`, after `all`)
 report: "workflow/report/workflow.rst"
 

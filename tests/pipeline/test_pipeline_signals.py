@@ -27,6 +27,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 LONG = "results/host/check/sig/mv/long/rep0.json"
+# A rate-limit timespan far longer than any of these runs: Snakemake's
+# scheduler arms a non-daemon Timer of the timespan on each pass, and the
+# process cannot exit before it fires unless the Snakefile's hooks cancel it
+# (hxfuse/scheduler_exit.py).  With the profile's 10 s a missing cancel costs
+# 10 s a run; with 180 s it fails the exit deadlines below.
+TIMESPAN = ("--max-jobs-per-timespan", "1000/180s")
+EXIT_S = 60  # Snakemake's exit after a signal or its last job, at most
 
 
 def runners(workdir):
@@ -76,6 +83,7 @@ def start(workdir):
         str(workdir / "config.yaml"),
         "--cores",
         "2",
+        *TIMESPAN,
         LONG,
     ]
     # its own session: the test can signal Snakemake's whole group like a terminal does
@@ -127,7 +135,7 @@ def test_no_runner_outlives_its_job(workdir, how):
         assert wait_for(lambda: not runners(workdir), 3), (
             f"a runner still measures {time.monotonic() - t0:.1f} s after {how}"
         )
-        out, _ = p.communicate(timeout=60)
+        out, _ = p.communicate(timeout=EXIT_S)  # not the timespan's 180 s
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
@@ -140,6 +148,7 @@ def test_no_runner_outlives_its_job(workdir, how):
     # an immediate rerun works (at 50ee96f it met the old runner's files)
     write_config(workdir, config(1000))
     shutil.rmtree(workdir / ".snakemake" / "locks", ignore_errors=True)
+    t_rerun = time.monotonic()
     r = subprocess.run(
         [
             sys.executable,
@@ -153,6 +162,7 @@ def test_no_runner_outlives_its_job(workdir, how):
             str(workdir / "config.yaml"),
             "--cores",
             "2",
+            *TIMESPAN,
             LONG,
         ],
         capture_output=True,
@@ -160,6 +170,8 @@ def test_no_runner_outlives_its_job(workdir, how):
         timeout=300,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rerun_s = time.monotonic() - t_rerun
+    assert rerun_s < EXIT_S, f"the rerun took {rerun_s:.0f} s: Snakemake waited for its rate-limit Timer at exit"
     os.remove(workdir / LONG)
     shutil.rmtree(workdir / "results/host/raw/sig")
     # the arrays themselves are gone after the check (temp); what is left of the tree goes
