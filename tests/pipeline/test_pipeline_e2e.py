@@ -310,6 +310,7 @@ RULES_OF_MODULE = {
     # hxrun's defaults and least values from it
     "runner/cli": {"ort_run"},
     "deps": set(),
+    "scheduler_exit": set(),  # the Snakefile's exit hooks, by no script
     "intermediate": INTERMEDIATE,
     "external/compare": COMPARE,
     "external/gaps": COMPARE,
