@@ -97,6 +97,10 @@ def d_vs_b_tex(key, r) -> str:
     return _D_VS_B_TEX.get(rel, "")
 
 
+# the longest first reason the results table prints whole
+REASON_CHARS = 240
+
+
 def verdict_words(r: Mapping) -> str:
     """The verdict of a summary row in words, once, for the line under its
     row in the results table: the verdict's own text (the reading-table row
@@ -110,7 +114,11 @@ def verdict_words(r: Mapping) -> str:
         reason = str(r.get("inconclusive_reason") or "").strip()
         if reason and reason != "nan":
             first = re.sub(r"\s*\([^)]*\)", "", reason.split(";")[0]).strip()
-            first = first if len(first) <= 110 else first[:107].rstrip() + "..."
+            # the line is a wrapping paragraph: a reason as the analysis
+            # words it (up to ~150 characters) is kept whole; only a
+            # runaway one is cut, at a word
+            if len(first) > REASON_CHARS:
+                first = first[: REASON_CHARS - 3].rsplit(" ", 1)[0].rstrip(" ,;:") + "..."
             more = reason.count(";")
             text += f": {first}" + (f" (and {more} more reason{'s' if more > 1 else ''})" if more else "")
     if _finite(r.get("device_fallbacks")) and float(r["device_fallbacks"]) > 0:

@@ -269,3 +269,20 @@ def test_aggregation_refuses_a_raw_file_changed_after_the_run(tmp_path):
             str(tmp_path / "s.csv"),
             str(tmp_path / "s.json"),
         )
+
+
+def test_an_undetermined_reason_is_printed_whole_or_cut_at_a_word():
+    from hxfuse.render.latex import REASON_CHARS, verdict_words
+
+    busy = (
+        "D/C: machine busy: interference could shift its median by up to 1.1%, "
+        "which widens [0.990, 1.022] across the margin [0.971, 1.030]"
+    )
+    row = {"verdict": "undetermined (machine busy)", "verdict_key": "undetermined", "inconclusive_reason": busy}
+    # a reason as the analysis words it ends as it does (at 23b148d it was
+    # cut at 110 characters, mid-word: "across th...")
+    assert verdict_words(row).endswith("the margin [0.971, 1.030]")
+    long = " ".join(["widening"] * 60)
+    cut = verdict_words({**row, "inconclusive_reason": long})
+    first = cut.split(": ", 1)[1]
+    assert first.endswith("widening...") and len(first) <= REASON_CHARS
