@@ -160,10 +160,10 @@ def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path)
     # only such trials are counted as the premise.
     args = ("--workloads", "mvd", "--m-shape", "1024,1024,1024", "--v-shape", "16,256", "--d-shape", "16,1024")
     args += ("--warmup", "0", "--rounds", "6", "--groups", "D")
+    gap_ns = 5_000_000  # longer than a scheduler slice (3 ms on EEVDF)
     for mode in ("on", "off"):
         recs = ok(*run_ap(tmp_path, *args, "--early-completion", mode, name=mode)[:2])
         early = v_first = 0
-        gap_ns = 5_000_000  # longer than a scheduler slice (3 ms on EEVDF)
         for t in trials(recs, group="D", workload="mvd"):
             tasks = {x["task"]: x for x in t["tasks"]}
             for x in tasks.values():
@@ -186,7 +186,8 @@ def test_early_completion_reaches_the_ap_in_completion_order(ap_build, tmp_path)
             # machine) and M ended first: one wake-up that finds both replies
             # M first, separate wake-ups V first, so no order is claimed; the
             # replies are still separate (distinct host_seen), which the
-            # equality above would wrongly require to coincide
+            # equality above would wrongly require to coincide.
+
             # "off" must never be early, whatever the gap; "on" is asked to
             # be early only where the gap left the AP time to read
             roomy = tasks["M"]["end"] - tasks["V"]["end"] >= gap_ns
