@@ -8,6 +8,7 @@ Use the ``synth`` fixture (this module) from a test.
 from __future__ import annotations
 
 import json
+import os
 import types
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -34,6 +35,26 @@ def pytest_collection_modifyitems(config, items):
         rel = item.path.relative_to(here)
         if rel.parts[0] in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_report_header(config):
+    """The machine, in the session's header: the suite's timing-dependent
+    tests pass or skip by what it gives, and a log (CI's included) that
+    names it says which kind of machine a result came from."""
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    isa = " ".join(f for f in ("avx2", "avx512f", "amx_tile", "asimd", "sve") if f in flags) or "none named"
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"machine: {model}; {os.cpu_count()} cores online, {usable} usable; vector ISA: {isa}"
 
 
 def meta_record(online_cores: int = 4, **overrides: Any) -> dict[str, Any]:
