@@ -86,7 +86,9 @@
 # stopped by SIGTERM, SIGINT or SIGHUP (the pipeline's own timeout), kills it
 # there (TERM, then KILL after the grace), itself bounded.  Nothing this
 # script started is left running: the logcat stream, the current step's
-# process group and the remote runner are stopped on every exit.
+# process group and the remote runner are stopped on every exit, a SIGKILL
+# included (by a guard process that holds the lease until it has done so:
+# "the guard" below).
 #
 # Environment: HEXAGON_SDK_ROOT (required), HX_DEVICE_SERIAL or
 # HX_DEVICE_SERIALS (required), HX_DEVICE_DIR (default
@@ -108,9 +110,15 @@ done
 command -v timeout >/dev/null || die "timeout (GNU coreutils) is needed to bound each adb step"
 
 # --- time bounds -----------------------------------------------------------
-# The process groups of the steps running now (one file per group leader:
-# a step may run in a subshell, where a variable would not reach the trap).
-HX_STEPS=$(mktemp -d "${TMPDIR:-/tmp}/hxfuse-device-steps.XXXXXX")
+# What a cleanup needs, as files under $HX_STATE (a step may run in a
+# subshell, and the guard below is another process, where variables would
+# not reach): steps/ holds the process groups of the steps running now (one
+# file per group leader), logcat the stream's pid and start time, remote the
+# serial and the pid file of a runner that may run on the phone.  Made below,
+# once it is known that this process is not the guard.
+HX_STATE=""
+HX_STEPS=""
+HX_GUARD_PID=""
 HX_LOGCAT_PID=""
 HX_REMOTE_PID_FILE="" # on the phone, while the runner may run there
 HX_SERIAL_FOR_STOP=""
@@ -145,6 +153,13 @@ stop_steps() {
     done
 }
 
+# remote_may_run SERIAL PIDFILE: from now the runner may run on that phone
+# (stop_remote stops it); with no arguments: it no longer does.
+remote_may_run() {
+    HX_SERIAL_FOR_STOP=${1:-} HX_REMOTE_PID_FILE=${2:-}
+    if [ $# -gt 0 ]; then printf '%s\n%s\n' "$1" "$2" >"$HX_STATE/remote"; else rm -f "$HX_STATE/remote"; fi
+}
+
 # stop_remote: the runner on the phone, if it may still run (its pid file).
 stop_remote() {
     local f=$HX_REMOTE_PID_FILE g=$HX_DEVICE_KILL_GRACE
@@ -159,7 +174,9 @@ cleanup() {
     stop_steps
     stop_remote
     [ -z "$HX_LOGCAT_PID" ] || kill "$HX_LOGCAT_PID" 2>/dev/null || true
-    rm -rf "$HX_STEPS"
+    rm -rf "$HX_STATE"
+    # last: the guard holds the phone's lock too, until it exits
+    [ -z "$HX_GUARD_PID" ] || kill "$HX_GUARD_PID" 2>/dev/null || true
 }
 on_signal() {
     trap - EXIT
@@ -167,6 +184,77 @@ on_signal() {
     cleanup
     exit $((128 + $1))
 }
+
+# --- the guard ---------------------------------------------------------------
+# No trap runs on SIGKILL, and SIGKILL is what a cancelled run usually gets:
+# the pipeline's wrapper sends it to the run's whole process group when its
+# job is stopped (hxfuse/runner/runpoint.py), and so do a scheduler after its
+# grace and the OOM killer.  The current step, in a process group of its own
+# (timeout's), would outlive this script, the runner would go on on the
+# phone, and the phone's lock would be released at once: the next run would
+# lease a phone that is still measuring, and both would measure wrong.  So a
+# guard (this script again, in a session of its own, which the kill does not
+# reach) holds the lease beside this process and watches it; when it dies
+# without its cleanup, the guard does that cleanup (the steps' groups, the
+# logcat stream, the runner on the phone) and only then exits, freeing the
+# phone.  A normal exit stops the guard at the end of the cleanup.
+
+# alive PID START: PID is still the process that started at START (field 22
+# of /proc/PID/stat, as pids are reused; a zombie is dead); kill -0 alone
+# where there is no /proc.
+alive() {
+    local f
+    if [ -d /proc/self ]; then
+        read -r -a f < <(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+        [ "${#f[@]}" -gt 19 ] && [ "${f[0]}" != Z ] && [ "${f[0]}" != X ] && [ "${f[19]}" = "$2" ]
+    else
+        kill -0 "$1" 2>/dev/null
+    fi
+}
+start_of() { [ ! -d /proc/self ] || sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; }
+
+# start_guard: after the lease (fd 9 is inherited: the guard holds the lock).
+start_guard() {
+    if ! command -v setsid >/dev/null; then
+        echo "device.sh: warning: no setsid (util-linux): if this run is killed with SIGKILL, its adb step and the runner on the phone go on running" >&2
+        return 0
+    fi
+    setsid "$BASH" "${BASH_SOURCE[0]}" __guard "$$" "$(start_of $$)" "$HX_STATE" </dev/null >/dev/null &
+    HX_GUARD_PID=$!
+}
+
+# guard PID START STATE: the cleanup of the script PID once it is gone,
+# unless it removed its STATE itself.
+guard() {
+    local pid=$1 start=$2 f
+    HX_STATE=$3 HX_STEPS=$3/steps
+    trap 'exit 0' TERM
+    trap '' INT HUP
+    while alive "$pid" "$start"; do
+        sleep 0.2 &
+        wait $! || true
+    done
+    [ -d "$HX_STATE" ] || exit 0
+    echo "device.sh: the run (pid $pid) was killed before its cleanup: stopping its steps and the runner on the phone" >&2
+    stop_steps
+    if [ -s "$HX_STATE/logcat" ]; then
+        read -r -a f <"$HX_STATE/logcat" || true
+        if [ "${#f[@]}" -eq 2 ] && alive "${f[0]}" "${f[1]}"; then kill "${f[0]}" 2>/dev/null || true; fi
+    fi
+    if [ -s "$HX_STATE/remote" ]; then
+        { read -r HX_SERIAL_FOR_STOP && read -r HX_REMOTE_PID_FILE; } <"$HX_STATE/remote" || true
+        stop_remote
+    fi
+    rm -rf "$HX_STATE"
+}
+if [ "${1:-}" = __guard ]; then
+    guard "$2" "$3" "$4"
+    exit 0
+fi
+
+HX_STATE=$(mktemp -d "${TMPDIR:-/tmp}/hxfuse-device.XXXXXX")
+HX_STEPS=$HX_STATE/steps
+mkdir "$HX_STEPS"
 trap cleanup EXIT
 trap 'on_signal 1' HUP
 trap 'on_signal 2' INT
@@ -343,8 +431,8 @@ run() {
     # stopped when the run ends, however it ends (cleanup)
     adb -s "$HX_DEVICE_SERIAL" logcat -s adsprpc > "$out.dsp.log" 2>&1 9>&- &
     HX_LOGCAT_PID=$!
-    HX_SERIAL_FOR_STOP=$HX_DEVICE_SERIAL
-    HX_REMOTE_PID_FILE=$pidfile
+    echo "$HX_LOGCAT_PID $(start_of "$HX_LOGCAT_PID")" >"$HX_STATE/logcat"
+    remote_may_run "$HX_DEVICE_SERIAL" "$pidfile"
     local teefd teepid
     exec {teefd}> >(tee "$out.device.log")
     teepid=$!
@@ -353,11 +441,13 @@ run() {
     exec {teefd}>&-
     # a run that overran may still run on the phone: stop it there (first:
     # whatever it holds of the log's pipe ends with it)
-    if [ "$run_rc" -eq 124 ]; then stop_remote; else HX_REMOTE_PID_FILE=""; fi
+    if [ "$run_rc" -eq 124 ]; then stop_remote; fi
+    remote_may_run
     wait "$teepid" 2>/dev/null || true # tee has written the whole log
     kill "$HX_LOGCAT_PID" 2>/dev/null || true
     wait "$HX_LOGCAT_PID" 2>/dev/null || true
     HX_LOGCAT_PID=""
+    rm -f "$HX_STATE/logcat"
     local echoed rc=1 got=""
     echoed=$(sed -n 's/.*hxrun-exit=\([0-9]*\).*/\1/p' "$out.device.log" | tail -n1)
     rm -f "$out.pulled"
@@ -396,8 +486,8 @@ run() {
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
-    check) lease; check; check_rmoh; echo "device.sh: ready: $HX_DEVICE_SERIAL, $HX_DEVICE_DIR, $HEXAGON_ARCH" ;;
-    deploy) lease; check; deploy "$@" ;;
-    run) lease; check; run "$@" ;;
+    check) lease; start_guard; check; check_rmoh; echo "device.sh: ready: $HX_DEVICE_SERIAL, $HX_DEVICE_DIR, $HEXAGON_ARCH" ;;
+    deploy) lease; start_guard; check; deploy "$@" ;;
+    run) lease; start_guard; check; run "$@" ;;
     *) die "usage: device.sh check | deploy [hxrun | hxrun-ap] | run -- hxrun|hxrun-ap [hxrun options]" ;;
 esac

@@ -28,6 +28,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"
 DEVDIR = "/hxfuse-fake-device"
@@ -400,10 +402,19 @@ def test_a_hung_run_is_named_and_stopped_on_the_phone(tmp_path):
     assert not list((dev / "out").glob("*.pid"))
 
 
-def test_a_device_sh_stopped_by_the_pipeline_stops_the_runner_on_the_phone(tmp_path):
+@pytest.mark.parametrize(
+    "sig, said",
+    [
+        (signal.SIGTERM, "stopped by signal 15"),
+        # no trap runs: the guard that device.sh started in a session of its
+        # own does the cleanup
+        (signal.SIGKILL, "was killed before its cleanup"),
+    ],
+)
+def test_a_device_sh_stopped_by_the_pipeline_stops_the_runner_on_the_phone(tmp_path, sig, said):
     # the pipeline's own timeout (hxfuse/runner/runpoint.py) sends SIGTERM to
-    # device.sh's process group; the run's adb and the phone's runner are
-    # not in it
+    # device.sh's process group, a stopped job SIGKILL; the run's adb and
+    # the phone's runner are not in it
     env = _fake_env(tmp_path, HX_DEVICE_SERIAL="phone1", FAKE_MODE="hang")
     exe = _fake_ap(tmp_path)
     cmd = [str(KERNELS / "hexagon/device.sh"), "run", "--", str(exe), "--out", str(tmp_path / "r.jsonl")]
@@ -414,10 +425,10 @@ def test_a_device_sh_stopped_by_the_pipeline_stops_the_runner_on_the_phone(tmp_p
     while not (tmp_path / "phones/runner.pid").exists():
         assert time.monotonic() < end and p.poll() is None, p.communicate()
         time.sleep(0.1)
-    os.killpg(p.pid, signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 143, err
-    assert "stopped by signal 15" in err and "stopping the runner (pid" in err, err
+    os.killpg(p.pid, sig)
+    _, err = p.communicate(timeout=60)  # the guard holds stderr until it is done
+    assert p.returncode == (143 if sig == signal.SIGTERM else -signal.SIGKILL), err
+    assert said in err and "stopping the runner (pid" in err, err
     assert _gone(tmp_path / "phones/runner.pid"), "the runner still runs on the phone"
     assert _gone(tmp_path / "phones/logcat.pid"), "the logcat stream still runs"
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import os
 import signal
 import subprocess
@@ -366,28 +367,60 @@ def test_a_killed_run_and_an_adb_server_leave_no_lease(tmp_path, host_runner):
         assert p.returncode == 0, err
         assert (tmp_path / "phones/adb-server/pid").is_file()
         # 2. a run killed with its whole process group mid-measurement (what
-        # a cancelled job's wrapper does, hxfuse.runner.runpoint)
+        # a cancelled job's wrapper does, hxfuse.runner.runpoint): once the
+        # phone's runner has started (the fake logs the command, then sleeps)
         env_slow = {**env, "FAKE_RUN_SECONDS": "30"}
+        runs_before = _runner_calls(tmp_path)
         p = _device_run(env_slow, so, tmp_path / "b.jsonl", start_new_session=True)
         deadline = time.monotonic() + 30
-        while "run_main_on_hexagon 3" not in _shell_cmds(tmp_path) and time.monotonic() < deadline:
+        while _runner_calls(tmp_path) == runs_before and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
+        if _runner_calls(tmp_path) == runs_before:  # e.g. the first run's adb server kept the phone's lock
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            pytest.fail(f"the slow run never started the phone's runner: {p.communicate(timeout=10)[1][-2000:]}")
+        cmds = (tmp_path / "phones/cmd.log").read_text()
+        killed = re.findall(r"--out /hxfuse-fake-device/out/(\d+)\.jsonl", cmds)[-1]
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=10)
+        assert p.returncode == -signal.SIGKILL and not (tmp_path / "b.jsonl").exists()  # killed, not finished
         assert (tmp_path / "locks/s1.lock").exists()  # the file stays; the lock does not
+        # the next run gets the phone, but only once nothing of the killed
+        # run is left running: its adb step (in a process group of its own,
+        # which the kill did not reach) and the runner on the phone
         t0 = time.monotonic()
-        p = _device_run(env, so, tmp_path / "c.jsonl")
-        _, err = p.communicate(timeout=60)
-        assert p.returncode == 0, err
+        p2 = _device_run(env, so, tmp_path / "c.jsonl")
+        _, err = p2.communicate(timeout=60)
+        assert p2.returncode == 0, err
         assert time.monotonic() - t0 < 6, "the next run waited for the killed run's lease"
         assert json.loads((tmp_path / "c.jsonl").read_text().splitlines()[0])["labels"]["device_serial"] == "s1"
+        assert not _processes_naming(killed), "the killed run's step still runs beside the next run"
+        _, err = p.communicate(timeout=10)  # its guard, which did the cleanup, is gone too
+        assert "was killed before its cleanup: stopping its steps and the runner on the phone" in err, err
     finally:
         stop_fake_server(tmp_path)
 
 
-def _shell_cmds(tmp: Path) -> str:
-    log = tmp / "phones/shell.log"
-    return log.read_text() if log.exists() else ""
+def _processes_naming(text: str) -> list[str]:
+    """Command lines of this machine's processes that contain *text*."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmd:
+                found.append(cmd)
+    return found
+
+
+def _runner_calls(tmp: Path) -> int:
+    """How many times the fake phone was asked to start the runner (its
+    command log holds every `adb shell` command line, written before the
+    command runs)."""
+    log = tmp / "phones/cmd.log"
+    return log.read_text().count("run_main_on_hexagon 3") if log.exists() else 0
 
 
 def test_a_phone_that_is_not_attached_stops_deploy_unless_the_farm_spans_hosts(tmp_path, host_runner):
