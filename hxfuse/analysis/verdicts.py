@@ -445,10 +445,11 @@ def _holds(rel: Mapping[str, str | None], progress: bool | None, wall: bool | No
     }
 
 
-def _headline(row: Row, matches: Sequence[str], rel: Mapping[str, str | None]) -> tuple[str, str]:
+def _headline(row: Row, matches: Sequence[str], rel: Mapping[str, str | None], d_b_cause: str = "") -> tuple[str, str]:
     """The primary row's result and conclusion with what is stated beside
     it: the C -> D result under "D < A and D ~ B", and how D stood against B
-    under a row that does not read D/B."""
+    under a row that does not read D/B (when undetermined, with its cause
+    ``d_b_cause``, one of :data:`CAUSES`: what would settle it differs)."""
     result, conclusion = row.result, row.conclusion
     if row.key == "D<A,D~B" and "D<C+overlap" in matches:
         c = ROWS["D<C+overlap"]
@@ -464,7 +465,15 @@ def _headline(row: Row, matches: Sequence[str], rel: Mapping[str, str | None]) -
         conclusion = f"existing concurrency (B) reaches what D reaches; {conclusion}"
     elif "D/B" not in READS.get(row.key, ()) and rel.get("D/B") is not None:
         result += f"; {D_VS_B_TEXT[rel['D/B']]}"
+        if rel["D/B"] == "?" and d_b_cause:
+            result += f" ({d_b_cause})"
     return result, conclusion
+
+
+def _cause(call: Interval) -> str:
+    """Why an undetermined relation is open, one of :data:`CAUSES` (a bare
+    interval gives no other reason than its span)."""
+    return call.cause if isinstance(call, RelationCall) and call.cause else CAUSES[2]
 
 
 def classify(
@@ -517,7 +526,7 @@ def classify(
         if split:
             return Verdict.of(INCONCLUSIVE, reasons=tuple(split), **common)
         row = ROWS[matches[0]]
-        result, conclusion = _headline(row, matches, rel)
+        result, conclusion = _headline(row, matches, rel, _cause(speedups.get("D/B")) if rel["D/B"] == "?" else "")
         return Verdict(row.key, result, conclusion, row.next_step, **common)
     undetermined = [k for k, r in rel.items() if r == "?"]
     # an open relation whose replicates point both ways: say that
@@ -529,7 +538,7 @@ def classify(
         for k in undetermined:
             c = speedups.get(k)
             why = c.reason if isinstance(c, RelationCall) and c.reason else _span_reason(c, min_effect)
-            cause = c.cause if isinstance(c, RelationCall) and c.cause else CAUSES[2]
+            cause = _cause(c)
             whys.append(f"{k}: {why}")
             causes.append(cause)
         named = [c for c in CAUSES if c in causes]

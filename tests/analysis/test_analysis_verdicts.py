@@ -76,8 +76,18 @@ def test_d_against_b_undetermined_is_said():
     # says that D against B is open, and claims nothing over B
     v = vd.classify({"D/A": WIDE, "D/B": WIDE, "D/C": FASTER, "C/A": SAME}, PAR, wall_overlap=0.9)
     assert v.key == "D<C+overlap" and v.d_vs_b == "?"
-    assert v.result.endswith("; D against B undetermined")
+    assert v.result.endswith("; D against B undetermined (spans the margin)")
     assert "existing concurrency" not in v.conclusion
+
+
+@pytest.mark.parametrize("cause", vd.CAUSES)
+def test_d_against_b_undetermined_names_its_cause(cause):
+    # what would settle D against B differs by cause (more replicates, a
+    # quieter machine, longer tasks): the verdict beside the row says which
+    d_b = vd.RelationCall("?", 1.0, 0.95, 1.05, reason=f"{cause}: ...", cause=cause)
+    v = vd.classify({"D/A": WIDE, "D/B": d_b, "D/C": FASTER, "C/A": SAME}, PAR, wall_overlap=0.9)
+    assert v.key == "D<C+overlap"
+    assert v.result == f"D < C and the timeline shows overlap; D against B undetermined ({cause})"
 
 
 def test_only_d_faster_than_b_earns_fusion_over_existing_concurrency():
