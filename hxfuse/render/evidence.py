@@ -126,7 +126,16 @@ def draw_completion(s: pd.DataFrame, target: str):
         b.axhline(1.0, color="k", ls="--", lw=0.7)
         if (~used).any():
             b.axvline(x0 + max(gap * 0.125, 0.25), color="0.5", lw=0.6, ls=":")
-            ticks = [x0] + list(np.unique(np.round(peak, 1)))[:6]
+            # round ticks over the measured range (not the peaks themselves:
+            # close peaks would print over each other, and a cap on their
+            # number left the largest unlabelled)
+            from matplotlib.ticker import MaxNLocator
+
+            pmin, pmax = float(peak.min()), float(peak.max())
+            nice = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(pmin, pmax)
+            eps = 1e-9 * max(1.0, pmax)
+            inner = [float(t) for t in nice if pmin - eps <= t <= pmax + eps] or [round(pmin, 1)]
+            ticks = [x0] + inner
             b.set_xticks(ticks)
             b.set_xticklabels(["not\nused"] + [f"{v:g}" for v in ticks[1:]], fontsize=FONT)
     b.set_xlabel("scratch peak [MiB]", fontsize=FONT)

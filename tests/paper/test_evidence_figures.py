@@ -127,3 +127,26 @@ def test_mechanism_table_states_each_tolerance():
     assert "C = 1.30 x the sum, D = 1.37 x the bound" in tex
     assert "D 137 us against the 182 us allowed" in tex  # 234 x (100 + 40) / 180
     assert "parallelism at most 1.15" in tex
+
+
+def test_scratch_ticks_do_not_collide_and_span_the_peaks():
+    # peaks as the default study measured them on a 2-core host: 0.8 and 1.1
+    # MiB side by side, the largest past the sixth distinct value
+    s = summary_21()
+    peaks = iter(np.tile([0.8, 1.1, 2.0, 3.5, 4.0, 5.5, 5.8, 6.2], 20))
+    s["scratch_peak_bytes"] = [0 if w == "md" else next(peaks) * 2**20 for w in s["workload"]]
+    style.apply()
+    fig = evidence.draw_completion(s, "host")
+    try:
+        fig.canvas.draw()
+        ax, r = fig.axes[1], fig.canvas.get_renderer()
+        lo, hi = ax.get_xlim()
+        shown = [t for t in ax.get_xticklabels() if t.get_text() and lo <= t.get_position()[0] <= hi]
+        boxes = [t.get_window_extent(r) for t in shown]
+        for i in range(len(boxes) - 1):
+            assert boxes[i].x1 < boxes[i + 1].x0, (shown[i].get_text(), shown[i + 1].get_text())
+        # the numbered ticks reach the largest peak to within one tick step
+        vals = [float(t.get_text()) for t in shown[1:]]
+        assert len(vals) >= 3 and vals[-1] >= 6.2 - (vals[1] - vals[0])
+    finally:
+        style.plt.close(fig)
