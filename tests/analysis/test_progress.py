@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import resource
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 from hxfuse.runner import records as io
 from hxfuse.analysis import metrics as mx
 from hxfuse.analysis import progress as pg
+from runner_util import build_runner, children_cpu_s, cpu_busy_s, run_runner
 
 MS = 1_000_000.0
 ENGINE = {"M": "mx", "V": "vec", "D": "dma"}
@@ -156,8 +156,6 @@ RUNNER_ARGS += ("--v-passes", "6", "--rounds", "10", "--warmup", "2")
 
 
 def _d_trials(tmp_path, affinity: str, attempt: int):
-    from runner_util import build_runner, run_runner
-
     out = tmp_path / f"run_{affinity.replace(',', '_').replace('=', '')}_{attempt}.jsonl"
     proc, _ = run_runner(build_runner(), out, *RUNNER_ARGS, "--affinity", affinity, "--seed", str(attempt + 1))
     assert proc.returncode == 0, proc.stderr
@@ -210,15 +208,6 @@ def test_runner_one_core_spans_overlap_without_concurrent_progress(tmp_path):
     assert share.loc[both].median() <= 0.15
 
 
-def _cpu_busy_ticks(cpus: tuple[int, ...]) -> int:
-    """Busy clock ticks (everything but idle and iowait, steal included) on *cpus*, from /proc/stat."""
-    from hxfuse.runner.quiet import _jiffies
-
-    readings = [_jiffies(cpu=f"cpu{c}") for c in cpus]
-    assert None not in readings, f"/proc/stat has no line for one of cores {cpus}"
-    return sum(total - idle for total, idle in readings)
-
-
 def _d_trials_with_foreign_load(tmp_path, attempt: int):
     """The two-core D trials and the share of cores 0 and 1 that anything else took meanwhile.
 
@@ -229,11 +218,10 @@ def _d_trials_with_foreign_load(tmp_path, attempt: int):
     over the two cores' wall time; steal (the hypervisor running someone else
     on our vCPU) counts as busy.
     """
-    tick = os.sysconf("SC_CLK_TCK")
-    cpu0, busy0, wall0 = _children_cpu_s(), _cpu_busy_ticks((0, 1)), time.monotonic()
+    cpu0, busy0, wall0 = children_cpu_s(), cpu_busy_s((0, 1)), time.monotonic()
     _, tm, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
     wall = time.monotonic() - wall0
-    others = (_cpu_busy_ticks((0, 1)) - busy0) / tick - (_children_cpu_s() - cpu0)
+    others = (cpu_busy_s((0, 1)) - busy0) - (children_cpu_s() - cpu0)
     return tm, d, max(0.0, others) / (2 * wall)
 
 
@@ -257,11 +245,6 @@ def instruction_rates(tm, d):
     trial (1: as fast as alone)."""
     alone = {t: tm.loc[(tm["group"] == "alone") & (tm["workload"] == t), f"{t}_cpu_ns"].median() for t in "MV"}
     return pd.concat([alone[t] / d[f"{t}_cpu_ns"] for t in "MV"], axis=1).min(axis=1)
-
-
-def _children_cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 @pytest.mark.timing

@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import time

@@ -5,7 +5,6 @@ shapes and few rounds: these check mechanism, not performance."""
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import time
 from pathlib import Path
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 from hxfuse.runner.checks import check_point
-from runner_util import build_runner, run_runner, task, trials
+from runner_util import build_runner, children_cpu_s, cpu_busy_s, run_runner, task, trials
 
 TINY = ("--m-shape", "32,32,64", "--v-shape", "8,64", "--d-shape", "32,256", "--warmup", "1")
 
@@ -248,26 +247,12 @@ def test_stream_variant_matches_numpy_and_is_cheap(hxrun, tmp_path):
     assert verified(recs2)["mv"]["V"] != verified(recs)["mv"]["V"]
 
 
-def _core_busy_s(core: int) -> float:
-    """Seconds core *core* has been busy (all but idle and iowait, steal included), from /proc/stat."""
-    from hxfuse.runner.quiet import _jiffies
-
-    reading = _jiffies(cpu=f"cpu{core}")
-    assert reading is not None, f"/proc/stat has no line for core {core}"
-    return (reading[0] - reading[1]) / os.sysconf("SC_CLK_TCK")
-
-
-def _children_cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
-
-
 def _idlest_core(sample_s: float = 0.2) -> int:
     """The core of this process's set that other work kept least busy over *sample_s*."""
     cores = sorted(os.sched_getaffinity(0))
-    before = {c: _core_busy_s(c) for c in cores}
+    before = {c: cpu_busy_s((c,)) for c in cores}
     time.sleep(sample_s)
-    return min(cores, key=lambda c: (_core_busy_s(c) - before[c], c))
+    return min(cores, key=lambda c: (cpu_busy_s((c,)) - before[c], c))
 
 
 # The premise of the streaming check: the antagonist's core was not taken by
@@ -286,7 +271,7 @@ MAX_FOREIGN_SHARE = 0.5
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux's /proc/stat")
 def test_antagonist_streams_during_trials_and_is_recorded(hxrun, tmp_path):
     core = _idlest_core()
-    cpu0, busy0, wall0 = _children_cpu_s(), _core_busy_s(core), time.monotonic()
+    cpu0, busy0, wall0 = children_cpu_s(), cpu_busy_s((core,)), time.monotonic()
     recs = ok(
         *run_runner(
             hxrun,
@@ -309,7 +294,7 @@ def test_antagonist_streams_during_trials_and_is_recorded(hxrun, tmp_path):
         )
     )
     wall = time.monotonic() - wall0
-    foreign = (_core_busy_s(core) - busy0) - (_children_cpu_s() - cpu0)
+    foreign = (cpu_busy_s((core,)) - busy0) - (children_cpu_s() - cpu0)
     meta, end = recs[0], recs[-1]
     assert meta["antagonist"]["threads"] == 1 and meta["antagonist"]["buffer_bytes"] == 4 << 20
     assert meta["affinity"]["bw0"] == core and "bw0" in meta["engines"]
