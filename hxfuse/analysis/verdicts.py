@@ -526,7 +526,7 @@ def classify(
         if split:
             return Verdict.of(INCONCLUSIVE, reasons=tuple(split), **common)
         row = ROWS[matches[0]]
-        result, conclusion = _headline(row, matches, rel, _cause(speedups.get("D/B")) if rel["D/B"] == "?" else "")
+        result, conclusion = _headline(row, matches, rel, _cause(speedups.get("D/B")))
         return Verdict(row.key, result, conclusion, row.next_step, **common)
     undetermined = [k for k, r in rel.items() if r == "?"]
     # an open relation whose replicates point both ways: say that

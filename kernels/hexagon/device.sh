@@ -199,19 +199,22 @@ on_signal() {
 # logcat stream, the runner on the phone) and only then exits, freeing the
 # phone.  A normal exit stops the guard at the end of the cleanup.
 
-# alive PID START: PID is still the process that started at START (field 22
-# of /proc/PID/stat, as pids are reused; a zombie is dead); kill -0 alone
-# where there is no /proc.
+# stat_of PID: /proc/PID/stat from field 3 (the state) on, past the command
+# name, which may hold spaces; nothing where PID is gone.
+stat_of() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null; }
+# start_of PID: its start time (field 22); empty where there is no /proc.
+start_of() { [ ! -d /proc/self ] || stat_of "$1" | cut -d' ' -f20; }
+# alive PID START: PID is still the process that started at START (pids are
+# reused; a zombie is dead); kill -0 alone where there is no /proc.
 alive() {
     local f
     if [ -d /proc/self ]; then
-        read -r -a f < <(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+        read -r -a f < <(stat_of "$1") || return 1
         [ "${#f[@]}" -gt 19 ] && [ "${f[0]}" != Z ] && [ "${f[0]}" != X ] && [ "${f[19]}" = "$2" ]
     else
         kill -0 "$1" 2>/dev/null
     fi
 }
-start_of() { [ ! -d /proc/self ] || sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; }
 
 # start_guard: after the lease (fd 9 is inherited: the guard holds the lock).
 start_guard() {
