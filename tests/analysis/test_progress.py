@@ -20,7 +20,7 @@ import pytest
 from hxfuse.runner import records as io
 from hxfuse.analysis import metrics as mx
 from hxfuse.analysis import progress as pg
-from runner_util import build_runner, children_cpu_s, cpu_busy_s, run_runner
+from runner_util import MAX_STEAL_SHARE, build_runner, children_cpu_s, cpu_busy_s, run_runner, steal_during
 
 MS = 1_000_000.0
 ENGINE = {"M": "mx", "V": "vec", "D": "dma"}
@@ -216,13 +216,16 @@ def _d_trials_with_foreign_load(tmp_path, attempt: int):
     tasks (one thread waiting on the other) cannot talk its way into a skip:
     foreign load = (busy ticks on cores 0 and 1 - the runner's own CPU time)
     over the two cores' wall time; steal (the hypervisor running someone else
-    on our vCPU) counts as busy.
+    on our vCPU) counts as busy, and is returned on its own as well: a
+    twentieth of the cores stolen is already no longer two free cores
+    (runner_util.MAX_STEAL_SHARE), where other jobs may take 15%.
     """
     cpu0, busy0, wall0 = children_cpu_s(), cpu_busy_s((0, 1)), time.monotonic()
-    _, tm, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
+    with steal_during((0, 1)) as steal:
+        _, tm, d = _d_trials(tmp_path, "mx=0,vec=1", attempt)
     wall = time.monotonic() - wall0
     others = (cpu_busy_s((0, 1)) - busy0) - (children_cpu_s() - cpu0)
-    return tm, d, max(0.0, others) / (2 * wall)
+    return tm, d, max(0.0, others) / (2 * wall), steal["share"]
 
 
 # The second premise, per trial: each task ran its instructions at the rate
@@ -262,7 +265,8 @@ def test_runner_two_cores_progress_concurrently(tmp_path):
     # its tasks (~0) and below the slowest honest pair seen.
     # The premise, two free cores, is checked twice: per run, the kernel's
     # counters say how much of cores 0 and 1 other jobs took
-    # (_d_trials_with_foreign_load: at most 15%); per trial, the tasks' own
+    # (_d_trials_with_foreign_load: at most 15%, the hypervisor at most 5%);
+    # per trial, the tasks' own
     # CPU times say whether the two cores were two (instruction_rates: at
     # least MIN_INSTRUCTION_RATE), which the counters cannot see on a VM.
     # The trials that fail it are left out; a run with fewer than 5 of 10
@@ -270,12 +274,12 @@ def test_runner_two_cores_progress_concurrently(tmp_path):
     # was measured.  A run whose premise held is asserted on, never retried.
     seen = []
     for attempt in range(4):
-        tm, d, foreign = _d_trials_with_foreign_load(tmp_path, attempt)
+        tm, d, foreign, steal = _d_trials_with_foreign_load(tmp_path, attempt)
         assert len(d) == 10, len(d)
         rate = instruction_rates(tm, d)
         kept = d[rate >= MIN_INSTRUCTION_RATE]
-        seen.append(f"others took {foreign:.2f}, {len(kept)} of 10 trials at full instruction rate")
-        if foreign <= 0.15 and len(kept) >= 5:
+        seen.append(f"others took {foreign:.2f} (steal {steal:.2f}), {len(kept)} of 10 trials at full instruction rate")
+        if foreign <= 0.15 and steal <= MAX_STEAL_SHARE and len(kept) >= 5:
             break
     else:
         pytest.skip("cores 0 and 1 were not two free cores in any attempt: " + "; ".join(seen))

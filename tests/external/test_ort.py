@@ -25,6 +25,7 @@ from hxfuse.external import (
     ort_sessions,
 )
 from hxfuse.runner.checks import check_point
+from runner_util import MAX_STEAL_SHARE, steal_during
 
 DATA = Path(__file__).parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]
@@ -596,7 +597,8 @@ def test_b_ort_runs_its_sessions_in_parallel_on_two_cores(tmp_path):
     spec = dataclasses.replace(spec, warmup=2, rounds=12, affinity="spread")
     h = Harness(spec)
     try:
-        assert h.run(str(tmp_path / "o.jsonl")) == 0
+        with steal_during(sorted(os.sched_getaffinity(0))) as steal:
+            assert h.run(str(tmp_path / "o.jsonl")) == 0
     finally:
         h.close()
     run = read_run(tmp_path / "o.jsonl")
@@ -622,8 +624,11 @@ def test_b_ort_runs_its_sessions_in_parallel_on_two_cores(tmp_path):
     busy = max(run.meta["other_busy_cores_before"], other_busy_cores())
     if busy >= 0.5:
         pytest.skip(f"two free cores needed: {busy:.2f} cores kept busy by other processes around the run")
+    # ... nor with the hypervisor running other guests on them (runner_util)
+    if steal["share"] > MAX_STEAL_SHARE:
+        pytest.skip(steal["why"])
     assert overlapped("B_ort") >= 0.25, "B_ort's M and V did not run side by side"
     tm = trial_metrics(run)
     par = float(tm.loc[(tm["group"] == "B_ort") & ~tm["warmup"].astype(bool), "parallelism"].median())
     if 0 <= run.meta["other_busy_cores_before"] < 0.5:
-        assert par > 1.03, f"B_ort's parallelism {par:.2f} on an idle machine"
+        assert par > 1.03, f"B_ort's parallelism {par:.2f} on an idle machine (steal {steal['share']:.1%})"

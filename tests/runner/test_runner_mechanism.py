@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hxfuse.runner.mechanism import ASYNC_LAUNCH_ARGS, C_EQUALS_D_ARGS, PUBLICATION_ARGS, WAIT_ARGS
-from runner_util import build_runner, run_runner, task, trials
+from runner_util import MAX_STEAL_SHARE, build_runner, run_runner, steal_during, task, trials
 
 
 @pytest.fixture(scope="module")
@@ -159,24 +159,25 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
         wl, cal, total, bound = "mv", "M=100,V=80", 180, 100
     else:
         pytest.skip("needs at least two cores to overlap two engines")
-    recs = ok(
-        *run_runner(
-            hxrun,
-            tmp_path / "f.jsonl",
-            "--workloads",
-            wl,
-            "--groups",
-            "C,D",
-            "--calibrate",
-            cal,
-            "--affinity",
-            "spread",
-            "--warmup",
-            "20",
-            "--rounds",
-            "200",
+    with steal_during(sorted(os.sched_getaffinity(0))) as steal:
+        recs = ok(
+            *run_runner(
+                hxrun,
+                tmp_path / "f.jsonl",
+                "--workloads",
+                wl,
+                "--groups",
+                "C,D",
+                "--calibrate",
+                cal,
+                "--affinity",
+                "spread",
+                "--warmup",
+                "20",
+                "--rounds",
+                "200",
+            )
         )
-    )
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1000.0
     assert len(trials(recs, group="C")) == len(trials(recs, group="D")) == 200
     # The premise: the engines' cores were free.  With another process busy
@@ -196,9 +197,13 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
             "the engines' cores were not free: other processes ran on them during all but "
             f"{len(clean['C'])} C and {len(clean['D'])} D trials of 200"
         )
+    # ... and the hypervisor gave them to us (runner_util.MAX_STEAL_SHARE)
+    if steal["share"] > MAX_STEAL_SHARE:
+        pytest.skip(steal["why"])
     med = lambda g, f: statistics.median(f(t) for t in clean[g])
     c_busy, d_busy = med("C", _busy_union_us), med("D", _busy_union_us)
-    assert c_busy >= 0.95 * total, (c_busy, d_busy)
+    seen = (c_busy, d_busy, f"steal {steal['share']:.1%}")
+    assert c_busy >= 0.95 * total, seen
     if c_busy > 1.5 * total:
         # the same premise seen from the tasks: serial C's busy-waits far
         # beyond their nominal sum means something the runner's interference
@@ -210,8 +215,8 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
     # alike (C at 217 us for its 180 on a loaded CI machine, D at 149), so
     # an absolute bar fails the mechanism for the machine's load; D ~ C (no
     # overlap) still fails at any load
-    assert d_busy <= c_busy * (bound + 0.5 * (total - bound)) / total, (c_busy, d_busy)
-    assert med("D", span) < med("C", span)
+    assert d_busy <= c_busy * (bound + 0.5 * (total - bound)) / total, seen
+    assert med("D", span) < med("C", span), seen
 
 
 def test_jsonl_has_real_timelines_for_all_three_workloads(hxrun, tmp_path):
@@ -458,7 +463,10 @@ def test_tasks_on_two_free_cores_progress_in_parallel(hxrun, tmp_path):
 
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two cores: parallel progress cannot be shown on one")
-    recs = ok(*run_runner(hxrun, tmp_path / "two.jsonl", *CALIBRATED_MV, "--affinity", "host=0,vec=0,mx=1"))
+    with steal_during((0, 1)) as steal:
+        recs = ok(*run_runner(hxrun, tmp_path / "two.jsonl", *CALIBRATED_MV, "--affinity", "host=0,vec=0,mx=1"))
+    if steal["share"] > MAX_STEAL_SHARE:
+        pytest.skip(steal["why"])
     meta, end = recs[0], recs[-1]
     for t in trials(recs, group="D", workload="mv"):
         assert task(t, "M")["cpu_begin"] == 1 and task(t, "V")["cpu_begin"] == 0, t
