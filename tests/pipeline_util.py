@@ -31,7 +31,8 @@ def copy_repo(dest: Path) -> Path:
     for d in ("workflow", "hxfuse", "kernels", "envs", "config"):
         shutil.copytree(REPO / d, dest / d, ignore=ignore)
     (dest / "paper").mkdir(exist_ok=True)
-    shutil.copy2(REPO / "paper" / "main.tex", dest / "paper" / "main.tex")
+    for tex in ("main.tex", "related.tex"):  # what rule paper reads
+        shutil.copy2(REPO / "paper" / tex, dest / "paper" / tex)
     shutil.copy2(SNAKEFILE, dest / "Snakefile")
     return dest
 

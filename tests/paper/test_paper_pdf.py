@@ -1,19 +1,21 @@
-"""The paper end to end: `snakemake paper` on the smoke study builds
-paper/main.pdf with latexmk, every section is in the text, and nothing is left
-unresolved (no "??" in the PDF, no undefined reference or citation in the
-LaTeX log).  Needs latexmk and TeX Live (.ci/run installs them); skipped,
-saying so, only where latexmk is absent."""
+"""The paper end to end: `snakemake paper` on a copy of the shared finished
+tiny run (the tiny_run fixture of tests/conftest.py) builds paper/main.pdf
+with latexmk, every section is in the text, and nothing is left unresolved
+(no "??" in the PDF, no undefined reference or citation in the LaTeX log).
+The copy keeps the run's files and times, so only the LaTeX job runs: a
+study of its own would measure and draw everything again (about 30 s on 2
+cores).  Needs latexmk and TeX Live (.ci/run installs them); skipped, saying
+so, only where latexmk is absent."""
 
 from __future__ import annotations
 
-import copy
 import re
 import shutil
 import subprocess
 
 import pytest
 
-from pipeline_util import REPO, TINY, snakemake, write_config
+from pipeline_util import REPO, job_counts, snakemake
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,30 +47,29 @@ def test_sections_are_those_of_the_paper():
     assert re.findall(r"\\section\{([^}]*)\}", tex) == SECTIONS
 
 
-def test_paper_builds_from_the_smoke_study(tmp_path):
+def test_paper_builds_from_the_tiny_run(tiny_run, tmp_path):
     assert shutil.which("pdftotext"), "pdftotext (poppler-utils) is needed to read the PDF back"
-    cfg = {k: copy.deepcopy(v) for k, v in TINY.items() if k != "sweeps"}
-    # the smoke study: mv, md, mvd at one small size; one replicate, few rounds
-    cfg["study"] = "smoke"
-    cfg["run"] |= {"replicates": 1, "rounds": 4}
-    write_config(tmp_path, cfg)
-    r = snakemake(tmp_path, "paper", timeout=900)
+    wd = tmp_path / "run"
+    shutil.copytree(tiny_run, wd, symlinks=True)
+    r = snakemake(wd, "paper", timeout=900)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
-    pdf = tmp_path / "paper" / "main.pdf"
+    # everything the paper reads is part of `all`: only the LaTeX job ran
+    assert job_counts(r.stdout + r.stderr) == {"paper": 1}, (r.stdout + r.stderr)[-4000:]
+    pdf = wd / "paper" / "main.pdf"
     assert pdf.stat().st_size > 50_000
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
     # figures at their natural size: one timeline per page, two evidence
     # figures, the results split in two tables and the external one sideways
-    # (17 pages on the smoke study)
-    assert 6 <= pages <= 20, pages
+    # (20 pages on the tiny run: a family sweep of 6 points)
+    assert 6 <= pages <= 24, pages
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     flat = re.sub(r"\s+", " ", text)
     for i, title in enumerate(SECTIONS, start=1):
         assert f"{i} {title}" in flat, f"section {i} {title!r} not in the PDF's text"
     assert "??" not in text, "an unresolved reference: " + text[max(0, text.find("??") - 200) : text.find("??") + 50]
-    # the smoke sweep's points and the external comparison made it into the text
-    assert "smoke" in flat and "ONNX Runtime" in flat
+    # the tiny sweep's points and the external comparison made it into the text
+    assert "tiny sweep" in flat and "ONNX Runtime" in flat
     # the further workloads: the default graph point and serve point (part of
     # `all`) with their generated sentences; the search, not configured, is
     # said not to have run, with the command that runs it
@@ -77,7 +78,7 @@ def test_paper_builds_from_the_smoke_study(tmp_path):
     assert "Task graphs from model blocks (workload 4)" in flat
     assert "Point tiny (400 requests/s" in flat and "p99 latency D/A" in flat
     assert "Not run in this build" in flat and "snakemake --cores 4 searches --config study=search" in flat
-    log = (tmp_path / "paper" / "build" / "main.log").read_text(errors="replace")
+    log = (wd / "paper" / "build" / "main.log").read_text(errors="replace")
     # nothing wider than the text: no table or figure was left to overflow
     assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox[^\n]*", log)
     bad = re.findall(
