@@ -84,12 +84,13 @@ MAX_STEAL_SHARE = 0.05
 
 def steal_s(cpus: Iterable[int], stat: str = "/proc/stat") -> float:
     """Seconds of steal time of cores *cpus* so far, from *stat*."""
-    want = {f"cpu{c}" for c in cpus}
-    with open(stat) as f:
-        rows = {r[0]: r for r in (line.split() for line in f) if r and r[0] in want}
-    assert set(rows) == want, f"{stat} has no line for cores {sorted(want - set(rows))}"
+    from hxfuse.runner.quiet import cpu_fields
+
+    rows = {c: cpu_fields(stat, f"cpu{c}") for c in cpus}
+    missing = sorted(f"cpu{c}" for c, v in rows.items() if v is None)
+    assert not missing, f"{stat} has no line for cores {missing}"
     # a line without the steal field (kernels before 2.6.11) reads as none
-    return sum(int(r[8]) if len(r) > 8 else 0 for r in rows.values()) / os.sysconf("SC_CLK_TCK")
+    return sum(v[7] if len(v) > 7 else 0 for v in rows.values()) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager

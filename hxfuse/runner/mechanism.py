@@ -279,6 +279,25 @@ def check_rejections(runner: Path, tmp: Path) -> dict:
     }
 
 
+def calibration_args(workload: str, calibrate: str) -> tuple[str, ...]:
+    """(f) C and D of busy-wait tasks of the given lengths, one engine per
+    core, 200 measured rounds (the test of the same check runs these too)."""
+    return (
+        "--workloads",
+        workload,
+        "--groups",
+        "C,D",
+        "--calibrate",
+        calibrate,
+        "--affinity",
+        "spread",
+        "--warmup",
+        "20",
+        "--rounds",
+        "200",
+    )
+
+
 def _busy_union_us(trial) -> float:
     """Length of the union of the trial's task intervals, in us."""
     return union_length([(x["begin"], x["end"]) for x in trial["tasks"]]) / 1e3
@@ -297,25 +316,7 @@ def check_calibration(runner: Path, tmp: Path, cores: int | None = None) -> dict
             "numbers": {},
             "shown": "skipped: one core",
         }
-    recs = _ok(
-        *_run(
-            runner,
-            tmp / "f.jsonl",
-            "--workloads",
-            wl,
-            "--groups",
-            "C,D",
-            "--calibrate",
-            cal,
-            "--affinity",
-            "spread",
-            "--warmup",
-            "20",
-            "--rounds",
-            "200",
-        ),
-        "calibration",
-    )
+    recs = _ok(*_run(runner, tmp / "f.jsonl", *calibration_args(wl, cal)), "calibration")
     med = lambda g, f: statistics.median(f(t) for t in _trials(recs, g, wl))
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1e3
     c_busy, d_busy, c_span, d_span = med("C", _busy_union_us), med("D", _busy_union_us), med("C", span), med("D", span)

@@ -38,6 +38,16 @@ def _jiffies(stat: str = "/proc/stat", cpu: str = "cpu") -> tuple[int, int] | No
     ``cpu1``, ... one core's), as the runner reads them
     (kernels/common/platform_posix_machine.c, read_cpu_jiffies); None where
     unreadable or absent."""
+    v = cpu_fields(stat, cpu)
+    if v is None:
+        return None
+    return sum(v), v[3] + v[4]
+
+
+def cpu_fields(stat: str = "/proc/stat", cpu: str = "cpu") -> list[int] | None:
+    """The first eight numbers of the ``cpu`` line (user nice system idle
+    iowait irq softirq steal; fewer on old kernels), or None where the file
+    is unreadable or the line absent or short."""
     try:
         with open(stat) as f:
             fields = next((line.split() for line in f if line.split(maxsplit=1)[:1] == [cpu]), [])
@@ -45,8 +55,7 @@ def _jiffies(stat: str = "/proc/stat", cpu: str = "cpu") -> tuple[int, int] | No
         return None
     if len(fields) < 5:
         return None
-    v = [int(x) for x in fields[1:9]]
-    return sum(v), v[3] + v[4]
+    return [int(x) for x in fields[1:9]]
 
 
 def busy_cores(sample_s: float = SAMPLE_S, stat: str = "/proc/stat") -> float:

@@ -90,11 +90,11 @@ def test_profile(dest: Path) -> Path:
 test_profile.__test__ = False  # a helper, not a test
 
 
-def _run(workdir: Path, env: dict, *args: str, cores: int = 2) -> tuple[subprocess.CompletedProcess, float]:
+def _run(workdir: Path, env: dict, *args: str) -> tuple[subprocess.CompletedProcess, float]:
     write_config(workdir, tiny_study())
     env = {**env, "HXFUSE_PREFLIGHT_LOG": str(workdir / "preflight.log")}
     t0 = time.monotonic()
-    res = snakemake(workdir, *args, *TARGETS, cores=cores, env=env)
+    res = snakemake(workdir, *args, *TARGETS, cores=None, env=env)
     assert res.returncode == 0, (res.stdout + res.stderr)[-5000:]
     return res, time.monotonic() - t0
 
@@ -109,7 +109,7 @@ def runs(tmp_path_factory):
     with slurm_util.Cluster(tmp / "cluster") as cl:
         profile = test_profile(tmp / "profile")
         try:
-            _, slurm_s = _run(tmp / "slurm", cl.env(env), "--profile", str(profile), cores=None)
+            _, slurm_s = _run(tmp / "slurm", cl.env(env), "--profile", str(profile))
             jobs = cl.jobs()
             node = cl.scontrol("show", "node", "localhost").stdout
         except BaseException:

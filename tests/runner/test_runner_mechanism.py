@@ -10,7 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
-from hxfuse.runner.mechanism import ASYNC_LAUNCH_ARGS, C_EQUALS_D_ARGS, PUBLICATION_ARGS, WAIT_ARGS
+from hxfuse.runner.mechanism import ASYNC_LAUNCH_ARGS, C_EQUALS_D_ARGS, PUBLICATION_ARGS, WAIT_ARGS, calibration_args
 from runner_util import MAX_STEAL_SHARE, build_runner, run_runner, steal_during, task, trials
 
 
@@ -160,24 +160,7 @@ def test_calibration_serial_is_sum_and_fused_concurrent_approaches_bound(hxrun, 
     else:
         pytest.skip("needs at least two cores to overlap two engines")
     with steal_during(sorted(os.sched_getaffinity(0))) as steal:
-        recs = ok(
-            *run_runner(
-                hxrun,
-                tmp_path / "f.jsonl",
-                "--workloads",
-                wl,
-                "--groups",
-                "C,D",
-                "--calibrate",
-                cal,
-                "--affinity",
-                "spread",
-                "--warmup",
-                "20",
-                "--rounds",
-                "200",
-            )
-        )
+        recs = ok(*run_runner(hxrun, tmp_path / "f.jsonl", *calibration_args(wl, cal)))
     span = lambda t: (t["device"]["entry_end"] - t["device"]["entry_begin"]) / 1000.0
     assert len(trials(recs, group="C")) == len(trials(recs, group="D")) == 200
     # The premise: the engines' cores were free.  With another process busy
