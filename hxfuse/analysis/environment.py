@@ -37,6 +37,7 @@ ENV_COLUMNS = (
     "load_average_after",
     "other_busy_cores_before",
     "other_busy_cores_after",
+    "steal_share",
     "runner_wall_s",
     "clock_resolution_ns",
     "clock_read_overhead_ns",
@@ -61,6 +62,7 @@ ENV_SUMMARY_COLUMNS = (
     "load_average_after",
     "other_busy_cores_before",
     "other_busy_cores_after",
+    "steal_share",
     "runner_wall_s",
     "compiler",
     "sdk_version",
@@ -83,6 +85,15 @@ LOADED_PER_CORE = 0.5
 # cores per online core.  Preferred over the load average, which still
 # remembers the previous sweep point's run.
 BUSY_PER_CORE = 0.25
+# Steal: time the hypervisor ran someone else on the cores while the run
+# wanted them (end.steal_share, the share of all cores' time between the meta
+# and end records, from /proc/stat).  A thread's CPU clock and cpuacct stop
+# while the core is stolen, so neither the tasks' CPU times nor the busy
+# samples above show it: on a 2-vCPU guest the hypervisor gave both vCPUs
+# one physical CPU for about a minute, and concurrent work ran serially with
+# every other premise holding.  A run cannot cause steal, so a run above this
+# share is disturbed by the machine, never by what it measures.
+MAX_STEAL_SHARE = 0.05
 # Time constant of the kernel's 1-minute load average, in seconds.
 LOAD_WINDOW_S = 60.0
 
@@ -156,6 +167,8 @@ def environment(run: RunLike) -> dict[str, Any]:
         "load_average_after": load(end.get("load_average_after")),
         "other_busy_cores_before": load(meta.get("other_busy_cores_before")),
         "other_busy_cores_after": load(end.get("other_busy_cores_after")),
+        # null on a platform without a steal reading (the cDSP, older runners)
+        "steal_share": load(end.get("steal_share")),
         "runner_wall_s": wall / 1e9 if math.isfinite(wall) else math.nan,
         "clock_resolution_ns": to_float(clock.get("resolution_ns")),
         "clock_read_overhead_ns": to_float(clock.get("read_overhead_ns")),
@@ -174,7 +187,9 @@ def environment(run: RunLike) -> dict[str, Any]:
 # timings: a point with one of these gets no verdict.  The others describe
 # the set-up (emulation, more engines than cores: the resource-aware bound
 # already accounts for that) or what is unknown, and are reported only.
-DISTURBANCE_CODES = frozenset({"loaded_before", "loaded_after", "few_free_cores", "device_fallback", "clock_drift"})
+DISTURBANCE_CODES = frozenset(
+    {"loaded_before", "loaded_after", "few_free_cores", "device_fallback", "clock_drift", "stolen"}
+)
 
 
 def environment_warnings(env: Mapping[str, Any], loaded_per_core: float = LOADED_PER_CORE) -> list[str]:
@@ -207,6 +222,8 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
     * fewer free cores than engines: the runner's own ``engines_exceed_cores``,
       or online cores - round(load before) < E (the engines the point keeps
       busy at once);
+    * stolen: the hypervisor took more than ``MAX_STEAL_SHARE`` of the
+      cores between the meta and end records (``steal_share``);
     * the load average could not be read; the target is emulated; the
       runner's own ``meta.warnings`` (prefixed ``runner:``); the runner's
       ``engines_exceed_cores`` warning (found by its code in
@@ -225,6 +242,7 @@ def environment_findings(env: Mapping[str, Any], loaded_per_core: float = LOADED
             )
         )
     out += _clock_drift_findings(env)
+    out += _steal_findings(env)
     cores = to_float(env.get("online_cores"))
     have_cores = math.isfinite(cores) and cores >= 1
     rw = env.get("runner_warnings")
@@ -251,6 +269,20 @@ def _clock_drift_findings(env: Mapping[str, Any]) -> list[tuple[str, str]]:
             "throttling during the run",
         )
     ]
+
+
+def steal_text(share: float) -> str:
+    """The finding's text for a run whose cores the hypervisor took *share* of."""
+    return (
+        f"the hypervisor took {share:.1%} of the cores during the run (steal > {MAX_STEAL_SHARE:.0%}): "
+        "they were not free cores"
+    )
+
+
+def _steal_findings(env: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The hypervisor took more than ``MAX_STEAL_SHARE`` of the cores (end.steal_share)."""
+    share = to_float(env.get("steal_share"))
+    return [("stolen", steal_text(share))] if math.isfinite(share) and share > MAX_STEAL_SHARE else []
 
 
 def _runner_says_exceed(env: Mapping[str, Any]) -> bool:

@@ -609,7 +609,7 @@ def judge_point(
 
 # The findings (hxfuse.analysis.environment, hxfuse.analysis.aggregate) that
 # mean other work shared the machine.
-BUSY_FINDINGS = ("loaded before", "loaded after", "fewer free cores", "interference seen")
+BUSY_FINDINGS = ("loaded before", "loaded after", "fewer free cores", "interference seen", "the hypervisor took")
 
 
 def _labels(reps: Sequence[Any] | Mapping[Any, Any]) -> str:

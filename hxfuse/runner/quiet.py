@@ -12,9 +12,9 @@ recorded in the provenance sidecar (``attempts``).  The analysis decides on
 the clean replicates and reports the disturbed ones as a sensitivity check
 (docs/metrics.md, "Decisions").
 
-The limit ``per_core`` is the analysis's
-(hxfuse.analysis.environment.BUSY_PER_CORE), handed to the run job by the
-workflow (a resource of the run rule): a run job must not import analysis
+The limits ``per_core`` and ``max_steal_share`` are the analysis's
+(hxfuse.analysis.environment.BUSY_PER_CORE, MAX_STEAL_SHARE), handed to the run job by the
+workflow (resources of the run rule): a run job must not import analysis
 code, or a change to the analysis would rerun every measurement.
 
 Standard library only (and hxfuse.runner.jsonl, itself standard library only).
@@ -95,24 +95,31 @@ def wait_quiet(
             return {"waited_s": clock() - t0, "busy_cores": busy, "quiet": False}
 
 
-def disturbance(path: str | Path, per_core: float) -> list[str]:
+def disturbance(path: str | Path, per_core: float, max_steal_share: float | None = None) -> list[str]:
     """Why the runner's own samples say other work shared the machine
     during this replicate (empty: nothing seen, or nothing readable): other
     busy cores before or after above ``per_core`` x online cores, the
-    analysis's "loaded before" / "loaded after"."""
+    analysis's "loaded before" / "loaded after"; and, given
+    *max_steal_share* (hxfuse.analysis.environment.MAX_STEAL_SHARE), a
+    hypervisor that took more than that share of the cores between the
+    runner's meta and end records (``end.steal_share``), the analysis's
+    "stolen"."""
     try:
         recs = jsonl.read_records(path, partial=True)
     except (OSError, jsonl.IncompleteRunError):
         return []
     meta, end = recs.meta, recs.end or {}
+    out = []
+    steal = end.get("steal_share")
+    if max_steal_share is not None and isinstance(steal, (int, float)) and steal > max_steal_share:
+        out.append(f"the hypervisor took {steal:.1%} of the cores during the run (steal > {max_steal_share:.0%})")
     try:
         cores = float(meta.get("online_cores"))
     except (TypeError, ValueError):
-        return []
+        return out
     if not math.isfinite(cores) or cores < 1:
-        return []
+        return out
     limit = per_core * cores
-    out = []
     for name, rec, key in (("before", meta, "other_busy_cores_before"), ("after", end, "other_busy_cores_after")):
         v = rec.get(key)
         if isinstance(v, (int, float)) and v >= 0 and v > limit:

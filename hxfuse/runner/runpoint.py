@@ -156,6 +156,7 @@ def run_point(
     quiet_wait_s: float = 0.0,
     max_reruns: int = 0,
     busy_per_core: float | None = None,
+    max_steal_share: float | None = None,
 ) -> int:
     """Run one replicate (*point*: target, sweep, workload, point, replicate,
     x, params, point_hash) and move its outputs into place.
@@ -168,7 +169,8 @@ def run_point(
     names, the one the user would raise (the service mode has its own).
 
     Measure, don't veto (hxfuse.runner.quiet), with *busy_per_core* the
-    analysis's limit of other work (None: neither wait nor rerun): where the
+    analysis's limit of other work (None: neither wait nor rerun) and
+    *max_steal_share* its limit of hypervisor steal: where the
     runner runs on this machine (no run prefix), wait up to *quiet_wait_s*
     for other work to leave the cores before each attempt; an attempt whose
     runner saw other work before or after it (its own samples) is run
@@ -222,7 +224,11 @@ def run_point(
             code, rc, wall = _attempt(cmd, env, lf, timeout_s, ancestors, fail, work, timeout_setting)
             if code is not None:
                 return code
-            found = quiet.disturbance(work / "trials.jsonl", busy_per_core) if busy_per_core is not None else []
+            found = (
+                quiet.disturbance(work / "trials.jsonl", busy_per_core, max_steal_share)
+                if busy_per_core is not None
+                else []
+            )
             seen |= {"runner_exit": rc, "wall_s": wall, "disturbed": found}
             attempts.append(seen)
             lf.write(f"hxfuse: runner exit {rc} after {wall:.1f} s\n")

@@ -77,6 +77,12 @@ double hx_load_average_1min(void);
  * unreadable.  Unlike the 1-minute load average it does not remember the
  * previous sweep point's run. */
 double hx_busy_cores(unsigned ms);
+/* Time the hypervisor gave this machine's cores to someone else while they
+ * wanted to run (steal, the eighth number of /proc/stat's "cpu" line, summed
+ * over the cores), ns so far; -1 where the platform has no such reading.  A
+ * stolen core runs nothing of ours, yet neither a thread's CPU clock nor
+ * cpuacct advances while it is stolen, so only this shows it. */
+int64_t hx_steal_ns(void);
 void hx_cpu_governor(char *buf, size_t len);
 
 /* Interference evidence: what the runner can observe of other work on its

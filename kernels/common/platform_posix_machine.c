@@ -75,6 +75,17 @@ double hx_busy_cores(unsigned ms) {
     double busy = 1.0 - (double)(i1 - i0) / (double)(t1 - t0);
     return busy * hx_online_cores();
 }
+int64_t hx_steal_ns(void) {
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                   &v[7]);
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (n < 8 || hz <= 0) return -1; /* no steal field: kernels before 2.6.11 */
+    return (int64_t)(v[7] * (1000000000ull / (unsigned long long)hz));
+}
 /* Per-core CPU time of everything on the machine.  cgroup v1's root
  * cpuacct.usage_percpu is exact to the ns: the scheduler charges it from the
  * same update that advances each thread's own CPU clock (on every switch,

@@ -1,6 +1,8 @@
 #include "record.h"
 #include "json.h"
 #include "platform.h"
+
+#include <math.h>
 #include "rng.h"
 
 int hx_out_open(hx_out *o, const char *prog, const char *path) {
@@ -33,14 +35,32 @@ int hx_out_close(hx_out *o, int rc, const char *err) {
     return rc;
 }
 
+/* The steal reading and the time at hx_record_before: a run writes one meta
+ * and one end record, so one pair per process. */
+static int64_t steal_at_start = -1;
+static uint64_t steal_since_ns;
+
 void hx_record_before(hx_json *j) {
     hx_json_f64(j, "load_average_before", hx_load_average_1min());
     hx_json_f64(j, "other_busy_cores_before", hx_busy_cores(200));
+    steal_at_start = hx_steal_ns();
+    steal_since_ns = hx_now_ns();
+}
+
+/* Share of the cores' time between the two records that the hypervisor took
+ * (0: none, 1: all of every core); NaN (written null) where unreadable. */
+static double steal_share(void) {
+    int64_t s1 = hx_steal_ns();
+    uint64_t t1 = hx_now_ns();
+    int cores = hx_online_cores();
+    if (steal_at_start < 0 || s1 < steal_at_start || t1 <= steal_since_ns || cores < 1) return NAN;
+    return (double)(s1 - steal_at_start) / ((double)cores * (double)(t1 - steal_since_ns));
 }
 
 void hx_record_after(hx_json *j) {
     hx_json_f64(j, "load_average_after", hx_load_average_1min());
     hx_json_f64(j, "other_busy_cores_after", hx_busy_cores(200));
+    hx_json_f64(j, "steal_share", steal_share());
 }
 
 void hx_record_end_begin(hx_json *j, FILE *f, const char *status) {

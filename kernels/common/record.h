@@ -30,7 +30,9 @@ struct hx_json;
 
 /* The meta record's load_average_before and other_busy_cores_before (the
  * latter idles 200 ms to measure); hx_record_after: the end record's
- * load_average_after and other_busy_cores_after. */
+ * load_average_after, other_busy_cores_after and steal_share (the share of
+ * the cores' time since hx_record_before that the hypervisor took,
+ * hx_steal_ns; null where unreadable). */
 void hx_record_before(struct hx_json *j);
 void hx_record_after(struct hx_json *j);
 /* Opens the end record (record count and digest, hx_json_begin_end_record)

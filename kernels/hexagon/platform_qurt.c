@@ -310,6 +310,8 @@ double hx_busy_cores(unsigned ms) {
     (void)ms;
     return -1.0;
 }
+/* The cDSP runs under no hypervisor that steals its hardware threads. */
+int64_t hx_steal_ns(void) { return -1; }
 /* Interference evidence: QuRT gives a user PD neither other processes' CPU
  * time nor context-switch counts, so every reader says "unavailable" (the
  * records write null), never 0. */

@@ -43,6 +43,9 @@ double hx_busy_cores(unsigned ms) {
     (void)ms;
     return -1.0;
 }
+int64_t hx_steal_ns(void) { return -1; }
+uint64_t hx_now_ns(void) { return clk.qtimer; }
+int hx_online_cores(void) { return 1; }
 
 static void one_case(const char *name, uint64_t start_rate, uint64_t end_rate, int stuck) {
     char err[200];

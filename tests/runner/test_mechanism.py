@@ -9,7 +9,7 @@ import os
 import stat
 
 import pytest
-from runner_util import build_runner
+from runner_util import MAX_STEAL_SHARE, build_runner
 
 from hxfuse.runner import mechanism
 from hxfuse.paper import sections as paper
@@ -33,7 +33,15 @@ def test_every_mechanism_check_passes_on_the_host_runner(hxrun, tmp_path):
     keys = [c["key"] for c in doc["checks"]]
     assert keys == [c[0] for c in mechanism.CHECKS]
     by = {c["key"]: c for c in doc["checks"]}
+    stolen = []
     for c in doc["checks"]:
+        if c["result"] == "skipped" and c.get("reason", "").startswith("the hypervisor took"):
+            # the check failed on cores the hypervisor gave away (its steal
+            # premise, mechanism._stolen): the machine's fault, named
+            assert c["key"] in ("calibration", "two_cores"), c
+            assert c["numbers"]["steal_share"] > MAX_STEAL_SHARE, c
+            stolen.append(f"{c['key']}: {c['reason']}")
+            continue
         if c["key"] == "two_cores" and c["result"] == "skipped":
             continue  # other processes held the cores (the reason is recorded)
         if c["key"] in ("calibration", "two_cores") and (os.cpu_count() or 1) < 2:
@@ -54,6 +62,10 @@ def test_every_mechanism_check_passes_on_the_host_runner(hxrun, tmp_path):
     assert by["rejections"]["numbers"]["exit_codes"] == [3, 3, 3]
     if by["two_cores"]["result"] == "pass":
         assert by["two_cores"]["numbers"]["parallelism"] >= mechanism.TWO_CORES_MIN
+    if (os.cpu_count() or 1) >= 2:
+        # the steal premise reads the run's own end record (Linux: /proc/stat)
+        for key in ("calibration", "two_cores"):
+            assert isinstance(by[key]["numbers"]["steal_share"], float), by[key]
     # round trip through the file the rule writes, and the paper's table
     path = tmp_path / "mechanism.json"
     path.write_text(json.dumps(doc))
@@ -61,6 +73,8 @@ def test_every_mechanism_check_passes_on_the_host_runner(hxrun, tmp_path):
     for _, claim, _, _ in mechanism.CHECKS:
         assert tex_escape(claim) in tex, claim
     assert "passed" in tex and "\\label{tab:mechanism}" in tex
+    if stolen:
+        pytest.skip("; ".join(stolen))
 
 
 def test_a_broken_runner_fails_the_checks(tmp_path):

@@ -46,6 +46,7 @@ VOLATILE = {
     "load_average_after",
     "other_busy_cores_before",
     "other_busy_cores_after",
+    "steal_share",
     "engines_exceed_cores",
     "interference",
     "epoch",

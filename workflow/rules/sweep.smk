@@ -67,8 +67,10 @@ rule run:
         # so changing them reruns nothing
         quiet_wait_s=lambda wc: str(float(hxparams.run_settings(config, wc.target).get("quiet_wait_s", 0))),
         max_reruns=lambda wc: str(int(hxparams.run_settings(config, wc.target).get("max_reruns", 0))),
-        # the analysis's limit of other work (hxfuse.analysis.environment)
+        # the analysis's limits of other work and of hypervisor steal
+        # (hxfuse.analysis.environment)
         busy_per_core=str(hxenv.BUSY_PER_CORE),
+        max_steal_share=str(hxenv.MAX_STEAL_SHARE),
     threads: all_cores
     log:
         f"logs/{{target}}/run/{REP_WC}.log",

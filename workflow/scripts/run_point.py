@@ -26,5 +26,6 @@ sys.exit(
         quiet_wait_s=float(sm.resources.get("quiet_wait_s", 0)),
         max_reruns=int(sm.resources.get("max_reruns", 0)),
         busy_per_core=float(b) if (b := sm.resources.get("busy_per_core")) is not None else None,
+        max_steal_share=float(s) if (s := sm.resources.get("max_steal_share")) is not None else None,
     )
 )
