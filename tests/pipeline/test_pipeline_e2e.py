@@ -283,10 +283,14 @@ RULES_OF_MODULE = {
     "analysis/aggregate": {"aggregate"},
     # the one reading of the machine's load: aggregate and every study that
     # judges a loaded machine (the ONNX Runtime comparison, the search's
-    # confirmation, graphs, the service mode)
+    # confirmation, graphs, the service mode); and the mechanism checks,
+    # whose steal premise is its MAX_STEAL_SHARE (the paper's sections
+    # and the evidence figure import the checks' table)
     "analysis/environment": {"aggregate", "graph_summary", "graph_figure_timeline", "serve_check", "serve_summary"}
     | COMPARE
-    | SEARCH_ANALYSIS,
+    | SEARCH_ANALYSIS
+    | {"mechanism"}
+    | PAPER,
     "paper/answers": PAPER,
     "runner/checks": {"check", "ort_run", "serve_check", "graph_check"} | SEARCH_ANALYSIS,
     # the Snakefile's; no job script imports them (the rules pass what they
@@ -413,7 +417,8 @@ RULES_OF_MODULE = {
     | FIG
     | COMPARE
     | PAPER
-    | SEARCH_ANALYSIS,
+    | SEARCH_ANALYSIS
+    | {"mechanism"},  # through analysis/environment
     # the one LaTeX escaper: whatever imports latex or families
     "render/tex": {
         "aggregate",
