@@ -52,15 +52,21 @@ double hx_load_average_1min(void) {
     fclose(f);
     return one;
 }
-/* Sums of the aggregate "cpu" line of /proc/stat: all jiffies and idle ones. */
-static int read_cpu_jiffies(unsigned long long *total, unsigned long long *idle) {
-    unsigned long long v[8] = {0};
+/* The first eight numbers of /proc/stat's aggregate "cpu" line (user nice
+ * system idle iowait irq softirq steal) into v; how many were read, -1 where
+ * the file is unreadable. */
+static int read_cpu_line(unsigned long long v[8]) {
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return -1;
     int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
                    &v[7]);
     fclose(f);
-    if (n < 4) return -1;
+    return n;
+}
+/* Sums of the aggregate "cpu" line: all jiffies and idle ones. */
+static int read_cpu_jiffies(unsigned long long *total, unsigned long long *idle) {
+    unsigned long long v[8] = {0};
+    if (read_cpu_line(v) < 4) return -1;
     *total = 0;
     for (int i = 0; i < 8; i++) *total += v[i];
     *idle = v[3] + v[4]; /* idle + iowait */
@@ -77,11 +83,7 @@ double hx_busy_cores(unsigned ms) {
 }
 int64_t hx_steal_ns(void) {
     unsigned long long v[8] = {0};
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f) return -1;
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-                   &v[7]);
-    fclose(f);
+    int n = read_cpu_line(v);
     long hz = sysconf(_SC_CLK_TCK);
     if (n < 8 || hz <= 0) return -1; /* no steal field: kernels before 2.6.11 */
     return (int64_t)(v[7] * (1000000000ull / (unsigned long long)hz));
